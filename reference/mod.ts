@@ -1,0 +1,14 @@
+/**
+ * The bit-exact reference: number formats, conversion profiles, exact fp32 arithmetic, quantizers,
+ * scale-factor layouts, tensor-core models and one reference per DeepGEMM operation. No I/O, no native code.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { bf16Rne } from "./mod.ts";
+ * assert.equal(bf16Rne(1), 0x3f80);
+ * ```
+ * @module
+ */
+export * from "./fp32.ts";
+export * from "./random/prng.ts";
