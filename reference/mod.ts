@@ -12,3 +12,4 @@
  */
 export * from "./fp32.ts";
 export * from "./random/prng.ts";
+export * from "./tensor/mod.ts";

@@ -1,0 +1,13 @@
+/**
+ * Tensors: dtypes with their storage, and strided views that never copy.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "./mod.ts";
+ * assert.equal(Tensor.zeros("bf16", [4, 8]).data.constructor, Uint16Array);
+ * ```
+ * @module
+ */
+export * from "./dtype.ts";
+export * from "./tensor.ts";
