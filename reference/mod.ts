@@ -13,3 +13,7 @@
 export * from "./fp32.ts";
 export * from "./random/prng.ts";
 export * from "./tensor/mod.ts";
+export * from "./formats/mod.ts";
+export * from "./compare/mod.ts";
+export * from "./quant/mod.ts";
+export * from "./layout/mod.ts";

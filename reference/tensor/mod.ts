@@ -1,5 +1,5 @@
 /**
- * Tensors: dtypes with their storage, and strided views that never copy.
+ * Tensors: dtypes with their storage, strided views that never copy, and decoding of element values to fp32.
  *
  * @example
  * ```ts
@@ -11,3 +11,4 @@
  */
 export * from "./dtype.ts";
 export * from "./tensor.ts";
+export * from "./values.ts";

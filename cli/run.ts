@@ -1,0 +1,176 @@
+/**
+ * `oracle run <op> [--model NAME] [--tensor-core P] [--promote 128|none] [--split-k S] [--out-dtype bf16|f32]
+ * [--<scalar> VALUE]... IN OUT`: runs the reference of a DeepGEMM operation on the tensors of IN (DeepGEMM's argument
+ * names; other tensors, such as a fixture's stored outputs, are ignored) and writes its outputs to OUT.
+ * Scalar arguments come from `__metadata__` (a `scalars` JSON object, or one key per scalar) and are overridden by
+ * flags spelled with dashes (`--expected-m 4` sets `expected_m`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseScalarText } from "./run.ts";
+ * assert.equal(parseScalarText("4"), 4);
+ * assert.deepEqual(parseScalarText("[1,128,128]"), [1, 128, 128]);
+ * assert.equal(parseScalarText("sm90"), "sm90");
+ * ```
+ * @module
+ */
+import type { ModelOptions } from "../reference/kernel_models/kernel_models.ts";
+import { KERNEL_MODELS } from "../reference/kernel_models/kernel_models.ts";
+import type { Tensor } from "../reference/tensor/mod.ts";
+import { F4_NIBBLE_ORDER_KEY, PACKED_UE8M0_KEY, readSafetensors, writeSafetensors } from "../io/mod.ts";
+import denoConfig from "../deno.json" with { type: "json" };
+import {
+  type CliIo,
+  type Command,
+  EXIT,
+  expectPositionals,
+  type OptionSpec,
+  parseCommandArgs,
+  parseCount,
+  UsageError,
+} from "./command.ts";
+import { type RunnableOp, runOp, runOpNames } from "./run_ops.ts";
+
+/**
+ * Reads a scalar's text: JSON (numbers, booleans, null, arrays, objects) when it parses, else the string itself.
+ * @param text the flag or metadata value
+ * @returns the value
+ */
+export function parseScalarText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+const MODEL_FLAGS: OptionSpec = {
+  model: { type: "string" },
+  "tensor-core": { type: "string" },
+  promote: { type: "string" },
+  "split-k": { type: "string" },
+  "out-dtype": { type: "string" },
+};
+
+function usage(op?: RunnableOp): string {
+  const head = `Usage: oracle run <op> [--model NAME] [--tensor-core P] [--promote 128|none] [--split-k S]
+                  [--out-dtype bf16|f32] [--<scalar> VALUE]... IN OUT
+
+Runs the reference of a DeepGEMM operation on the tensors of the safetensors file IN (named as DeepGEMM's
+arguments: a, sfa, b, sfb, c, grouped_layout, masked_m, ...) and writes its outputs (d, ...) to OUT.
+Scalars come from IN's __metadata__ ("scalars" as a JSON object, or one key per scalar) and from flags
+(--expected-m 4 sets expected_m; values are read as JSON when they parse).
+
+  --model NAME        kernel model: ${Object.keys(KERNEL_MODELS).join(", ")} (default: the op's)
+  --tensor-core P     tensor-core profile overriding the model's
+  --promote 128|none  promotion interval overriding the model's
+  --split-k S         split-K parts
+  --out-dtype T       bf16 or f32, overriding the model's output type
+
+Exit status: 0 written, 2 bad arguments or unusable input.`;
+  if (op) {
+    const scalars = Object.entries(op.scalars).map(([k, v]) => `  --${k.replaceAll("_", "-")}  ${v}`);
+    return `${head}\n\n${op.name}: inputs ${op.inputs.join(", ")}; outputs ${op.outputs.join(", ")}; models ${
+      op.models.join(", ")
+    } (default ${op.defaultModel})\nScalars:\n${scalars.join("\n")}`;
+  }
+  const names = runOpNames();
+  return `${head}\n\nOperations: ${names.length > 0 ? names.join(", ") : "(none registered yet)"}`;
+}
+
+function scalarsFromMetadata(op: RunnableOp, metadata: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (Object.hasOwn(metadata, "scalars")) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(metadata.scalars);
+    } catch {
+      throw new UsageError(`__metadata__.scalars is not JSON: ${JSON.stringify(metadata.scalars.slice(0, 80))}`);
+    }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw new UsageError("__metadata__.scalars must be a JSON object");
+    }
+    for (const [k, v] of Object.entries(parsed)) if (Object.hasOwn(op.scalars, k)) out[k] = v;
+  }
+  for (const k of Object.keys(op.scalars)) if (Object.hasOwn(metadata, k)) out[k] = parseScalarText(metadata[k]);
+  return out;
+}
+
+async function run(args: string[], io: CliIo): Promise<number> {
+  const opName = args[0];
+  if (opName === undefined || opName === "--help" || opName === "-h") {
+    io.stdout(usage() + "\n");
+    return opName === undefined ? EXIT.unusable : EXIT.ok;
+  }
+  const op = runOp(opName);
+  if (op === undefined) {
+    const names = runOpNames();
+    throw new UsageError(
+      `unknown op "${opName}"; known: ${names.length > 0 ? names.join(", ") : "(none registered yet)"}`,
+    );
+  }
+  const scalarFlags: OptionSpec = {};
+  for (const k of Object.keys(op.scalars)) scalarFlags[k.replaceAll("_", "-")] = { type: "string" };
+  const { values, positionals } = parseCommandArgs(args.slice(1), { ...MODEL_FLAGS, ...scalarFlags }, "run");
+  if (values.help) {
+    io.stdout(usage(op) + "\n");
+    return EXIT.ok;
+  }
+  expectPositionals("run", positionals, ["IN", "OUT"]);
+  const model: ModelOptions = {};
+  if (values.model !== undefined) model.model = values.model as string;
+  if (values["tensor-core"] !== undefined) model.tensorCore = values["tensor-core"] as string;
+  if (values.promote !== undefined) {
+    if (values.promote !== "128" && values.promote !== "none") throw new UsageError(`--promote must be 128 or none`);
+    model.promotion = values.promote === "128" ? 128 : "none";
+  }
+  if (values["split-k"] !== undefined) {
+    model.splitK = parseCount("--split-k", values["split-k"] as string);
+    if (model.splitK === 0) throw new UsageError("--split-k must be at least 1");
+  }
+  if (values["out-dtype"] !== undefined) {
+    if (values["out-dtype"] !== "bf16" && values["out-dtype"] !== "f32") {
+      throw new UsageError("--out-dtype must be bf16 or f32");
+    }
+    model.outDtype = values["out-dtype"];
+  }
+  const [input, output] = positionals;
+  const file = await readSafetensors(input);
+  const scalars = scalarsFromMetadata(op, file.metadata);
+  for (const k of Object.keys(op.scalars)) {
+    const v = values[k.replaceAll("_", "-")];
+    if (typeof v === "string") scalars[k] = parseScalarText(v);
+  }
+  const inputs: Record<string, Tensor> = {};
+  for (const name of op.inputs) {
+    const t = file.tensors.get(name);
+    if (t !== undefined) inputs[name] = t;
+  }
+  const outputs = op.run(inputs, scalars, model);
+  const packed = Object.entries(outputs).filter(([n, t]) => t.dtype === "i32" && /(^|_)sf[ab]?$/.test(n)).map(([n]) =>
+    n
+  );
+  const metadata: Record<string, string> = {
+    format_version: "1",
+    oracle_version: denoConfig.version,
+    op: op.name,
+    model: model.model ?? op.defaultModel,
+    model_options: JSON.stringify(model),
+    scalars: JSON.stringify(scalars),
+    source: input,
+  };
+  if (packed.length > 0) metadata[PACKED_UE8M0_KEY] = JSON.stringify(packed.sort());
+  delete metadata[F4_NIBBLE_ORDER_KEY];
+  await writeSafetensors(output, outputs, metadata);
+  io.stderr(`${op.name} (${metadata.model}) on ${input} → ${output}: ${Object.keys(outputs).join(", ")}\n`);
+  return EXIT.ok;
+}
+
+/** The `run` subcommand. */
+export const runCommand: Command = Object.freeze({
+  name: "run",
+  summary: "run the reference of a DeepGEMM operation on the tensors of a file",
+  usage: usage(),
+  run,
+});

@@ -1,0 +1,48 @@
+/**
+ * The operations `oracle run` can execute: the GEMM registry (`reference/gemm/registry.ts`, DeepGEMM op names) and
+ * its sibling registries, merged into one table.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runOpNames } from "./run_ops.ts";
+ * assert.ok(Array.isArray(runOpNames()));
+ * ```
+ * @module
+ */
+import type { OpSpec } from "../reference/gemm/op_spec.ts";
+import * as normalGemm from "../reference/gemm/normal_gemm.ts";
+
+export type { OpSpec } from "../reference/gemm/op_spec.ts";
+
+/** The subset of {@link OpSpec} that `oracle run` and the fixtures use. */
+export type RunnableOp = Pick<OpSpec, "name" | "inputs" | "outputs" | "scalars" | "defaultModel" | "models" | "run">;
+
+function collect(module: Record<string, unknown>): Record<string, RunnableOp> {
+  const out: Record<string, RunnableOp> = {};
+  for (const v of Object.values(module)) {
+    if (v !== null && typeof v === "object" && "name" in v && "run" in v && "inputs" in v) {
+      const op = v as RunnableOp;
+      out[op.name] = op;
+    }
+  }
+  return out;
+}
+
+// TODO(H3): replace with GEMM_OPS (reference/gemm/registry.ts) and the indexer/HC/MoE registry once published.
+const REGISTRIES: Readonly<Record<string, RunnableOp>>[] = [collect(normalGemm)];
+
+/**
+ * The op of a name.
+ * @param name DeepGEMM's function name
+ * @returns the op, or undefined
+ */
+export function runOp(name: string): RunnableOp | undefined {
+  for (const r of REGISTRIES) if (Object.hasOwn(r, name)) return r[name];
+  return undefined;
+}
+
+/** Every op name, sorted. */
+export function runOpNames(): string[] {
+  return REGISTRIES.flatMap((r) => Object.keys(r)).sort();
+}

@@ -1,0 +1,135 @@
+/**
+ * The `verify` report: one record per (case, backend), the JSON shape of `interfaces.md` §4, a plain-text table and
+ * JUnit XML for CI systems.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { summarize } from "./report.ts";
+ * assert.deepEqual(summarize([]), { pass: 0, fail: 0, skip: 0, error: 0 });
+ * ```
+ * @module
+ */
+
+/** Outcome of one case on one backend. */
+export type CaseStatus = "pass" | "fail" | "skip" | "error";
+
+/** One row of the report (`interfaces.md` §4). */
+export interface CaseResult {
+  id: string;
+  op: string;
+  layout: string;
+  shape: string;
+  backend: string;
+  model: string;
+  status: CaseStatus;
+  bitExact: boolean;
+  mismatches: number;
+  elements: number;
+  maxUlp: number;
+  calcDiff: number;
+  tolerance: string;
+  ms: number;
+  message?: string;
+}
+
+/** Counts per status. */
+export interface Summary {
+  pass: number;
+  fail: number;
+  skip: number;
+  error: number;
+}
+
+/** The whole report as written by `--json`. */
+export interface Report {
+  oracle: string;
+  backends: { name: string; status: "available" | "unavailable"; model?: string; info?: unknown; message?: string }[];
+  cases: CaseResult[];
+  summary: Summary;
+}
+
+/** Counts the results per status. */
+export function summarize(cases: readonly CaseResult[]): Summary {
+  const s: Summary = { pass: 0, fail: 0, skip: 0, error: 0 };
+  for (const c of cases) s[c.status]++;
+  return s;
+}
+
+function pad(s: string, n: number): string {
+  return s.length >= n ? s : s + " ".repeat(n - s.length);
+}
+
+/** A fixed-width text table of the results, one line per case, for stdout. */
+export function formatTable(cases: readonly CaseResult[]): string {
+  const head = ["status", "backend", "op", "layout", "shape", "model", "checked", "mismatch", "maxUlp", "ms"];
+  const rows = cases.map((c) => [
+    c.status.toUpperCase(),
+    c.backend,
+    c.op,
+    c.layout,
+    c.shape,
+    c.model,
+    String(c.elements),
+    String(c.mismatches),
+    String(c.maxUlp),
+    c.ms.toFixed(1),
+  ]);
+  const widths = head.map((h, i) => Math.min(48, Math.max(h.length, ...rows.map((r) => r[i].length))));
+  const line = (r: string[]) => r.map((x, i) => pad(x, widths[i])).join("  ").trimEnd();
+  const out = [line(head), line(widths.map((w) => "-".repeat(w)))];
+  for (let i = 0; i < rows.length; i++) {
+    out.push(line(rows[i]));
+    const msg = cases[i].message;
+    if (msg && cases[i].status !== "pass") out.push(`    ${msg}`);
+  }
+  return out.join("\n");
+}
+
+/** The one-line summary printed last on stdout. */
+export function formatSummary(report: Report): string {
+  const s = report.summary;
+  const total = s.pass + s.fail + s.skip + s.error;
+  const unavailable = report.backends.filter((b) => b.status === "unavailable").map((b) => `${b.name} (${b.message})`);
+  const tail = unavailable.length ? `; not available: ${unavailable.join(", ")}` : "";
+  return `verify: ${total} cases: ${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped${tail}`;
+}
+
+function xmlEscape(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+/** JUnit XML: one testsuite per backend, one testcase per case (failure / error / skipped elements as JUnit expects). */
+export function toJUnit(report: Report): string {
+  const byBackend = new Map<string, CaseResult[]>();
+  for (const c of report.cases) {
+    if (!byBackend.has(c.backend)) byBackend.set(c.backend, []);
+    byBackend.get(c.backend)!.push(c);
+  }
+  const lines = [`<?xml version="1.0" encoding="UTF-8"?>`, `<testsuites name="gemm-oracle verify">`];
+  for (const [backend, cases] of byBackend) {
+    const s = summarize(cases);
+    const secs = cases.reduce((t, c) => t + c.ms, 0) / 1000;
+    lines.push(
+      `  <testsuite name="${
+        xmlEscape(backend)
+      }" tests="${cases.length}" failures="${s.fail}" errors="${s.error}" skipped="${s.skip}" time="${
+        secs.toFixed(3)
+      }">`,
+    );
+    for (const c of cases) {
+      const name = xmlEscape(`${c.id} [${c.model}]`);
+      const open = `    <testcase classname="${xmlEscape(`${backend}.${c.op}`)}" name="${name}" time="${
+        (c.ms / 1000).toFixed(3)
+      }"`;
+      const msg = xmlEscape(c.message ?? "");
+      if (c.status === "pass") lines.push(`${open}/>`);
+      else if (c.status === "fail") lines.push(`${open}><failure message="${msg}"/></testcase>`);
+      else if (c.status === "error") lines.push(`${open}><error message="${msg}"/></testcase>`);
+      else lines.push(`${open}><skipped message="${msg}"/></testcase>`);
+    }
+    lines.push(`  </testsuite>`);
+  }
+  lines.push(`</testsuites>`, "");
+  return lines.join("\n");
+}

@@ -1,0 +1,235 @@
+/**
+ * Runs one `verify` case on one backend: the reference (the model the backend declares for the op's family, or
+ * `--model`), the native call, and a bitwise comparison of every output (restricted to the sampled tiles when the
+ * reference was sampled). Stored fixture outputs stand in for the reference where the fixture has the model, and
+ * the pseudo-backend `reference` checks the stored outputs against the current reference (the regression gate).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { caseShape } from "./runner.ts";
+ * import { Tensor } from "../../reference/tensor/tensor.ts";
+ * assert.equal(caseShape({ a: Tensor.zeros("e4m3", [7, 256]), b: Tensor.zeros("e4m3", [64, 256]) }), "a=7x256 b=64x256");
+ * ```
+ * @module
+ */
+import type { Backend } from "../../ffi/backend.ts";
+import type { Tensor } from "../../reference/tensor/tensor.ts";
+import { Tensor as TensorClass } from "../../reference/tensor/tensor.ts";
+import { compareTensors, type TensorComparison } from "../compare.ts";
+import { fixtureOp } from "../../fixtures/fixture_ops.ts";
+import { runOp } from "../run_ops.ts";
+import { backendOp, cloneTensor } from "./backend_ops.ts";
+import type { CaseResult } from "./report.ts";
+
+/** One case of a suite. */
+export interface VerifyCase {
+  /** Unique id. */
+  readonly id: string;
+  /** DeepGEMM op name. */
+  readonly op: string;
+  /** Layout / variant in words. */
+  readonly layout: string;
+  /** Which suite it comes from. */
+  readonly suite: "fixtures" | "edge" | "deepseek-v3";
+  /** Inputs and scalars (built lazily; large cases are built once per run). */
+  build(): { inputs: Record<string, Tensor>; scalars: Record<string, unknown> };
+  /** Stored outputs by model (fixtures only). */
+  readonly expected?: Record<string, Record<string, Tensor>>;
+  /** Fraction of output tiles to check (large shapes), or undefined for every element. */
+  readonly sample?: number;
+}
+
+/** A backend as `verify` uses it: the loaded library (or null for the pseudo-backend `reference`). */
+export interface VerifyBackend {
+  readonly name: string;
+  readonly backend: Backend | null;
+  /** The model the backend declares for a family (`go_backend_info` "models"). */
+  modelFor(family: string): string | undefined;
+}
+
+/** `a=7x256 b=64x256`: the shapes of the inputs, for the report. */
+export function caseShape(inputs: Record<string, Tensor>): string {
+  return Object.keys(inputs).filter((k) => ["a", "b", "q", "kv", "x"].includes(k)).sort()
+    .map((k) => `${k}=${inputs[k].shape.join("x")}`).join(" ");
+}
+
+/** Zeroes every element of `t` whose mask entry is 0 (both sides are masked the same way before a bitwise compare). */
+function applyMask(t: Tensor, mask: Tensor): Tensor {
+  const c = cloneTensor(t);
+  const m = mask.contiguous().data;
+  if (m.length !== c.data.length) throw new RangeError(`sample mask has ${m.length} elements, output ${c.data.length}`);
+  // deno-lint-ignore no-explicit-any
+  const d = c.data as any;
+  const zero = typeof d[0] === "bigint" ? 0n : 0;
+  for (let i = 0; i < m.length; i++) if (!m[i]) d[i] = zero;
+  return c;
+}
+
+function countMask(mask: Tensor): number {
+  let n = 0;
+  for (const v of mask.contiguous().data) if (v) n++;
+  return n;
+}
+
+function baseResult(c: VerifyCase, backend: string, model: string, shape: string): CaseResult {
+  return {
+    id: c.id,
+    op: c.op,
+    layout: c.layout,
+    shape,
+    backend,
+    model,
+    status: "skip",
+    bitExact: false,
+    mismatches: 0,
+    elements: 0,
+    maxUlp: 0,
+    calcDiff: 0,
+    tolerance: "bitwise",
+    ms: 0,
+  };
+}
+
+function describeFirst(name: string, cmp: TensorComparison): string {
+  const f = cmp.first;
+  if (!f) return `${name}: ${cmp.mismatches} mismatches`;
+  return `${name}: ${cmp.mismatches}/${cmp.elements} mismatches; first at [${
+    f.coordinate.join(", ")
+  }]: expected ${f.expected.value} (${f.expected.bits}), got ${f.actual.value} (${f.actual.bits})`;
+}
+
+/** Options of {@link runCase}. */
+export interface RunCaseOptions {
+  /** Model override (`--model`). */
+  model?: string;
+  /** Reference worker count. */
+  workers?: number;
+}
+
+/**
+ * Runs a case on every backend; returns one result per backend.
+ * @param c the case
+ * @param backends the backends (the pseudo-backend `reference` has `backend: null`)
+ * @param options model override, workers
+ */
+export async function runCase(
+  c: VerifyCase,
+  backends: readonly VerifyBackend[],
+  options: RunCaseOptions = {},
+): Promise<CaseResult[]> {
+  const results: CaseResult[] = [];
+  let built: { inputs: Record<string, Tensor>; scalars: Record<string, unknown> };
+  try {
+    built = c.build();
+  } catch (e) {
+    return backends.map((b) => ({
+      ...baseResult(c, b.name, "-", "-"),
+      status: "error",
+      message: `building inputs: ${(e as Error).message}`,
+    }));
+  }
+  const shape = caseShape(built.inputs);
+  const refOp = runOp(c.op);
+  const refCache = new Map<string, Record<string, Tensor>>();
+  const reference = async (model: string): Promise<Record<string, Tensor>> => {
+    const hit = refCache.get(model);
+    if (hit) return hit;
+    if (!refOp) throw new TypeError(`no reference for op "${c.op}"`);
+    const opts = { model, workers: options.workers, ...(c.sample ? { sample: { fraction: c.sample, seed: 0 } } : {}) };
+    // deno-lint-ignore no-explicit-any
+    const anyOp = refOp as any;
+    const out: Record<string, Tensor> = typeof anyOp.runAsync === "function"
+      ? await anyOp.runAsync(built.inputs, built.scalars, opts)
+      : refOp.run(built.inputs, built.scalars, opts);
+    refCache.set(model, out);
+    return out;
+  };
+
+  for (const vb of backends) {
+    const t0 = performance.now();
+    const bop = backendOp(c.op);
+    const family = bop?.family ?? c.op;
+    const model = options.model ?? (vb.backend ? vb.modelFor(family) : undefined) ?? refOp?.defaultModel ?? "exact";
+    const r = baseResult(c, vb.name, model, shape);
+    try {
+      if (vb.backend === null) {
+        // The pseudo-backend: stored fixture outputs against the current reference.
+        if (!c.expected) continue; // the pseudo-backend checks stored fixtures only; generated cases have none
+        let checked = 0, mismatches = 0, maxUlp = 0, calc = 0;
+        const notes: string[] = [];
+        for (const [m, outs] of Object.entries(c.expected)) {
+          // Quantizer fixtures have no GEMM registry entry: the fixtures' own op table covers every stored op.
+          const fresh = fixtureOp(c.op).run(built.inputs, built.scalars as never, m);
+          for (const [name, want] of Object.entries(outs)) {
+            const got = fresh[name];
+            if (!got) throw new TypeError(`reference produced no "${name}" for model ${m}`);
+            const cmp = compareTensors(name, want, got, { kind: "bitwise" });
+            checked += cmp.elements;
+            mismatches += cmp.mismatches;
+            maxUlp = Math.max(maxUlp, cmp.maxUlp);
+            if (Number.isFinite(cmp.calcDiff)) calc = Math.max(calc, cmp.calcDiff);
+            if (cmp.mismatches) notes.push(`[${m}] ${describeFirst(name, cmp)}`);
+          }
+        }
+        Object.assign(r, {
+          model: Object.keys(c.expected).join(","),
+          status: mismatches ? "fail" : "pass",
+          bitExact: mismatches === 0,
+          elements: checked,
+          mismatches,
+          maxUlp,
+          calcDiff: calc,
+        });
+        if (notes.length) r.message = notes.join("; ");
+      } else {
+        if (!bop) {
+          r.message = `${vb.name}: the kernel ABI has no entry for ${c.op}`;
+          results.push(r);
+          continue;
+        }
+        if (!vb.modelFor(family) && !options.model) {
+          r.message = `${vb.name} declares no model for ${family}`;
+          results.push(r);
+          continue;
+        }
+        const want = c.expected?.[model] ?? await reference(model);
+        const out: Record<string, Tensor> = {};
+        for (const [name, t] of Object.entries(want)) {
+          if (name === "sample_mask") continue;
+          out[name] = built.inputs[name] ? cloneTensor(built.inputs[name]) : TensorClass.zeros(t.dtype, t.shape);
+        }
+        bop.run(vb.backend, built.inputs, built.scalars, model, out);
+        const mask = want.sample_mask ?? null;
+        let checked = 0, mismatches = 0, maxUlp = 0, calc = 0;
+        const notes: string[] = [];
+        for (const [name, got] of Object.entries(out)) {
+          const exp = mask ? applyMask(want[name], mask) : want[name];
+          const act = mask ? applyMask(got, mask) : got;
+          const cmp = compareTensors(name, exp, act, { kind: "bitwise" }, "class");
+          checked += mask ? countMask(mask) : cmp.elements;
+          mismatches += cmp.mismatches;
+          maxUlp = Math.max(maxUlp, cmp.maxUlp);
+          if (Number.isFinite(cmp.calcDiff)) calc = Math.max(calc, cmp.calcDiff);
+          if (cmp.mismatches) notes.push(describeFirst(name, cmp));
+        }
+        Object.assign(r, {
+          status: mismatches ? "fail" : "pass",
+          bitExact: mismatches === 0,
+          elements: checked,
+          mismatches,
+          maxUlp,
+          calcDiff: calc,
+          tolerance: mask ? `bitwise (sampled ${c.sample})` : "bitwise",
+        });
+        if (notes.length) r.message = notes.join("; ");
+      }
+    } catch (e) {
+      r.status = "error";
+      r.message = (e as Error).message;
+    }
+    r.ms = performance.now() - t0;
+    results.push(r);
+  }
+  return results;
+}

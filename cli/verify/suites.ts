@@ -1,0 +1,256 @@
+/**
+ * `verify`'s generated suites: the edge cases of `deepgemm-ops.md` §14 (shapes and index rules that broke DeepGEMM
+ * before) and the DeepSeek-V3 shape table of §12 at reduced M, checked on a sample of output tiles. Fixtures come
+ * from `fixtures/`. Every case is seeded: the same id gives the same bits on every machine.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { edgeSuite, deepseekV3Suite } from "./suites.ts";
+ * assert.ok(edgeSuite().some((c) => c.id.includes("k1152")));
+ * assert.ok(deepseekV3Suite(0.01).every((c) => c.sample === 0.01));
+ * ```
+ * @module
+ */
+import { Prng } from "../../reference/random/prng.ts";
+import { type Tensor } from "../../reference/tensor/mod.ts";
+import { concatRows, fp8Operand, i32, randnTensor, stack, zeroRows } from "./inputs.ts";
+import type { VerifyCase } from "./runner.ts";
+
+type Built = { inputs: Record<string, Tensor>; scalars: Record<string, unknown> };
+
+function seedOf(id: string): number {
+  let h = 0x811c9dc5; // FNV-1a of the id: a stable seed per case
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+function gen(
+  suite: VerifyCase["suite"],
+  id: string,
+  op: string,
+  layout: string,
+  build: (p: Prng) => Built,
+  sample?: number,
+): VerifyCase {
+  return { id, op, layout, suite, sample, build: () => build(new Prng(seedOf(id))) };
+}
+
+/** A dense FP8 GEMM `D = A·Bᵀ (+ C)` with the layout letters applied to the stored operands. */
+function fp8Dense(m: number, n: number, k: number, letters = "nt", withC = false): (p: Prng) => Built {
+  return (p) => {
+    const A = fp8Operand(p, m, k, "token");
+    const B = fp8Operand(p, n, k, withC ? "token" : "block");
+    const at = letters[0] === "t", bn = letters[1] === "n";
+    const inputs: Record<string, Tensor> = {
+      // SM90 FP8 needs K-major operands: nn/tn/tt take transposed *views* of K-major storage, as DeepGEMM's
+      // callers pass them (deepgemm-ops.md §5.1, §15).
+      a: at ? A.q.transpose() : A.q,
+      sfa: at ? A.sf.transpose() : A.sf,
+      b: bn ? B.q.transpose() : B.q,
+      sfb: bn ? B.sf.transpose() : B.sf,
+    };
+    const scalars: Record<string, unknown> = {};
+    if (withC) {
+      inputs.c = randnTensor(p, [m, n], "f32", 32);
+      inputs.d = randnTensor(p, [m, n], "f32", 0);
+      scalars.recipe = [1, 1, 128];
+    }
+    return { inputs, scalars };
+  };
+}
+
+function bf16Dense(m: number, n: number, k: number, letters = "nt", withC = false): (p: Prng) => Built {
+  return (p) => {
+    const at = letters[0] === "t", bn = letters[1] === "n";
+    const inputs: Record<string, Tensor> = {
+      a: randnTensor(p, at ? [k, m] : [m, k], "bf16"),
+      b: randnTensor(p, bn ? [k, n] : [n, k], "bf16"),
+    };
+    if (withC) {
+      inputs.c = randnTensor(p, [m, n], "f32", 32);
+      inputs.d = randnTensor(p, [m, n], "f32", 0);
+    }
+    return { inputs, scalars: {} };
+  };
+}
+
+/** M-grouped contiguous: `sizes[g]` rows per group, each segment padded with −1 rows to a multiple of 128. */
+function mGroupedContiguous(sizes: readonly number[], n: number, k: number, psum: boolean): (p: Prng) => Built {
+  return (p) => {
+    const G = sizes.length;
+    const layout: number[] = [], ends: number[] = [], padRows: number[] = [];
+    let rows = 0;
+    sizes.forEach((s, g) => {
+      const start = rows;
+      for (let r = 0; r < s; r++) layout.push(g);
+      rows += s;
+      ends.push(rows);
+      const padded = Math.ceil(s / 128) * 128;
+      for (let r = s; r < padded; r++) {
+        layout.push(-1);
+        padRows.push(start + r);
+      }
+      rows = start + padded;
+    });
+    const A = fp8Operand(p, rows, k, "token");
+    zeroRows(A.q, padRows); // DeepGEMM's tests zero A's padding rows (deepgemm-ops.md §5.3)
+    const Bs = sizes.map(() => fp8Operand(p, n, k, "block"));
+    return {
+      inputs: {
+        a: A.q,
+        sfa: A.sf,
+        b: stack(Bs.map((b) => b.q)),
+        sfb: stack(Bs.map((b) => b.sf)),
+        grouped_layout: i32(psum ? ends : layout),
+      },
+      scalars: psum ? { use_psum_layout: true } : {},
+    };
+  };
+}
+
+function masked(G: number, mMax: number, n: number, k: number, maskedM: readonly number[]): (p: Prng) => Built {
+  return (p) => {
+    const As = Array.from({ length: G }, () => fp8Operand(p, mMax, k, "token"));
+    const Bs = Array.from({ length: G }, () => fp8Operand(p, n, k, "block"));
+    return {
+      inputs: {
+        a: stack(As.map((a) => a.q)),
+        sfa: stack(As.map((a) => a.sf)),
+        b: stack(Bs.map((b) => b.q)),
+        sfb: stack(Bs.map((b) => b.sf)),
+        masked_m: i32(maskedM),
+      },
+      scalars: { expected_m: Math.max(1, Math.round(maskedM.reduce((s, v) => s + v, 0) / G)) },
+    };
+  };
+}
+
+/** SM90 K-grouped (flat per-group K-major blocks, per-channel scales over K). */
+function kGrouped(m: number, n: number, ks: readonly number[]): (p: Prng) => Built {
+  return (p) => {
+    const aBlocks: Tensor[] = [], bBlocks: Tensor[] = [], sfa: Tensor[] = [], sfb: Tensor[] = [];
+    for (const kg of ks) {
+      if (kg === 0) continue;
+      const A = fp8Operand(p, kg, m, "channel"); // [k_g, M] quantized per 128 K-rows, then stored K-major
+      const B = fp8Operand(p, kg, n, "channel");
+      aBlocks.push(A.q.transpose().contiguous());
+      bBlocks.push(B.q.transpose().contiguous());
+      sfa.push(A.sf);
+      sfb.push(B.sf);
+    }
+    const flat = (ts: Tensor[]) =>
+      concatRows(ts.map((t) => t.reshape([t.numel, 1]))).reshape([ts.reduce((s, t) => s + t.numel, 0)]);
+    const G = ks.length;
+    return {
+      inputs: {
+        a: flat(aBlocks),
+        b: flat(bBlocks),
+        sfa: concatRows(sfa).transpose(),
+        sfb: concatRows(sfb).transpose(),
+        c: randnTensor(p, [G, m, n], "f32", 32),
+        ks: i32(ks),
+      },
+      scalars: { ks_cpu: [...ks], recipe: [1, 1, 128] },
+    };
+  };
+}
+
+/** deepgemm-ops.md §14: the shapes and index rules that broke kernels before. */
+export function edgeSuite(): VerifyCase[] {
+  const e = (id: string, op: string, layout: string, b: (p: Prng) => Built) => gen("edge", `edge/${id}`, op, layout, b);
+  return [
+    e("fp8_nt_m1", "fp8_gemm_nt", "nt, m = 1 (§14.6)", fp8Dense(1, 256, 512)),
+    e("fp8_nt_m7", "fp8_gemm_nt", "nt, m = 7 (§14.6)", fp8Dense(7, 384, 256)),
+    e("fp8_nt_k1152", "fp8_gemm_nt", "nt, K = 1152: 9 scale blocks (§14.9)", fp8Dense(64, 256, 1152)),
+    e("fp8_nt_ktail", "fp8_gemm_nt", "nt, K = 320: a 64-wide K tail", fp8Dense(32, 128, 320)),
+    e("fp8_nt_mn_tails", "fp8_gemm_nt", "nt, M and N tails (200×136)", fp8Dense(200, 136, 640)),
+    e("fp8_nt_k0", "fp8_gemm_nt", "nt, k = 0: D = 0", fp8Dense(16, 128, 0)),
+    e("fp8_nn", "fp8_gemm_nn", "nn", fp8Dense(64, 128, 256, "nn")),
+    e("fp8_tn", "fp8_gemm_tn", "tn", fp8Dense(64, 128, 256, "tn")),
+    e("fp8_tt", "fp8_gemm_tt", "tt", fp8Dense(64, 128, 256, "tt")),
+    e("fp8_nt_1d1d_c", "fp8_gemm_nt", "nt, fp32 out with C (1D1D)", fp8Dense(96, 256, 384, "nt", true)),
+    e(
+      "mgrouped_n768_g8",
+      "m_grouped_fp8_gemm_nt_contiguous",
+      "contiguous, N = 768, 8 groups, −1 tiles, an empty group (§14.2-3)",
+      mGroupedContiguous([100, 0, 130, 7, 64, 1, 128, 90], 768, 256, false),
+    ),
+    e(
+      "mgrouped_psum",
+      "m_grouped_fp8_gemm_nt_contiguous",
+      "contiguous psum layout with gaps",
+      mGroupedContiguous([70, 200, 1], 256, 256, true),
+    ),
+    e(
+      "masked_0_max",
+      "m_grouped_fp8_gemm_nt_masked",
+      "masked_m = 0 and = max (§14.5)",
+      masked(3, 256, 384, 256, [0, 256, 77]),
+    ),
+    e(
+      "kgrouped_empty",
+      "k_grouped_fp8_gemm_nt_contiguous",
+      "K-grouped with an empty group (§14.1-2)",
+      kGrouped(128, 256, [128, 0, 384, 256]),
+    ),
+    e("skip_head_mid", "fp8_gemm_nt_skip_head_mid", "head_splits (128, 64, 128)", (p) => {
+      const built = fp8Dense(64, 512, 256)(p);
+      built.scalars.head_splits = [128, 64, 128];
+      return built;
+    }),
+    e("bf16_nt", "bf16_gemm_nt", "nt", bf16Dense(40, 72, 192)),
+    e("bf16_nn", "bf16_gemm_nn", "nn", bf16Dense(40, 72, 192, "nn")),
+    e("bf16_tn_c", "bf16_gemm_tn", "tn, fp32 out with C", bf16Dense(40, 72, 192, "tn", true)),
+    e("bf16_tt", "bf16_gemm_tt", "tt", bf16Dense(40, 72, 192, "tt")),
+  ];
+}
+
+/** DeepSeek-V3 dense `(N, K)` pairs (deepgemm-ops.md §12). */
+export const DEEPSEEK_V3_NK: readonly (readonly [number, number])[] = [
+  [2112, 7168],
+  [576, 7168],
+  [24576, 1536],
+  [32768, 512],
+  [7168, 16384],
+  [4096, 7168],
+  [7168, 2048],
+];
+
+/** DeepSeek-V3 grouped `(N, K)` pairs (deepgemm-ops.md §12). */
+export const DEEPSEEK_V3_GROUPED_NK: readonly (readonly [number, number])[] = [
+  [6144, 7168],
+  [7168, 3072],
+  [4096, 4096],
+  [4096, 2048],
+];
+
+/**
+ * The DeepSeek-V3 table at reduced M (dense M = 64; grouped: 4 groups of ~64 tokens; masked: 4 groups, max 128),
+ * each checked on a `sample` fraction of its output tiles (every M block, N block and group touched).
+ */
+export function deepseekV3Suite(sample: number): VerifyCase[] {
+  const cases: VerifyCase[] = [];
+  for (const [n, k] of DEEPSEEK_V3_NK) {
+    const id = `deepseek-v3/dense_m64_n${n}_k${k}`;
+    cases.push(gen("deepseek-v3", id, "fp8_gemm_nt", "nt", fp8Dense(64, n, k), sample));
+  }
+  for (const [n, k] of DEEPSEEK_V3_GROUPED_NK) {
+    const id = `deepseek-v3/contiguous_g4_n${n}_k${k}`;
+    cases.push(
+      gen(
+        "deepseek-v3",
+        id,
+        "m_grouped_fp8_gemm_nt_contiguous",
+        "contiguous",
+        mGroupedContiguous([60, 77, 50, 70], n, k, false),
+        sample,
+      ),
+    );
+    const mid = `deepseek-v3/masked_g4_n${n}_k${k}`;
+    cases.push(
+      gen("deepseek-v3", mid, "m_grouped_fp8_gemm_nt_masked", "masked", masked(4, 128, n, k, [20, 128, 64, 1]), sample),
+    );
+  }
+  return cases;
+}

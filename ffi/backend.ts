@@ -1,0 +1,141 @@
+/**
+ * Backends by name or path: `openBackend("cpu")` builds the C++ CPU backend on demand (kernels/build.ts) and loads
+ * it; `openBackend("cuda")` does the same with nvcc and fails with {@link BackendNotAvailableError} ("CUDA not
+ * available") where there is no nvcc, GPU or driver; `openBackend("/abs/lib.so")` loads any library that implements
+ * `kernels/gemm_oracle.h`.
+ *
+ * @example
+ * ```ts ignore
+ * using backend = await openBackend("cpu");
+ * backend.fp8Gemm({ a, sfa, b, sfb, d });
+ * ```
+ * @module
+ */
+import { buildBackend, CompilerNotFoundError } from "../kernels/build.ts";
+import { DeviceBuffer } from "./device_buffer.ts";
+import { BackendNotAvailableError, NativeError } from "./errors.ts";
+import * as ops from "./gemm_ops.ts";
+import { type BackendInfo, NativeLibrary } from "./library.ts";
+
+/** A loaded backend: its info, device memory, and the typed operations. Dispose it to unload the library. */
+export class Backend implements Disposable {
+  /** The library. */
+  readonly library: NativeLibrary;
+
+  /** @param library an opened library */
+  constructor(library: NativeLibrary) {
+    this.library = library;
+  }
+
+  /** `go_backend_info`. */
+  get info(): BackendInfo {
+    return this.library.info;
+  }
+
+  /** Backend name (`cpu`, `cuda`, ...). */
+  get name(): string {
+    return this.library.info.name;
+  }
+
+  /** Allocates device memory (dispose it, or use `using`). */
+  alloc(bytes: number): DeviceBuffer {
+    return DeviceBuffer.alloc(this.library, bytes);
+  }
+
+  /** Waits for queued device work. */
+  synchronize(): void {
+    this.library.check(this.library.symbols.go_synchronize(), "go_synchronize");
+  }
+
+  /**
+   * Sets the CPU backend's worker threads (0 = all hardware threads).
+   * @throws {TypeError} when the library has no `go_set_num_threads`
+   */
+  setNumThreads(threads: number): void {
+    const f = this.library.symbols.go_set_num_threads;
+    if (!f) throw new TypeError(`Backend "${this.name}" has no go_set_num_threads`);
+    if (!Number.isSafeInteger(threads) || threads < 0) throw new RangeError(`Invalid thread count ${threads}`);
+    this.library.check(f(threads), "go_set_num_threads");
+  }
+
+  /** See {@link ops.fp8Gemm}. */
+  fp8Gemm(args: ops.Fp8GemmArgs): void {
+    ops.fp8Gemm(this.library, args);
+  }
+  /** See {@link ops.fp8GemmSkipHeadMid}. */
+  fp8GemmSkipHeadMid(args: ops.Fp8GemmSkipHeadMidArgs): void {
+    ops.fp8GemmSkipHeadMid(this.library, args);
+  }
+  /** See {@link ops.mGroupedFp8GemmContiguous}. */
+  mGroupedFp8GemmContiguous(args: ops.MGroupedFp8GemmContiguousArgs): void {
+    ops.mGroupedFp8GemmContiguous(this.library, args);
+  }
+  /** See {@link ops.mGroupedFp8GemmMasked}. */
+  mGroupedFp8GemmMasked(args: ops.MGroupedFp8GemmMaskedArgs): void {
+    ops.mGroupedFp8GemmMasked(this.library, args);
+  }
+  /** See {@link ops.kGroupedFp8Gemm}. */
+  kGroupedFp8Gemm(args: ops.KGroupedFp8GemmArgs): void {
+    ops.kGroupedFp8Gemm(this.library, args);
+  }
+  /** See {@link ops.bf16Gemm}. */
+  bf16Gemm(args: ops.Bf16GemmArgs): void {
+    ops.bf16Gemm(this.library, args);
+  }
+  /** See {@link ops.mGroupedBf16GemmContiguous}. */
+  mGroupedBf16GemmContiguous(args: ops.MGroupedBf16GemmContiguousArgs): void {
+    ops.mGroupedBf16GemmContiguous(this.library, args);
+  }
+  /** See {@link ops.mGroupedBf16GemmMasked}. */
+  mGroupedBf16GemmMasked(args: ops.MGroupedBf16GemmMaskedArgs): void {
+    ops.mGroupedBf16GemmMasked(this.library, args);
+  }
+  /** See {@link ops.kGroupedBf16Gemm}. */
+  kGroupedBf16Gemm(args: ops.KGroupedBf16GemmArgs): void {
+    ops.kGroupedBf16Gemm(this.library, args);
+  }
+
+  /** Unloads the library. */
+  close(): void {
+    this.library.close();
+  }
+
+  /** Same as `close()`. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/**
+ * Opens a backend by name (`"cpu"`, `"cuda"`) or by absolute/relative path of a library implementing the header.
+ * @param spec name or path
+ * @throws {BackendNotAvailableError} for cuda without nvcc, GPU or driver
+ * @throws {LibraryLoadError} for a missing library, a missing required symbol or another ABI version
+ */
+export async function openBackend(spec: string): Promise<Backend> {
+  if (typeof spec !== "string" || spec.length === 0) throw new TypeError("Backend must be \"cpu\", \"cuda\" or a path");
+  if (spec === "cpu" || spec === "cuda") {
+    let path: string;
+    try {
+      path = (await buildBackend(spec)).path;
+    } catch (e) {
+      if (spec === "cuda" && e instanceof CompilerNotFoundError) {
+        throw new BackendNotAvailableError("CUDA not available: nvcc not found", { cause: e });
+      }
+      throw e;
+    }
+    const lib = NativeLibrary.open(path);
+    if (spec === "cuda") {
+      const count = new Int32Array(1);
+      const st = lib.symbols.go_device_count(count);
+      if (st !== 0 || count[0] < 1) {
+        const why = st !== 0 ? new NativeError(st, lib.lastError(), "go_device_count").message : "no CUDA device";
+        lib.close();
+        throw new BackendNotAvailableError(`CUDA not available: ${why}`);
+      }
+    }
+    return new Backend(lib);
+  }
+  const abs = spec.startsWith("/") ? spec : `${Deno.cwd()}/${spec}`;
+  return new Backend(NativeLibrary.open(abs));
+}

@@ -1,0 +1,475 @@
+/**
+ * Typed wrappers of the ABI's GEMM families. Each checks dtypes, ranks and shapes (TypeError) and scalar options
+ * (RangeError) before any native call, stages host tensors, calls the backend and writes the result into `d`.
+ * The argument names follow DeepGEMM's Python API (`a`, `sfa`, `b`, `sfb`, `c`, `d`, `grouped_layout`, ...).
+ *
+ * @example
+ * ```ts ignore
+ * fp8Gemm(lib, { a, sfa, b, sfb, d, model: "sm90_1d2d" }); // d = bf16(A·Bᵀ) as DeepGEMM's SM90 1D2D kernel
+ * ```
+ * @module
+ */
+import type { DType } from "../reference/tensor/dtype.ts";
+import type { NativeLibrary, NativeSymbols } from "./library.ts";
+import { type ModelName, modelCode } from "./models.ts";
+import { expectShape, expectTensor, Staging, type TensorArg } from "./tensor_args.ts";
+
+const FP8: readonly DType[] = ["e4m3", "e5m2"];
+const SCALE: readonly DType[] = ["f32", "ue8m0"];
+const OUT: readonly DType[] = ["f32", "bf16"];
+
+function ceilDiv(a: number, b: number): number {
+  return Math.ceil(a / b);
+}
+
+function int32(name: string, v: number, min: number): number {
+  if (!Number.isSafeInteger(v) || v < min || v > 0x7fffffff) {
+    throw new RangeError(`${name} must be an integer in [${min}, 2^31), got ${v}`);
+  }
+  return v;
+}
+
+/** A scale recipe per operand: `[gran_mn, gran_k]`. */
+export type Recipe = readonly [number, number];
+
+function recipeOf(name: string, r: Recipe | undefined, fallback: Recipe): Recipe {
+  const v = r ?? fallback;
+  if (!Array.isArray(v) || v.length !== 2) throw new TypeError(`${name} must be [gran_mn, gran_k]`);
+  return [int32(`${name}[0]`, v[0], 1), int32(`${name}[1]`, v[1], 1)];
+}
+
+function fn<K extends keyof NativeSymbols>(lib: NativeLibrary, name: K): NonNullable<NativeSymbols[K]> {
+  lib.assertOpen();
+  const f = lib.symbols[name];
+  if (f === null || f === undefined) {
+    throw new TypeError(`Backend "${lib.info.name}" (${lib.path}) does not implement ${String(name)}`);
+  }
+  return f as NonNullable<NativeSymbols[K]>;
+}
+
+function checkC(c: TensorArg | null | undefined, d: TensorArg, shape: readonly number[]): void {
+  if (c === null || c === undefined) return;
+  expectTensor("c", c, OUT, shape.length);
+  expectShape("c", c, shape);
+  if (c.dtype !== d.dtype) throw new TypeError(`c: dtype "${c.dtype}" differs from d's "${d.dtype}"`);
+}
+
+/** Arguments of {@link fp8Gemm}: `D = C + A·Bᵀ` with A `[M, K]` and B `[N, K]` views (any strides). */
+export interface Fp8GemmArgs {
+  /** FP8 `[M, K]`. */
+  a: TensorArg;
+  /** A scales `[ceil(M/gran_mn), ceil(K/gran_k)]`, f32 or ue8m0. */
+  sfa: TensorArg;
+  /** FP8 `[N, K]`. */
+  b: TensorArg;
+  /** B scales. */
+  sfb: TensorArg;
+  /** Output `[M, N]`, bf16 or f32 (written). */
+  d: TensorArg;
+  /** Optional addend, same dtype/shape as d. */
+  c?: TensorArg | null;
+  /** A recipe, default `[1, 128]`. */
+  recipeA?: Recipe;
+  /** B recipe, default `[128, 128]`. */
+  recipeB?: Recipe;
+  /** Kernel model (default: the backend's). */
+  model?: ModelName;
+}
+
+/** FP8 GEMM (`fp8_gemm_{nt,nn,tn,tt}`): writes `d`. */
+export function fp8Gemm(lib: NativeLibrary, args: Fp8GemmArgs): void {
+  const f = fn(lib, "go_fp8_gemm");
+  const { a, b, sfa, sfb, d, c } = args;
+  expectTensor("a", a, FP8, 2);
+  expectTensor("b", b, FP8, 2);
+  expectTensor("d", d, OUT, 2);
+  const [M, K] = a.shape, N = b.shape[0];
+  expectShape("b", b, [N, K]);
+  expectShape("d", d, [M, N]);
+  checkC(c, d, [M, N]);
+  const ra = recipeOf("recipeA", args.recipeA, [1, 128]), rb = recipeOf("recipeB", args.recipeB, [128, 128]);
+  expectTensor("sfa", sfa, SCALE, 2);
+  expectTensor("sfb", sfb, SCALE, 2);
+  expectShape("sfa", sfa, [ceilDiv(M, ra[0]), ceilDiv(K, ra[1])]);
+  expectShape("sfb", sfb, [ceilDiv(N, rb[0]), ceilDiv(K, rb[1])]);
+  const model = modelCode(args.model);
+  using s = new Staging(lib);
+  const st = f(
+    s.descriptor("a", a),
+    s.descriptor("sfa", sfa),
+    s.descriptor("b", b),
+    s.descriptor("sfb", sfb),
+    s.descriptor("c", c),
+    s.descriptor("d", d, true),
+    ra[0],
+    ra[1],
+    rb[0],
+    rb[1],
+    model,
+  );
+  lib.check(st, "go_fp8_gemm");
+  s.finish();
+}
+
+/** Arguments of {@link fp8GemmSkipHeadMid}. */
+export interface Fp8GemmSkipHeadMidArgs extends Omit<Fp8GemmArgs, "c"> {
+  /** `(left, mid, right)` of DeepGEMM's `head_splits`. */
+  headSplits: readonly [number, number, number];
+}
+
+/** `fp8_gemm_nt_skip_head_mid`: logical column j is stored at `j + floor((j + R)/(L + R))·Mid`; mid columns untouched. */
+export function fp8GemmSkipHeadMid(lib: NativeLibrary, args: Fp8GemmSkipHeadMidArgs): void {
+  const f = fn(lib, "go_fp8_gemm_skip_head_mid");
+  const { a, b, sfa, sfb, d } = args;
+  expectTensor("a", a, FP8, 2);
+  expectTensor("b", b, FP8, 2);
+  expectTensor("d", d, OUT, 2);
+  const [L, Mid, R] = args.headSplits.map((v, i) => int32(`headSplits[${i}]`, v, 0));
+  if (L + R === 0) throw new RangeError("headSplits: left + right must be positive");
+  const [M, K] = a.shape, N = b.shape[0];
+  expectShape("b", b, [N, K]);
+  if (N % (L + R) !== 0) throw new RangeError(`b: ${N} rows is not a multiple of left + right = ${L + R}`);
+  expectShape("d", d, [M, N + (N / (L + R)) * Mid]);
+  const ra = recipeOf("recipeA", args.recipeA, [1, 128]), rb = recipeOf("recipeB", args.recipeB, [128, 128]);
+  expectTensor("sfa", sfa, SCALE, 2);
+  expectTensor("sfb", sfb, SCALE, 2);
+  expectShape("sfa", sfa, [ceilDiv(M, ra[0]), ceilDiv(K, ra[1])]);
+  expectShape("sfb", sfb, [ceilDiv(N, rb[0]), ceilDiv(K, rb[1])]);
+  const model = modelCode(args.model);
+  using s = new Staging(lib);
+  const st = f(
+    s.descriptor("a", a),
+    s.descriptor("sfa", sfa),
+    s.descriptor("b", b),
+    s.descriptor("sfb", sfb),
+    s.descriptor("d", d, true),
+    ra[0],
+    ra[1],
+    rb[0],
+    rb[1],
+    L,
+    Mid,
+    R,
+    model,
+  );
+  lib.check(st, "go_fp8_gemm_skip_head_mid");
+  s.finish();
+}
+
+/** Arguments of {@link mGroupedFp8GemmContiguous}. */
+export interface MGroupedFp8GemmContiguousArgs extends Omit<Fp8GemmArgs, "c"> {
+  /** i32 `[M]` group per row (−1 = padding), or with `usePsumLayout` `[G]` cumulative end rows. */
+  groupedLayout: TensorArg;
+  /** psum layout (default false). */
+  usePsumLayout?: boolean;
+  /** Segment alignment = BLOCK_M (default 128). */
+  mkAlignment?: number;
+}
+
+/** `m_grouped_fp8_gemm_nt_contiguous`: A `[M, K]`, B `[G, N, K]`, D `[M, N]`. */
+export function mGroupedFp8GemmContiguous(lib: NativeLibrary, args: MGroupedFp8GemmContiguousArgs): void {
+  const f = fn(lib, "go_m_grouped_fp8_gemm_contiguous");
+  const { a, b, sfa, sfb, d, groupedLayout } = args;
+  expectTensor("a", a, FP8, 2);
+  expectTensor("b", b, FP8, 3);
+  expectTensor("d", d, OUT, 2);
+  const [M, K] = a.shape, [G, N] = b.shape;
+  expectShape("b", b, [G, N, K]);
+  expectShape("d", d, [M, N]);
+  const psum = args.usePsumLayout ?? false;
+  expectTensor("grouped_layout", groupedLayout, ["i32"], 1);
+  expectShape("grouped_layout", groupedLayout, [psum ? G : M]);
+  const align = int32("mkAlignment", args.mkAlignment ?? 128, 1);
+  const ra = recipeOf("recipeA", args.recipeA, [1, 128]), rb = recipeOf("recipeB", args.recipeB, [128, 128]);
+  expectTensor("sfa", sfa, SCALE, 2);
+  expectTensor("sfb", sfb, SCALE, 3);
+  expectShape("sfa", sfa, [ceilDiv(M, ra[0]), ceilDiv(K, ra[1])]);
+  expectShape("sfb", sfb, [G, ceilDiv(N, rb[0]), ceilDiv(K, rb[1])]);
+  const model = modelCode(args.model);
+  using s = new Staging(lib);
+  const st = f(
+    s.descriptor("a", a),
+    s.descriptor("sfa", sfa),
+    s.descriptor("b", b),
+    s.descriptor("sfb", sfb),
+    s.descriptor("d", d, true),
+    s.descriptor("grouped_layout", groupedLayout),
+    ra[0],
+    ra[1],
+    rb[0],
+    rb[1],
+    psum ? 1 : 0,
+    align,
+    model,
+  );
+  lib.check(st, "go_m_grouped_fp8_gemm_contiguous");
+  s.finish();
+}
+
+/** Arguments of {@link mGroupedFp8GemmMasked}. */
+export interface MGroupedFp8GemmMaskedArgs extends Omit<Fp8GemmArgs, "c"> {
+  /** i32 `[G]`: valid rows per group. */
+  maskedM: TensorArg;
+}
+
+/** `m_grouped_fp8_gemm_nt_masked`: A `[G, Mmax, K]`, B `[G, N, K]`, D `[G, Mmax, N]`; rows ≥ masked_m untouched. */
+export function mGroupedFp8GemmMasked(lib: NativeLibrary, args: MGroupedFp8GemmMaskedArgs): void {
+  const f = fn(lib, "go_m_grouped_fp8_gemm_masked");
+  const { a, b, sfa, sfb, d, maskedM } = args;
+  expectTensor("a", a, FP8, 3);
+  expectTensor("b", b, FP8, 3);
+  expectTensor("d", d, OUT, 3);
+  const [G, Mmax, K] = a.shape, N = b.shape[1];
+  expectShape("b", b, [G, N, K]);
+  expectShape("d", d, [G, Mmax, N]);
+  expectTensor("masked_m", maskedM, ["i32"], 1);
+  expectShape("masked_m", maskedM, [G]);
+  const ra = recipeOf("recipeA", args.recipeA, [1, 128]), rb = recipeOf("recipeB", args.recipeB, [128, 128]);
+  expectTensor("sfa", sfa, SCALE, 3);
+  expectTensor("sfb", sfb, SCALE, 3);
+  expectShape("sfa", sfa, [G, ceilDiv(Mmax, ra[0]), ceilDiv(K, ra[1])]);
+  expectShape("sfb", sfb, [G, ceilDiv(N, rb[0]), ceilDiv(K, rb[1])]);
+  const model = modelCode(args.model);
+  using s = new Staging(lib);
+  const st = f(
+    s.descriptor("a", a),
+    s.descriptor("sfa", sfa),
+    s.descriptor("b", b),
+    s.descriptor("sfb", sfb),
+    s.descriptor("d", d, true),
+    s.descriptor("masked_m", maskedM),
+    ra[0],
+    ra[1],
+    rb[0],
+    rb[1],
+    model,
+  );
+  lib.check(st, "go_m_grouped_fp8_gemm_masked");
+  s.finish();
+}
+
+/** K-grouped operand layouts (`go_k_grouped_layout`). */
+export type KGroupedLayout = "sm90_nt_flat" | "sm100_tn";
+
+/** Arguments of {@link kGroupedFp8Gemm}. */
+export interface KGroupedFp8GemmArgs {
+  /** Flat `[Σ M·k_g]` (sm90_nt_flat) or `[Σk, M]` (sm100_tn). */
+  a: TensorArg;
+  /** `[M, Σ ceil(k_g/gran_k)]` (flat) or `[Σ ceil(k_g/gran_k), M]` (tn). */
+  sfa: TensorArg;
+  /** Like a, with N. */
+  b: TensorArg;
+  /** Like sfa, with N. */
+  sfb: TensorArg;
+  /** Optional f32 `[G, M, N]`. */
+  c?: TensorArg | null;
+  /** f32 `[G, M, N]` (written). */
+  d: TensorArg;
+  /** i32 `[G]` (the values of `ks_cpu`). */
+  ks: TensorArg;
+  /** K values as numbers (used for the shape checks; must equal ks). */
+  ksHost: readonly number[];
+  /** Operand layout (default sm90_nt_flat). */
+  layout?: KGroupedLayout;
+  /** K granularity of the scales (default 128). */
+  granK?: number;
+  /** Kernel model. */
+  model?: ModelName;
+}
+
+/** `k_grouped_fp8_gemm_{nt,tn}_contiguous`: `D[g] = C[g] + A_g·B_gᵀ` (fp32). */
+export function kGroupedFp8Gemm(lib: NativeLibrary, args: KGroupedFp8GemmArgs): void {
+  const f = fn(lib, "go_k_grouped_fp8_gemm");
+  const { a, b, sfa, sfb, c, d, ks } = args;
+  const layout = args.layout ?? "sm90_nt_flat";
+  if (layout !== "sm90_nt_flat" && layout !== "sm100_tn") throw new RangeError(`Unknown k-grouped layout "${layout}"`);
+  const flat = layout === "sm90_nt_flat";
+  const granK = int32("granK", args.granK ?? 128, 1);
+  expectTensor("d", d, ["f32"], 3);
+  const [G, M, N] = d.shape;
+  checkC(c, d, [G, M, N]);
+  expectTensor("ks", ks, ["i32"], 1);
+  expectShape("ks", ks, [G]);
+  if (args.ksHost.length !== G) throw new TypeError(`ksHost: ${args.ksHost.length} values for ${G} groups`);
+  let sumK = 0, sumKb = 0;
+  for (const [i, k] of args.ksHost.entries()) {
+    int32(`ksHost[${i}]`, k, 0);
+    sumK += k;
+    sumKb += ceilDiv(k, granK);
+  }
+  expectTensor("a", a, FP8, flat ? 1 : 2);
+  expectTensor("b", b, FP8, flat ? 1 : 2);
+  expectTensor("sfa", sfa, SCALE, 2);
+  expectTensor("sfb", sfb, SCALE, 2);
+  if (flat) {
+    expectShape("a", a, [M * sumK]);
+    expectShape("b", b, [N * sumK]);
+    expectShape("sfa", sfa, [M, sumKb]);
+    expectShape("sfb", sfb, [N, sumKb]);
+  } else {
+    expectShape("a", a, [sumK, M]);
+    expectShape("b", b, [sumK, N]);
+    expectShape("sfa", sfa, [sumKb, M]);
+    expectShape("sfb", sfb, [sumKb, N]);
+  }
+  const model = modelCode(args.model);
+  using s = new Staging(lib);
+  const st = f(
+    s.descriptor("a", a),
+    s.descriptor("sfa", sfa),
+    s.descriptor("b", b),
+    s.descriptor("sfb", sfb),
+    s.descriptor("c", c),
+    s.descriptor("d", d, true),
+    s.descriptor("ks", ks),
+    flat ? 0 : 1,
+    granK,
+    model,
+  );
+  lib.check(st, "go_k_grouped_fp8_gemm");
+  s.finish();
+}
+
+/** Arguments of {@link bf16Gemm}. */
+export interface Bf16GemmArgs {
+  /** bf16 `[M, K]`. */
+  a: TensorArg;
+  /** bf16 `[N, K]`. */
+  b: TensorArg;
+  /** Output `[M, N]` bf16 or f32. */
+  d: TensorArg;
+  /** Optional addend. */
+  c?: TensorArg | null;
+  /** Kernel model (default: the backend's). */
+  model?: ModelName;
+}
+
+/** `bf16_gemm_{nt,nn,tn,tt}`: writes `d`. */
+export function bf16Gemm(lib: NativeLibrary, args: Bf16GemmArgs): void {
+  const f = fn(lib, "go_bf16_gemm");
+  const { a, b, c, d } = args;
+  expectTensor("a", a, ["bf16"], 2);
+  expectTensor("b", b, ["bf16"], 2);
+  expectTensor("d", d, OUT, 2);
+  const [M, K] = a.shape, N = b.shape[0];
+  expectShape("b", b, [N, K]);
+  expectShape("d", d, [M, N]);
+  checkC(c, d, [M, N]);
+  const model = modelCode(args.model);
+  using s = new Staging(lib);
+  const st = f(s.descriptor("a", a), s.descriptor("b", b), s.descriptor("c", c), s.descriptor("d", d, true), model);
+  lib.check(st, "go_bf16_gemm");
+  s.finish();
+}
+
+/** Arguments of {@link mGroupedBf16GemmContiguous}. */
+export interface MGroupedBf16GemmContiguousArgs extends Omit<Bf16GemmArgs, "c"> {
+  /** i32 `[M]` (or `[G]` with psum). */
+  groupedLayout: TensorArg;
+  /** psum layout. */
+  usePsumLayout?: boolean;
+  /** Segment alignment (default 128). */
+  mkAlignment?: number;
+}
+
+/** `m_grouped_bf16_gemm_nt_contiguous`. */
+export function mGroupedBf16GemmContiguous(lib: NativeLibrary, args: MGroupedBf16GemmContiguousArgs): void {
+  const f = fn(lib, "go_m_grouped_bf16_gemm_contiguous");
+  const { a, b, d, groupedLayout } = args;
+  expectTensor("a", a, ["bf16"], 2);
+  expectTensor("b", b, ["bf16"], 3);
+  expectTensor("d", d, OUT, 2);
+  const [M, K] = a.shape, [G, N] = b.shape;
+  expectShape("b", b, [G, N, K]);
+  expectShape("d", d, [M, N]);
+  const psum = args.usePsumLayout ?? false;
+  expectTensor("grouped_layout", groupedLayout, ["i32"], 1);
+  expectShape("grouped_layout", groupedLayout, [psum ? G : M]);
+  const align = int32("mkAlignment", args.mkAlignment ?? 128, 1);
+  const model = modelCode(args.model);
+  using s = new Staging(lib);
+  const st = f(
+    s.descriptor("a", a),
+    s.descriptor("b", b),
+    s.descriptor("d", d, true),
+    s.descriptor("grouped_layout", groupedLayout),
+    psum ? 1 : 0,
+    align,
+    model,
+  );
+  lib.check(st, "go_m_grouped_bf16_gemm_contiguous");
+  s.finish();
+}
+
+/** Arguments of {@link mGroupedBf16GemmMasked}. */
+export interface MGroupedBf16GemmMaskedArgs extends Omit<Bf16GemmArgs, "c"> {
+  /** i32 `[G]`. */
+  maskedM: TensorArg;
+}
+
+/** `m_grouped_bf16_gemm_nt_masked`. */
+export function mGroupedBf16GemmMasked(lib: NativeLibrary, args: MGroupedBf16GemmMaskedArgs): void {
+  const f = fn(lib, "go_m_grouped_bf16_gemm_masked");
+  const { a, b, d, maskedM } = args;
+  expectTensor("a", a, ["bf16"], 3);
+  expectTensor("b", b, ["bf16"], 3);
+  expectTensor("d", d, OUT, 3);
+  const [G, Mmax, K] = a.shape, N = b.shape[1];
+  expectShape("b", b, [G, N, K]);
+  expectShape("d", d, [G, Mmax, N]);
+  expectTensor("masked_m", maskedM, ["i32"], 1);
+  expectShape("masked_m", maskedM, [G]);
+  const model = modelCode(args.model);
+  using s = new Staging(lib);
+  const st = f(s.descriptor("a", a), s.descriptor("b", b), s.descriptor("d", d, true), s.descriptor("masked_m", maskedM), model);
+  lib.check(st, "go_m_grouped_bf16_gemm_masked");
+  s.finish();
+}
+
+/** Arguments of {@link kGroupedBf16Gemm}. */
+export interface KGroupedBf16GemmArgs {
+  /** bf16 `[Σk, M]`. */
+  a: TensorArg;
+  /** bf16 `[Σk, N]`. */
+  b: TensorArg;
+  /** Optional f32 `[G, M, N]`. */
+  c?: TensorArg | null;
+  /** f32 `[G, M, N]`. */
+  d: TensorArg;
+  /** i32 `[G]`. */
+  ks: TensorArg;
+  /** The same K values as numbers. */
+  ksHost: readonly number[];
+  /** Kernel model. */
+  model?: ModelName;
+}
+
+/** `k_grouped_bf16_gemm_tn_contiguous`: `D[g] = C[g] + A_gᵀ·B_g`. */
+export function kGroupedBf16Gemm(lib: NativeLibrary, args: KGroupedBf16GemmArgs): void {
+  const f = fn(lib, "go_k_grouped_bf16_gemm");
+  const { a, b, c, d, ks } = args;
+  expectTensor("d", d, ["f32"], 3);
+  const [G, M, N] = d.shape;
+  checkC(c, d, [G, M, N]);
+  expectTensor("ks", ks, ["i32"], 1);
+  expectShape("ks", ks, [G]);
+  if (args.ksHost.length !== G) throw new TypeError(`ksHost: ${args.ksHost.length} values for ${G} groups`);
+  let sumK = 0;
+  for (const [i, k] of args.ksHost.entries()) sumK += int32(`ksHost[${i}]`, k, 0);
+  expectTensor("a", a, ["bf16"], 2);
+  expectTensor("b", b, ["bf16"], 2);
+  expectShape("a", a, [sumK, M]);
+  expectShape("b", b, [sumK, N]);
+  const model = modelCode(args.model);
+  using s = new Staging(lib);
+  const st = f(
+    s.descriptor("a", a),
+    s.descriptor("b", b),
+    s.descriptor("c", c),
+    s.descriptor("d", d, true),
+    s.descriptor("ks", ks),
+    model,
+  );
+  lib.check(st, "go_k_grouped_bf16_gemm");
+  s.finish();
+}

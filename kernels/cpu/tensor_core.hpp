@@ -1,0 +1,257 @@
+// Tensor-core accumulation models (MMA-Sim's fused dot-add, numerics.md §8.1) and an exact accumulator, written
+// for the CPU backend independently of the TypeScript reference. All arithmetic is on integers.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "common.hpp"
+
+namespace go {
+
+// An operand decoded as MMA-Sim decomposes it (numerics.md §8.1 step 2, MMA-Sim arithmetic.py
+// extract_significand_exponent): value = sig · 2^(exp − FRAC) with the format's FRAC fraction bits; the exponent of a
+// subnormal is clamped to the format's minimum (so |sig| < 2^FRAC); ZERO gets exp = −126 whatever the format.
+struct Dec {
+  int32_t sig;      // signed significand (implicit bit included)
+  int16_t exp;      // unbiased exponent
+  uint8_t special;  // 0 finite, 1 NaN, 2 +Inf, 3 −Inf
+  uint8_t pad;
+};
+
+constexpr int kZeroExp = -126;
+
+// Formats as data (numerics.md §1): exponent bits, fraction bits, bias, IEEE Inf/NaN or FN-style (E4M3: only S.1111.111
+// is NaN, no Inf).
+struct FloatFormat {
+  int ebits, mbits, bias;
+  bool ieee_specials;
+};
+constexpr FloatFormat kE4M3{4, 3, 7, false};
+constexpr FloatFormat kE5M2{5, 2, 15, true};
+constexpr FloatFormat kBF16{8, 7, 127, true};
+constexpr FloatFormat kF16{5, 10, 15, true};
+constexpr FloatFormat kF32{8, 23, 127, true};
+
+inline Dec decode(uint32_t code, const FloatFormat& f) {
+  uint32_t mmask = (1u << f.mbits) - 1, emask = (1u << f.ebits) - 1;
+  bool neg = (code >> (f.ebits + f.mbits)) & 1u;
+  uint32_t e = (code >> f.mbits) & emask, m = code & mmask;
+  Dec d{0, 0, 0, 0};
+  if (f.ieee_specials && e == emask) {
+    d.special = m != 0 ? 1 : (neg ? 3 : 2);
+    return d;
+  }
+  if (!f.ieee_specials && e == emask && m == mmask) {
+    d.special = 1;
+    return d;
+  }
+  if (e == 0 && m == 0) {
+    d.exp = kZeroExp;
+    return d;
+  }
+  int32_t sig = e == 0 ? int32_t(m) : int32_t(m | (1u << f.mbits));
+  d.sig = neg ? -sig : sig;
+  d.exp = int16_t(e == 0 ? 1 - f.bias : int(e) - f.bias);
+  return d;
+}
+
+inline double dec_value(const Dec& d, int frac) {
+  if (d.special == 1) return std::numeric_limits<double>::quiet_NaN();
+  if (d.special == 2) return std::numeric_limits<double>::infinity();
+  if (d.special == 3) return -std::numeric_limits<double>::infinity();
+  return std::ldexp(double(d.sig), d.exp - frac);
+}
+
+// trunc(v · 2^shift) toward zero, for |shift| of any size.
+inline int64_t shift_trunc(int64_t v, int shift) {
+  if (shift >= 0) return v << shift;  // callers keep shift small enough not to overflow
+  if (shift <= -63) return 0;
+  return v < 0 ? -((-v) >> -shift) : v >> -shift;
+}
+
+// Normalises S·2^unit_exp to fp32 with RZ to `keep` fraction bits (MMA-Sim nv_fused_dot_add "f32" keep = 23,
+// "f32_e8m13" keep = 13), subnormals at 2^−126 with the same fraction count, exponent > 127 -> ±Inf; S == 0 -> +0.
+inline float normalize_rz(int64_t s, int unit_exp, int keep) {
+  if (s == 0) return 0.0f;
+  bool neg = s < 0;
+  uint64_t mag = neg ? uint64_t(-s) : uint64_t(s);
+  int msb = 63 - __builtin_clzll(mag);
+  int x = msb + unit_exp;  // value in [2^x, 2^(x+1))
+  if (x > 127) return neg ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  int lsb_exp = (x < -126 ? -126 : x) - keep;
+  int drop = lsb_exp - unit_exp;
+  double v;
+  if (drop > 0) {
+    mag = drop >= 64 ? 0 : mag >> drop;
+    v = std::ldexp(double(mag), lsb_exp);
+  } else {
+    v = std::ldexp(double(mag), unit_exp);
+  }
+  float r = float(v);  // exact: at most keep+1 significant bits inside the fp32 range
+  return neg ? -r : r;
+}
+
+// The special-value rule of MMA-Sim's fused_dot_add: the fp64 sum of the products (times the scales) plus c decides
+// NaN (canonical fp32 0x7FFFFFFF) or ±Inf before any alignment happens.
+inline float special_result(double fp64_sum) {
+  if (std::isnan(fp64_sum)) return f32_from_bits(0x7FFFFFFFu);
+  return fp64_sum > 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();
+}
+
+// One fused dot-add step D = c + Σ a_i·b_i (numerics.md §8.1): count terms, N kept fraction bits per aligned term,
+// output RZ to KEEP fraction bits. FA/FB: operand fraction bits. scale_exp: the sum of the two block-scale exponents
+// (block-scaled MMA adds them to every product exponent; 0 without scales). scale_nan: a NaN scale poisons the result.
+template <int FA, int FB, int N, int KEEP>
+inline float fused_dot_add(const Dec* a, const Dec* b, int count, float c, int scale_exp = 0, bool scale_nan = false) {
+  constexpr int F = FA + FB;
+  // Special values first.
+  bool special = scale_nan || !std::isfinite(c);
+  for (int i = 0; i < count; i++) special |= (a[i].special | b[i].special) != 0;
+  if (special) {
+    double sum = double(c);
+    double scale = scale_nan ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, scale_exp);
+    for (int i = 0; i < count; i++) sum += dec_value(a[i], FA) * dec_value(b[i], FB) * scale;
+    if (std::isnan(sum) || std::isinf(sum)) return special_result(sum);
+    // A NaN/Inf operand always makes the fp64 sum NaN or Inf, so this is unreachable; keep the exact path anyway.
+  }
+  // c as an fp32 term: sig with 23 fraction bits, subnormal exponent clamped to −126, zero -> −126.
+  uint32_t cu = f32_bits(c);
+  Dec dc = decode(cu, kF32);
+  int E = dc.exp;
+  for (int i = 0; i < count; i++) {
+    int e = a[i].exp + b[i].exp + scale_exp;
+    if (e > E) E = e;
+  }
+  // term_i = trunc(sig_a·sig_b · 2^(N + e_i − E − F)); c: trunc(sig_c · 2^(N + e_c − E − 23)).
+  int64_t s = shift_trunc(dc.sig, N + dc.exp - E - 23);
+  for (int i = 0; i < count; i++) {
+    int64_t p = int64_t(a[i].sig) * b[i].sig;
+    if (p == 0) continue;
+    s += shift_trunc(p, N + a[i].exp + b[i].exp + scale_exp - E - F);
+  }
+  return normalize_rz(s, E - N, KEEP);
+}
+
+// ---- exact accumulation -----------------------------------------------------------------------------------------
+
+// A fixed-point accumulator wide enough for any sum of fp32·fp32·fp8·fp8 terms: bits from 2^−640 to 2^(1024−640).
+// Positive and negative parts are kept apart, so additions never ripple through sign extension.
+class ExactAcc {
+ public:
+  static constexpr int kLimbs = 16;
+  static constexpr int kLow = -640;  // weight of bit 0
+
+  void clear() {
+    for (int i = 0; i < kLimbs; i++) pos_[i] = neg_[i] = 0;
+    special_ = 0;
+    nan_ = false;
+  }
+  ExactAcc() { clear(); }
+
+  // Adds (neg ? −1 : 1) · mag · 2^exp.
+  void add(bool neg, unsigned __int128 mag, int exp) {
+    if (mag == 0) return;
+    int pos = exp - kLow;
+    if (pos < 0) {  // never happens for the supported formats; keep exactness by failing loudly
+      fail(GO_ERR_INTERNAL, "exact accumulator: term below its range");
+    }
+    uint64_t* acc = neg ? neg_ : pos_;
+    int limb = pos / 64, bit = pos % 64;
+    // mag · 2^bit spans up to 3 limbs.
+    uint64_t w0 = uint64_t(mag << bit);
+    unsigned __int128 hi = bit == 0 ? (mag >> 64) : (mag >> (64 - bit));
+    uint64_t w1 = uint64_t(hi), w2 = uint64_t(hi >> 64);
+    uint64_t words[3] = {w0, w1, w2};
+    unsigned __int128 carry = 0;
+    for (int i = limb; i < kLimbs; i++) {
+      unsigned __int128 t = carry + acc[i];
+      if (i - limb < 3) t += words[i - limb];
+      acc[i] = uint64_t(t);
+      carry = t >> 64;
+      if (carry == 0 && i - limb >= 2) break;
+    }
+    if (carry != 0) fail(GO_ERR_INTERNAL, "exact accumulator overflow");
+  }
+
+  void add_double(double x) {  // any finite double, exactly
+    if (x == 0) return;
+    if (!std::isfinite(x)) {
+      add_special(x);
+      return;
+    }
+    int e;
+    double f = std::frexp(std::fabs(x), &e);  // |x| = f·2^e, f in [0.5, 1)
+    uint64_t m = uint64_t(std::ldexp(f, 53));
+    add(x < 0, m, e - 53);
+  }
+
+  void add_special(double x) {
+    if (std::isnan(x)) nan_ = true;
+    else special_ |= x > 0 ? 1 : 2;
+  }
+
+  // Rounds the exact value once to a binary format with `prec` significant bits and minimum normal exponent emin,
+  // round to nearest even; returns it as a double (exactly representable in that format) or ±Inf beyond 2^(emax+1).
+  double round(int prec, int emin, int emax) const;
+
+ private:
+  uint64_t pos_[kLimbs];
+  uint64_t neg_[kLimbs];
+  int special_;
+  bool nan_;
+};
+
+inline double ExactAcc::round(int prec, int emin, int emax) const {
+  if (nan_ || special_ == 3) return std::numeric_limits<double>::quiet_NaN();
+  if (special_ == 1) return std::numeric_limits<double>::infinity();
+  if (special_ == 2) return -std::numeric_limits<double>::infinity();
+  // diff = pos − neg (two's complement over the limbs), then sign and magnitude.
+  uint64_t d[kLimbs];
+  unsigned __int128 borrow = 0;
+  for (int i = 0; i < kLimbs; i++) {
+    unsigned __int128 t = (unsigned __int128)pos_[i] - neg_[i] - borrow;
+    d[i] = uint64_t(t);
+    borrow = (t >> 64) ? 1 : 0;
+  }
+  bool negative = borrow != 0;
+  if (negative) {  // negate
+    unsigned __int128 carry = 1;
+    for (int i = 0; i < kLimbs; i++) {
+      unsigned __int128 t = (unsigned __int128)(~d[i]) + carry;
+      d[i] = uint64_t(t);
+      carry = t >> 64;
+    }
+  }
+  int top = -1;
+  for (int i = kLimbs - 1; i >= 0; i--) {
+    if (d[i] != 0) {
+      top = i * 64 + 63 - __builtin_clzll(d[i]);
+      break;
+    }
+  }
+  if (top < 0) return 0.0;
+  auto bit = [&](int i) -> int { return i < 0 ? 0 : int((d[i / 64] >> (i % 64)) & 1u); };
+  int x = top + kLow;
+  int lsb_exp = (x < emin ? emin : x) - (prec - 1);
+  int lsb = lsb_exp - kLow;
+  uint64_t sig = 0;
+  for (int i = top; i >= lsb && i >= 0; i--) sig = (sig << 1) | uint64_t(bit(i));
+  if (lsb < 0) sig <<= -lsb;  // (cannot happen for fp32/bf16 targets; kept for completeness)
+  bool round_bit = lsb >= 1 && bit(lsb - 1);
+  bool sticky = false;
+  for (int i = lsb - 2; i >= 0 && !sticky; i--) {
+    if (i % 64 == 63 && d[i / 64] == 0) {
+      i -= 63;
+      continue;
+    }
+    sticky = bit(i) != 0;
+  }
+  if (round_bit && (sticky || (sig & 1u))) sig++;
+  double v = std::ldexp(double(sig), lsb_exp);
+  if (v >= std::ldexp(1.0, emax + 1)) v = std::numeric_limits<double>::infinity();
+  return negative ? -v : v;
+}
+
+}  // namespace go

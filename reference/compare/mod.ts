@@ -1,0 +1,17 @@
+/**
+ * Comparing results: DeepGEMM's `calc_diff`, ULP distance per format, and a bitwise compare that reports the mismatch
+ * count and the first mismatch, with a NaN-class mode for NaN spellings that differ across libraries.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { calcDiff, compareBitwise, ulpDistance } from "./mod.ts";
+ * assert.equal(calcDiff([1, 2, 3], [1, 2, 3]), 0);
+ * assert.equal(ulpDistance("e4m3", 0x38, 0x3a), 2);
+ * assert.equal(compareBitwise("e2m1", new Uint8Array([1]), new Uint8Array([1])).mismatches, 0);
+ * ```
+ * @module
+ */
+export * from "./calc_diff.ts";
+export * from "./ulp.ts";
+export * from "./bitwise.ts";

@@ -1,0 +1,190 @@
+/**
+ * `fp8_paged_mqa_logits` / the FP8 path of `fp8_fp4_paged_mqa_logits` (`csrc/apis/attention.hpp`,
+ * `impls/sm90_fp8_paged_mqa_logits.cuh`, `deepgemm-ops.md` §8.2): the indexer's logits against a paged, fused KV cache.
+ *
+ * Fused KV-cache page (uint8 `[num_blocks, block_kv, 1, D + 4]`): the first `block_kv·D` bytes are the e4m3 values,
+ * token-major; then `block_kv` little-endian fp32 scales. Token p of request b lives in page
+ * `block_table[b, p div block_kv]`, slot `p mod block_kv`. Row `b·next_n + j` uses `Q[b, j]`, `weights[b·next_n + j]`
+ * and the same numerics as the non-paged kernel (same epilogue, so the same head-reduction order). Positions
+ * `p < context_lens[b, j]` are specified; the kernel computes every page up to `ceil(context_lens[b, next_n−1] /
+ * block_kv)` for all j, which is why the last entry of each row must be the row maximum (checked here as an error).
+ * @module
+ */
+import { Tensor } from "../tensor/tensor.ts";
+import { f32FromBits } from "../fp32.ts";
+import { align, checkShape, checkTensor, intValues } from "./_checks.ts";
+import { decodeOperand } from "./_score.ts";
+import { scorerFor } from "./_score.ts";
+import { reduceHeads } from "./head_reduction.ts";
+import { allocLogits, checkHeadsAndDim } from "./mqa_logits.ts";
+import { type MqaModelOptions, resolveMqaModel } from "./mqa_models.ts";
+
+/** Inputs of `fp8_paged_mqa_logits`. */
+export interface PagedMqaLogitsInputs {
+  /** Q, e4m3 `[B, next_n, H, D]`. */
+  q: Tensor;
+  /** Fused KV cache, u8 `[num_blocks, block_kv, 1, D + 4]` (page stride a multiple of 4). */
+  kv_cache: Tensor;
+  /** Head weights, f32 `[B·next_n, H]`. */
+  weights: Tensor;
+  /** i32 `[B, next_n]` (only 2-D is accepted, as in DeepGEMM). */
+  context_lens: Tensor;
+  /** i32 `[B, max_blocks]`. */
+  block_table: Tensor;
+  /** i32 `[num_sms + 1, 2]` from `get_paged_mqa_logits_metadata` (checked for shape; the values only partition work). */
+  schedule_meta?: Tensor;
+  /** Varlen (SM100, next_n = 1): i32 `[B]` request ids of the tokens. */
+  indices?: Tensor;
+}
+
+/** Scalars and model of the paged reference. */
+export interface PagedMqaLogitsOptions extends MqaModelOptions {
+  /** Output width. */
+  maxContextLen: number;
+  /** DeepGEMM raises for true; so does the oracle. */
+  cleanLogits?: boolean;
+  /** Logits dtype (default f32). */
+  logitsDtype?: "f32" | "bf16";
+}
+
+/**
+ * The reference of `fp8_paged_mqa_logits`.
+ * @returns `logits` (view `[B·next_n, maxContextLen]` of a buffer with row stride
+ *   `align(align(maxContextLen, 256), 1024/elem)`) and `defined` (1 for `p < context_lens[b, j]`)
+ * @throws TypeError for wrong dtypes/shapes (including a KV-cache page width other than D + 4); RangeError for rules
+ *   of the host (H, D, block_kv, next_n, clean_logits) and for a context_lens row whose last entry is not its maximum
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { fp8PagedMqaLogits } from "./paged_mqa_logits.ts";
+ * const H = 32, D = 32, blk = 64;
+ * const q = Tensor.from("e4m3", [1, 1, H, D], new Uint8Array(H * D).fill(0x38)); // 1.0
+ * const page = new Uint8Array(blk * (D + 4));
+ * page.fill(0x38, 0, blk * D); // every value 1.0
+ * new DataView(page.buffer).setFloat32(blk * D + 4 * 3, 0.5, true); // scale of slot 3
+ * const kv_cache = Tensor.from("u8", [1, blk, 1, D + 4], page);
+ * const weights = Tensor.from("f32", [1, H], new Float32Array(H).fill(1));
+ * const context_lens = Tensor.from("i32", [1, 1], new Int32Array([4]));
+ * const block_table = Tensor.from("i32", [1, 1], new Int32Array([0]));
+ * const r = fp8PagedMqaLogits({ q, kv_cache, weights, context_lens, block_table }, { maxContextLen: 8 });
+ * assert.equal(r.logits.at(0, 3), 32 * 32 * 0.5);
+ * assert.equal(r.logits.at(0, 0), 0); // scale 0 in slots 0..2
+ * assert.equal(r.defined.at(0, 5), 0);
+ * ```
+ */
+export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMqaLogitsOptions): {
+  logits: Tensor;
+  defined: Tensor;
+} {
+  const fn = "fp8_paged_mqa_logits";
+  const model = resolveMqaModel(options);
+  const q = checkTensor(fn, "q", inputs.q, ["e4m3"], 4);
+  const [B, nextN, H, D] = q.shape;
+  if (nextN < 1) throw new RangeError(`${fn}: next_n must be ≥ 1`);
+  checkHeadsAndDim(fn, model.arch, H, D);
+  if (model.arch === "sm90" && nextN !== 1 && nextN !== 2) {
+    throw new RangeError(`${fn}: SM90 supports next_n ∈ {1, 2}, got ${nextN}`);
+  }
+  const cache = checkTensor(fn, "kv_cache", inputs.kv_cache, ["u8"], 4);
+  const [numBlocks, blockKv, headsKv, width] = cache.shape;
+  if (model.arch === "sm90" ? blockKv !== 64 : blockKv !== 32 && blockKv !== 64) {
+    throw new RangeError(`${fn}: ${model.arch} supports block_kv ${model.arch === "sm90" ? "= 64" : "∈ {32, 64}"}, got ${blockKv}`);
+  }
+  if (headsKv !== 1) throw new TypeError(`${fn}: kv_cache must have 1 KV head, got ${headsKv}`);
+  if (width !== D + 4) {
+    throw new TypeError(`${fn}: kv_cache page width must be D + 4 = ${D + 4} bytes per token (FP8 values + fp32 scale), got ${width}`);
+  }
+  if (cache.strides[1] !== width || cache.strides[3] !== 1) {
+    throw new TypeError(`${fn}: kv_cache must have stride(1) = ${width} and stride(3) = 1`);
+  }
+  const pageStride = cache.strides[0];
+  if (pageStride % 4 !== 0) throw new TypeError(`${fn}: kv_cache page stride ${pageStride} must be a multiple of 4 bytes`);
+  const weights = checkTensor(fn, "weights", inputs.weights, ["f32", "bf16"], 2);
+  if (weights.dtype !== "f32") throw new TypeError(`${fn}: weights must be f32 (bf16 weights are not modelled)`);
+  checkShape(fn, "weights", weights, [B * nextN, H]);
+  const ctxT = checkTensor(fn, "context_lens", inputs.context_lens, ["i32"], 2);
+  checkShape(fn, "context_lens", ctxT, [B, nextN]);
+  const btT = checkTensor(fn, "block_table", inputs.block_table, ["i32"], 2);
+  if (btT.shape[0] !== B) throw new TypeError(`${fn}: block_table must have ${B} rows, got ${btT.shape[0]}`);
+  if (inputs.schedule_meta !== undefined) {
+    const m = checkTensor(fn, "schedule_meta", inputs.schedule_meta, ["i32"], 2);
+    if (m.shape[1] !== 2) throw new TypeError(`${fn}: schedule_meta must be [num_sms + 1, 2]`);
+  }
+  if (options.cleanLogits) {
+    throw new RangeError(`${fn}: clean_logits = true is rejected by DeepGEMM (its host asserts "not 2-D context lens", and only 2-D is accepted)`);
+  }
+  const maxLen = options.maxContextLen;
+  if (!Number.isSafeInteger(maxLen) || maxLen < 0) throw new RangeError(`${fn}: max_context_len must be ≥ 0`);
+  const ctx = intValues(ctxT), bt = intValues(btT), maxBlocks = btT.shape[1];
+  let indices: number[] | undefined;
+  if (inputs.indices !== undefined) {
+    if (model.arch !== "sm100" || nextN !== 1) throw new RangeError(`${fn}: varlen indices need SM100 and next_n = 1`);
+    const it = checkTensor(fn, "indices", inputs.indices, ["i32"], 1);
+    checkShape(fn, "indices", it, [B]);
+    indices = intValues(it);
+  }
+  for (let b = 0; b < B; b++) {
+    const row = ctx.slice(b * nextN, b * nextN + nextN);
+    const last = row[nextN - 1];
+    if (row.some((x) => x > last)) {
+      throw new RangeError(
+        `${fn}: context_lens[${b}] = [${row.join(", ")}]: the last entry must be the row maximum (the kernel computes pages up to the last entry only)`,
+      );
+    }
+    if (row.some((x) => x < 0)) throw new RangeError(`${fn}: context_lens must be ≥ 0`);
+    if (last > maxLen) throw new RangeError(`${fn}: context_lens[${b}] = ${last} exceeds max_context_len = ${maxLen}`);
+    if (Math.ceil(last / blockKv) > maxBlocks) throw new RangeError(`${fn}: block_table row ${b} is too short for ${last} tokens`);
+  }
+
+  const dtype = options.logitsDtype ?? "f32";
+  const elem = dtype === "f32" ? 4 : 2;
+  const stride = align(align(maxLen, 256), 1024 / elem);
+  const out = allocLogits(dtype, B * nextN, B * nextN, maxLen, stride);
+  const defined = Tensor.zeros("u8", [B * nextN, maxLen]);
+  const def = defined.data as Uint8Array;
+  const qd = decodeOperand("e4m3", q.contiguous().data as Uint8Array);
+  const w = weights.contiguous().data as Float32Array;
+  const bytes = cache.data as Uint8Array, base = cache.offset;
+  const score = scorerFor(model.tensorCore);
+  const s = new Float64Array(H);
+  const pageOperand = new Map<number, ReturnType<typeof decodeOperand>>();
+  const pageOf = (blk: number) => {
+    if (!(blk >= 0 && blk < numBlocks)) throw new RangeError(`${fn}: block_table entry ${blk} outside [0, ${numBlocks})`);
+    let d = pageOperand.get(blk);
+    if (!d) {
+      const o = base + blk * pageStride;
+      d = decodeOperand("e4m3", bytes.subarray(o, o + blockKv * D));
+      pageOperand.set(blk, d);
+    }
+    return d;
+  };
+  for (let b = 0; b < B; b++) {
+    // Varlen: the block-table row is the one of the atom's first token (tokens pair up when their indices agree).
+    let btRow = b;
+    if (indices !== undefined) {
+      let t = 0;
+      while (t < B) {
+        const paired = t + 1 < B && indices[t] === indices[t + 1];
+        if (b === t || (paired && b === t + 1)) {
+          btRow = t;
+          break;
+        }
+        t += paired ? 2 : 1;
+      }
+    }
+    for (let j = 0; j < nextN; j++) {
+      const row = b * nextN + j;
+      for (let p = 0; p < ctx[row]; p++) {
+        const blk = bt[btRow * maxBlocks + Math.floor(p / blockKv)], slot = p % blockKv;
+        const kd = pageOf(blk);
+        const sfOff = base + blk * pageStride + blockKv * D + 4 * slot;
+        const sf = f32FromBits(bytes[sfOff] | bytes[sfOff + 1] << 8 | bytes[sfOff + 2] << 16 | bytes[sfOff + 3] << 24);
+        for (let h = 0; h < H; h++) s[h] = score(qd, (row * H + h) * D, kd, slot * D, D);
+        out.store(row, p, reduceHeads(model.reduction, s, 0, w, row * H, H, sf));
+        def[row * maxLen + p] = 1;
+      }
+    }
+  }
+  return { logits: out.view, defined };
+}

@@ -1,0 +1,229 @@
+/**
+ * Kernel models: how a kernel family drives the tensor core, as data (the second layer above
+ * `reference/tensor_core/`). A model says which tensor-core profile computes the partial sums, how many K elements a
+ * partial sum covers before it is promoted to an fp32 register on CUDA cores, where the block scales are applied,
+ * how K is split across CTAs, and how the epilogue rounds and adds C. The same parameters describe vendor
+ * libraries (cuBLASLt's FP8 paths are chained wgmma with optional promotion and split-K, `numerics.md` §8.2b).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { resolveModel } from "./kernel_models.ts";
+ * const m = resolveModel({ model: "sm90_1d2d" });
+ * assert.equal(m.tensorCore, "hopper_wgmma_fp8");
+ * assert.equal(m.promotion, 128);
+ * assert.equal(resolveModel({ model: "cublaslt", splitK: 2 }).splitK, 2);
+ * ```
+ * @module
+ */
+import { tensorCoreProfile } from "../tensor_core/profiles.ts";
+
+/**
+ * Where block scales enter:
+ * - `promotion`: on CUDA cores at each promotion, `s = fl32(sa·sb)`, `F = fma32(s, P, F)` (SM90 DeepGEMM, `deepgemm-ops.md` §6.1);
+ * - `in_unit`: inside a block-scaled tensor-core instruction, as exponents (SM100 `mxf8f6f4`/`mxf4nvf4`, §6.3);
+ * - `none`: the model takes no scales (BF16 GEMMs, raw-FP8 cuBLASLt).
+ */
+export type ScaleApplication = "promotion" | "in_unit" | "none";
+
+/**
+ * How the output is formed from the fp32 accumulator F:
+ * - `reduce_add` (DeepGEMM): `o = round_out(F)`; with C, D was pre-filled with C and the store adds: `D = round_out(C + o)`
+ *   (BF16 output with C therefore rounds twice, `deepgemm-ops.md` §6.3);
+ * - `fp32_then_cast` (cuBLASLt, **[inferred]**: fp32 compute type, β·C added in fp32): `D = round_out(fl32(F + C))`;
+ * - `exact`: `D = round_out(C + Σ a·sa·b·sb)` with a single rounding of the true value.
+ */
+export type Epilogue = "reduce_add" | "fp32_then_cast" | "exact";
+
+/** Output element type of a GEMM (DeepGEMM's D dtypes). */
+export type OutDtype = "bf16" | "f32";
+
+/** One kernel family. */
+export interface KernelModel {
+  /** Key in {@link KERNEL_MODELS}. */
+  readonly name: string;
+  /** What it models. */
+  readonly description: string;
+  /** Default tensor-core profile (`reference/tensor_core/profiles.ts`). */
+  readonly tensorCore: string;
+  /** K elements per tensor-core partial sum before promotion to fp32 (`"none"`: the whole K part stays in the unit). */
+  readonly promotion: 128 | "none";
+  /** Where scales are applied. */
+  readonly scales: ScaleApplication;
+  /** Default number of contiguous K parts (1 = no split-K). */
+  readonly splitK: number;
+  /** Default output type. */
+  readonly outDtype: OutDtype;
+  /** Epilogue rule. */
+  readonly epilogue: Epilogue;
+  /** Where the rule comes from. */
+  readonly source: string;
+}
+
+/** The kernel models, by name. */
+export const KERNEL_MODELS: Readonly<Record<string, KernelModel>> = Object.freeze({
+  sm90_1d2d: Object.freeze({
+    name: "sm90_1d2d",
+    description: "DeepGEMM SM90 FP8 1D2D: per 128-K block 4 chained k32 wgmma from zero give P; s = fl32(sa·sb); " +
+      "F = fma32(s, P, F); BF16 RNE output, no C",
+    tensorCore: "hopper_wgmma_fp8",
+    promotion: 128,
+    scales: "promotion",
+    splitK: 1,
+    outDtype: "bf16",
+    epilogue: "reduce_add",
+    source: "deepgemm-ops.md §6.1; verified bit for bit on H200 (numerics.md §8.2b)",
+  }),
+  sm90_1d1d: Object.freeze({
+    name: "sm90_1d1d",
+    description: "DeepGEMM SM90 FP8 1D1D: as 1D2D with per-column B scales; FP32 output, D = fl32(C + F)",
+    tensorCore: "hopper_wgmma_fp8",
+    promotion: 128,
+    scales: "promotion",
+    splitK: 1,
+    outDtype: "f32",
+    epilogue: "reduce_add",
+    source: "deepgemm-ops.md §6.2; verified on H200 (numerics.md §8.2b)",
+  }),
+  sm100_1d1d: Object.freeze({
+    name: "sm100_1d1d",
+    description:
+      "DeepGEMM SM100 FP8/FP4: the whole K inside block-scaled tcgen05 (k32 steps, UE8M0 scale exponents); " +
+      "BF16 output with C rounds twice: bf16(C + bf16(acc))",
+    tensorCore: "tcgen05_mxf8f6f4",
+    promotion: "none",
+    scales: "in_unit",
+    splitK: 1,
+    outDtype: "bf16",
+    epilogue: "reduce_add",
+    source: "deepgemm-ops.md §6.3 (tensor-core rounding: MMA-Sim, not verified here)",
+  }),
+  bf16: Object.freeze({
+    name: "bf16",
+    description: "DeepGEMM BF16 GEMMs: the whole K in the unit (k16 wgmma chained through the fp32 accumulator); " +
+      "epilogue as sm100_1d1d",
+    tensorCore: "hopper_wgmma_bf16",
+    promotion: "none",
+    scales: "none",
+    splitK: 1,
+    outDtype: "bf16",
+    epilogue: "reduce_add",
+    source: "deepgemm-ops.md §6.4; Hopper verified on H200 (numerics.md §8.2b)",
+  }),
+  cublaslt: Object.freeze({
+    name: "cublaslt",
+    description:
+      "cuBLASLt raw FP8 (no scales, fast accumulation off): chained k32 wgmma, partial sums promoted to fp32 " +
+      "every 128 K with a plain fp32 add; optional split-K; epilogue in fp32 then one cast",
+    tensorCore: "hopper_wgmma_fp8",
+    promotion: 128,
+    scales: "none",
+    splitK: 1,
+    outDtype: "bf16",
+    epilogue: "fp32_then_cast",
+    source: "numerics.md §8.2 (promotion, inferred interval) and §8.2b (split-K in 2 halves at 64×256×7168)",
+  }),
+  exact: Object.freeze({
+    name: "exact",
+    description: "the true value C + Σ a·sa·b·sb rounded once to the output type",
+    tensorCore: "exact",
+    promotion: "none",
+    scales: "in_unit",
+    splitK: 1,
+    outDtype: "bf16",
+    epilogue: "exact",
+    source: "definition",
+  }),
+});
+
+/** What a caller may ask of a model (the CLI flags `--model --tensor-core --promote --split-k --out-dtype`). */
+export interface ModelOptions {
+  /** Kernel model name (a key of {@link KERNEL_MODELS}); ops pick DeepGEMM's dispatch when omitted. */
+  model?: string;
+  /** Tensor-core profile overriding the model's. */
+  tensorCore?: string;
+  /** Promotion interval overriding the model's. */
+  promotion?: 128 | "none";
+  /** Number of contiguous K parts, partial fp32 results summed in ascending part order. */
+  splitK?: number;
+  /** Output type overriding the model's (and the op's default). */
+  outDtype?: OutDtype;
+  /** Evaluate a deterministic sample of output tiles instead of every tile. */
+  sample?: SampleOptions;
+  /** Worker count for `runAsync` (default: all cores); results never depend on it. */
+  workers?: number;
+}
+
+/** Tile sampling: a deterministic subset of 128×128 output tiles touching every M block, N block and group. */
+export interface SampleOptions {
+  /** Fraction of tiles to evaluate, in (0, 1]. */
+  fraction: number;
+  /** Seed of the extra tiles beyond the covering diagonal (default 0). */
+  seed?: number;
+}
+
+/** A model with every parameter fixed. */
+export interface ResolvedModel {
+  /** Model name. */
+  readonly name: string;
+  /** Tensor-core profile name. */
+  readonly tensorCore: string;
+  /** Promotion interval in K elements, or 0 for none. */
+  readonly promotion: number;
+  /** Scale application. */
+  readonly scales: ScaleApplication;
+  /** Split-K parts. */
+  readonly splitK: number;
+  /** Output type. */
+  readonly outDtype: OutDtype;
+  /** Epilogue rule. */
+  readonly epilogue: Epilogue;
+}
+
+/**
+ * Fixes every parameter of a model from options (flags override the model's defaults).
+ * @param options model name and overrides
+ * @param fallbackModel the model used when `options.model` is absent
+ * @returns a plain, serialisable model description
+ * @throws RangeError for unknown names or out-of-range parameters
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { resolveModel } from "./kernel_models.ts";
+ * assert.equal(resolveModel({ model: "bf16", outDtype: "f32" }).outDtype, "f32");
+ * assert.throws(() => resolveModel({ model: "sm90_1d2d", splitK: 0 }), RangeError);
+ * ```
+ */
+export function resolveModel(options: ModelOptions, fallbackModel = "exact"): ResolvedModel {
+  const name = options.model ?? fallbackModel;
+  if (!Object.hasOwn(KERNEL_MODELS, name)) {
+    throw new RangeError(`Unknown kernel model "${name}"; known: ${Object.keys(KERNEL_MODELS).join(", ")}`);
+  }
+  const m = KERNEL_MODELS[name];
+  const tc = options.tensorCore ?? m.tensorCore;
+  tensorCoreProfile(tc);
+  const promotion = options.promotion ?? m.promotion;
+  if (promotion !== 128 && promotion !== "none") {
+    throw new RangeError(`Promotion interval must be 128 or "none", got ${String(promotion)}`);
+  }
+  const splitK = options.splitK ?? m.splitK;
+  if (!Number.isSafeInteger(splitK) || splitK < 1) {
+    throw new RangeError(`split-K must be a positive integer, got ${splitK}`);
+  }
+  const outDtype = options.outDtype ?? m.outDtype;
+  if (outDtype !== "bf16" && outDtype !== "f32") {
+    throw new RangeError(`Output dtype must be bf16 or f32, got "${outDtype}"`);
+  }
+  if (m.epilogue === "exact" && (options.splitK !== undefined && splitK !== 1)) {
+    throw new RangeError("The exact model has no split-K (it rounds the true value once)");
+  }
+  return Object.freeze({
+    name,
+    tensorCore: tc,
+    promotion: promotion === "none" ? 0 : 128,
+    scales: m.scales,
+    splitK,
+    outDtype,
+    epilogue: m.epilogue,
+  });
+}

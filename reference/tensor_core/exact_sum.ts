@@ -1,0 +1,225 @@
+/**
+ * An exact (Kulisch-style) accumulator for sums of binary64 values, with one correct rounding at the end.
+ * It is the "no rounding until the end" arithmetic of the `exact` profile and kernel model, and of the tests.
+ *
+ * Why it is exact: the accumulator is a fixed-point integer in base 2^32 whose lowest limb weighs 2^-1152
+ * (below binary64's smallest subnormal 2^-1074) and whose 72 limbs reach 2^1152 (above binary64's largest value).
+ * A binary64 `x = m·2^e` (`m < 2^53`) is added as three limb contributions `< 2^32` each, obtained by exact
+ * divisions by powers of two; limbs are stored in doubles, so up to 2^20 additions (each adding < 2^32 per limb)
+ * stay below 2^53 before carries are propagated. Products are added exactly by Veltkamp splitting (each half
+ * product has at most 53 bits).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ExactSum } from "./exact_sum.ts";
+ * const s = new ExactSum();
+ * s.add(2 ** 60); s.add(1); s.add(-(2 ** 60)); // a double sum would give 0
+ * assert.equal(s.round(23, -126, 127), 1);
+ * ```
+ * @module
+ */
+
+const NLIMBS = 72;
+const MINE = -1152;
+const TWO32 = 4294967296;
+const TWO64 = TWO32 * TWO32;
+const SPLIT = 134217729; // 2^27 + 1 (Veltkamp)
+const F64 = new Float64Array(1);
+const U32 = new Uint32Array(F64.buffer);
+const POW2_SMALL = new Float64Array(64);
+for (let i = 0, p = 1; i < 64; i++, p *= 2) POW2_SMALL[i] = p;
+
+/** Exact power of two 2^k for integer k in [-1074, 1023] (repeated exact doubling/halving, cached). */
+const POW2_TABLE = (() => {
+  const t = new Float64Array(1074 + 1024);
+  let p = 1;
+  for (let k = 0; k <= 1023; k++, p *= 2) t[k + 1074] = p;
+  p = 1;
+  for (let k = 0; k >= -1074; k--, p /= 2) t[k + 1074] = p;
+  return t;
+})();
+
+/**
+ * Exact power of two.
+ * @param k an integer exponent
+ * @returns 2^k (0 below 2^-1074, Infinity above 2^1023)
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pow2 } from "./exact_sum.ts";
+ * assert.equal(pow2(-3), 0.125);
+ * ```
+ */
+export function pow2(k: number): number {
+  if (k > 1023) return Infinity;
+  if (k < -1074) return 0;
+  return POW2_TABLE[k + 1074];
+}
+
+/** An exact sum of binary64 values (see the module doc). */
+export class ExactSum {
+  #limbs = new Float64Array(NLIMBS);
+  #scratch = new Float64Array(NLIMBS);
+  #adds = 0;
+  #nan = false;
+  #posInf = false;
+  #negInf = false;
+
+  /** Clears the sum to zero. */
+  reset(): void {
+    this.#limbs.fill(0);
+    this.#adds = 0;
+    this.#nan = this.#posInf = this.#negInf = false;
+  }
+
+  /**
+   * Adds a binary64 value exactly (NaN and infinities are remembered and decide the rounded result).
+   * @param x the value
+   */
+  add(x: number): void {
+    if (x === 0) return;
+    if (x !== x) {
+      this.#nan = true;
+      return;
+    }
+    if (x === Infinity) {
+      this.#posInf = true;
+      return;
+    }
+    if (x === -Infinity) {
+      this.#negInf = true;
+      return;
+    }
+    F64[0] = x;
+    const hi = U32[1], lo = U32[0];
+    const bexp = (hi >>> 20) & 0x7ff;
+    let m: number, e: number;
+    if (bexp === 0) {
+      m = (hi & 0xfffff) * TWO32 + lo;
+      e = -1074;
+    } else {
+      m = ((hi & 0xfffff) + 0x100000) * TWO32 + lo;
+      e = bexp - 1075;
+    }
+    const o = e - MINE;
+    const i = o >>> 5;
+    const t = m * POW2_SMALL[o & 31]; // < 2^85 with 53 significant bits: exact
+    const h = Math.floor(t / TWO64);
+    const rem = t - h * TWO64; // exact: representable, and IEEE subtraction of a representable result is exact
+    const mid = Math.floor(rem / TWO32);
+    const l = rem - mid * TWO32;
+    const L = this.#limbs;
+    if (x > 0) {
+      L[i] += l;
+      L[i + 1] += mid;
+      L[i + 2] += h;
+    } else {
+      L[i] -= l;
+      L[i + 1] -= mid;
+      L[i + 2] -= h;
+    }
+    if (++this.#adds >= 1 << 20) this.#carry(L);
+  }
+
+  /**
+   * Adds the exact product `a·b` of two binary64 values (Veltkamp split into four exact half products).
+   * @param a first factor (|a| < 2^995)
+   * @param b second factor (|b| < 2^995)
+   */
+  addProduct(a: number, b: number): void {
+    const p = a * b;
+    if (!Number.isFinite(p) || p === 0) {
+      if (a === 0 || b === 0) {
+        if (Number.isFinite(a) && Number.isFinite(b)) return;
+      }
+      this.add(p);
+      return;
+    }
+    let c = SPLIT * a;
+    const ah = c - (c - a), al = a - ah;
+    c = SPLIT * b;
+    const bh = c - (c - b), bl = b - bh;
+    this.add(ah * bh);
+    this.add(ah * bl);
+    this.add(al * bh);
+    this.add(al * bl);
+  }
+
+  #carry(L: Float64Array): void {
+    for (let i = 0; i < NLIMBS - 1; i++) {
+      const v = L[i];
+      if (v >= 0 && v < TWO32) continue;
+      const q = Math.floor(v / TWO32);
+      L[i] = v - q * TWO32;
+      L[i + 1] += q;
+    }
+    this.#adds = 0;
+  }
+
+  /**
+   * The exact sum rounded once: to `fracBits` fraction bits, with the subnormal quantum 2^(minExp − fracBits) and
+   * overflow to ±Infinity above `2^(maxExp+1)`. An exact zero is +0.
+   * @param fracBits fraction bits of the target (fp32: 23, bf16: 7)
+   * @param minExp minimum normal exponent of the target (fp32/bf16: −126)
+   * @param maxExp maximum exponent of the target (fp32/bf16: 127)
+   * @param mode `rne` (default) or `rz`
+   * @returns the rounded value as a number
+   */
+  round(fracBits: number, minExp: number, maxExp: number, mode: "rne" | "rz" = "rne"): number {
+    if (this.#nan || (this.#posInf && this.#negInf)) return NaN;
+    if (this.#posInf) return Infinity;
+    if (this.#negInf) return -Infinity;
+    const S = this.#scratch;
+    S.set(this.#limbs);
+    this.#carry(S);
+    let neg = false;
+    if (S[NLIMBS - 1] < 0) {
+      neg = true;
+      for (let i = 0; i < NLIMBS; i++) S[i] = -S[i];
+      this.#carry(S);
+    }
+    let t = NLIMBS - 1;
+    while (t >= 0 && S[t] === 0) t--;
+    if (t < 0) return 0;
+    const msbPos = t * 32 + (31 - Math.clz32(S[t]));
+    const msbExp = msbPos + MINE;
+    const qe = Math.max(msbExp, minExp) - fracBits;
+    const qpos = qe - MINE;
+    let q = qpos > msbPos ? 0 : bits(S, qpos, msbPos);
+    if (mode === "rne" && qpos > 0) {
+      const half = bitAt(S, qpos - 1);
+      if (half && (q % 2 === 1 || anyBelow(S, qpos - 1))) q += 1;
+    }
+    let r = q * pow2(qe);
+    if (r >= pow2(maxExp + 1)) r = Infinity;
+    return neg ? -r : r;
+  }
+}
+
+function bitAt(S: Float64Array, pos: number): boolean {
+  return ((S[pos >>> 5] >>> (pos & 31)) & 1) === 1;
+}
+
+function anyBelow(S: Float64Array, pos: number): boolean {
+  const j = pos >>> 5, r = pos & 31;
+  if (r > 0 && ((S[j] >>> 0) & ((r === 32 ? 0 : (1 << r) >>> 0) - 1)) !== 0) return true;
+  for (let i = j - 1; i >= 0; i--) if (S[i] !== 0) return true;
+  return false;
+}
+
+// Bits lo..hi (inclusive, hi - lo < 53) of the magnitude as an integer.
+function bits(S: Float64Array, lo: number, hi: number): number {
+  let v = 0;
+  let p = hi;
+  while (p >= lo) {
+    const j = p >>> 5;
+    const low = Math.max(lo, j * 32);
+    const nb = p - low + 1;
+    const shifted = (S[j] >>> (low - j * 32)) >>> 0;
+    const chunk = nb === 32 ? shifted : shifted & ((1 << nb) >>> 0) - 1;
+    v = v * POW2_SMALL[nb] + (chunk >>> 0);
+    p = low - 1;
+  }
+  return v;
+}

@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { COMMANDS, main } from "../../cli.ts";
+import { hostileCorpus } from "../io/_hostile_corpus.ts";
+import { runCli, withTempDir } from "./_run.ts";
+
+const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+
+async function subprocess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), { args: ["run", "-A", CLI, ...args], stdin: "null" }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+Deno.test("main()", async (t) => {
+  await t.step("lists every subcommand in the overview and exits 0 on --help", async () => {
+    const r = await runCli(["--help"]);
+    assert.equal(r.code, 0);
+    for (const name of Object.keys(COMMANDS)) assert.match(r.stdout, new RegExp(`\\n  ${name} `));
+  });
+
+  await t.step("exits 2 with no subcommand or an unknown one", async () => {
+    assert.equal((await runCli([])).code, 2);
+    const r = await runCli(["frobnicate"]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /unknown subcommand "frobnicate"/);
+  });
+
+  await t.step("gives every subcommand a --help that exits 0", async () => {
+    for (const name of Object.keys(COMMANDS)) {
+      const r = await runCli([name, "--help"]);
+      assert.equal(r.code, 0, name);
+      assert.match(r.stdout, new RegExp(`Usage: oracle ${name}`));
+    }
+  });
+
+  await t.step("turns a missing file into exit 2 with a message", async () => {
+    let err = "";
+    const code = await main(["compare", "a", "b"], {
+      stdout: () => {},
+      stderr: (s) => (err += s),
+      env: () => undefined,
+    });
+    assert.equal(code, 2);
+    assert.match(err, /cannot access a file/);
+  });
+});
+
+Deno.test("oracle (subprocess)", async (t) => {
+  await t.step("exits 2 with a message for hostile files in a real process", async () => {
+    await withTempDir(async (dir) => {
+      const corpus = hostileCorpus();
+      for (const i of [0, 300, corpus.length - 1]) {
+        const path = `${dir}/h.safetensors`;
+        await Deno.writeFile(path, corpus[i].bytes);
+        const r = await subprocess(["compare", path, path]);
+        assert.equal(r.code, 2, corpus[i].name);
+        assert.match(r.stderr, /h\.safetensors: /);
+        assert.equal(r.stdout, "");
+      }
+    });
+  });
+
+  await t.step("exits 0 with the overview on --help", async () => {
+    const r = await subprocess(["--help"]);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /Subcommands:/);
+  });
+});

@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { Tensor } from "../../reference/tensor/mod.ts";
+import { readSafetensors, writeSafetensors } from "../../io/mod.ts";
+import { runCli, withTempDir } from "./_run.ts";
+
+Deno.test("quantizeCommand", async (t) => {
+  await t.step(
+    "writes codes as <name> and fp32 scales as <name>_sf (per_token_cast_to_fp8, cpu semantics)",
+    async () => {
+      await withTempDir(async (dir) => {
+        await writeSafetensors(`${dir}/x.safetensors`, {
+          a: Tensor.from("f32", [1, 4], new Float32Array([448, -224, 1, 0])),
+          grouped_layout: Tensor.from("i32", [1], new Int32Array([0])),
+        });
+        const r = await runCli([
+          "quantize",
+          "--recipe",
+          "per_token_cast_to_fp8",
+          "--semantics",
+          "cpu",
+          `${dir}/x.safetensors`,
+          `${dir}/q.safetensors`,
+        ]);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stderr, /skipping integer tensor "grouped_layout"/);
+        const f = await readSafetensors(`${dir}/q.safetensors`);
+        assert.deepEqual([...f.tensors.keys()].sort(), ["a", "a_sf"]);
+        assert.equal(f.fileDtypes.get("a"), "F8_E4M3");
+        assert.deepEqual([...f.tensors.get("a")!.data], [0x7e, 0xf6, 0x38, 0x00]);
+        assert.deepEqual([...f.tensors.get("a_sf")!.data], [1]);
+        assert.equal(f.metadata.recipe, "per_token_cast_to_fp8");
+        assert.equal(f.metadata.semantics, "cpu");
+      });
+    },
+  );
+
+  await t.step("writes packed FP4 as I8 and packed UE8M0 scales as I32 listed in __metadata__", async () => {
+    await withTempDir(async (dir) => {
+      await writeSafetensors(`${dir}/x.safetensors`, { kv: Tensor.zeros("bf16", [1, 64]) });
+      const r = await runCli([
+        "quantize",
+        "--recipe=per_token_cast_to_fp4",
+        "--gran-k",
+        "32",
+        "--ue8m0",
+        "--packed-ue8m0",
+        `${dir}/x.safetensors`,
+        `${dir}/q.safetensors`,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const f = await readSafetensors(`${dir}/q.safetensors`);
+      assert.equal(f.fileDtypes.get("kv"), "I8");
+      assert.deepEqual(f.tensors.get("kv")!.shape, [1, 32]);
+      assert.equal(f.fileDtypes.get("kv_sf"), "I32");
+      // all-zero groups: sf = 2^-15 (byte 0x70), padded with 1.0 (0x7f) to four bytes (deepgemm-ops.md §2.8)
+      assert.deepEqual([...f.tensors.get("kv_sf")!.data], [0x7f7f7070]);
+      assert.equal(f.metadata.packed_ue8m0, '["kv_sf"]');
+    });
+  });
+
+  await t.step("exits 2 on bad arguments and inputs the quantizer rejects", async () => {
+    await withTempDir(async (dir) => {
+      const inp = `${dir}/x.safetensors`, out = `${dir}/q.safetensors`;
+      await writeSafetensors(inp, { x: Tensor.zeros("bf16", [3, 5]) });
+      await writeSafetensors(`${dir}/ints.safetensors`, { i: Tensor.zeros("i32", [2]) });
+      const cases: [string[], RegExp][] = [
+        [["quantize", inp, out], /--recipe is required/],
+        [["quantize", "--recipe", "nope", inp, out], /--recipe "nope" is not one of/],
+        [["quantize", "--recipe", "per_token_cast_to_fp8", "--gran-k", "0", inp, out], /--gran-k must be positive/],
+        [["quantize", "--recipe", "per_token_cast_to_fp8", "--gran-k", "1.5", inp, out], /non-negative integer/],
+        [["quantize", "--recipe", "per_token_cast_to_fp8", "--packed-ue8m0", inp, out], /--packed-ue8m0 needs --ue8m0/],
+        [["quantize", "--recipe", "per_token_cast_to_fp8", "--semantics", "tpu", inp, out], /--semantics "tpu"/],
+        [["quantize", "--recipe", "per_token_cast_to_fp4", inp, out], /tensor "x": .*odd/],
+        [["quantize", "--recipe", "per_channel_cast_to_fp8", inp, out], /tensor "x": .*not a multiple of granK/],
+        [["quantize", "--recipe", "per_token_cast_to_fp8", `${dir}/ints.safetensors`, out], /no floating-point tensor/],
+        [["quantize", "--recipe", "per_token_cast_to_fp8", inp], /needs 2 file arguments/],
+      ];
+      for (const [args, msg] of cases) {
+        const r = await runCli(args);
+        assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+        assert.match(r.stderr, msg);
+      }
+    });
+  });
+});

@@ -1,0 +1,964 @@
+// GPU check driver: loads the CUDA backend and the CPU backend (two independent implementations of the same
+// kernel models, both behind kernels/gemm_oracle.h), runs every operation family on seeded random inputs and
+// compares the outputs bit for bit; fp8_gemm cases are also compared with a small scalar sm90_1d2d/1d1d model
+// embedded here (MMA-Sim fused dot-add, numerics.md §8.1-8.2b). Then reruns every CUDA case (20x by default)
+// and checks that the bits never change, and probes the error paths of the ABI.
+//
+// usage: check CUDA_SO [CPU_SO|-] [--small] [--reruns N] [--seed S] [--bench]
+// exit 0: every compared element equal, every rerun identical, every probe as expected; 1 otherwise; 2 setup error.
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../../kernels/gemm_oracle.h"
+
+// ---- backend loading -------------------------------------------------------------------------------------------
+
+struct Api {
+  std::string name;
+  void* h = nullptr;
+  int32_t (*abi)();
+  const char* (*last_error)();
+  int32_t (*info)(char*, uint64_t, uint64_t*);
+  int32_t (*device_count)(int32_t*);
+  int32_t (*set_device)(int32_t);
+  int32_t (*alloc)(uint64_t, void**);
+  int32_t (*free_)(void*);
+  int32_t (*copy_in)(void*, const void*, uint64_t);
+  int32_t (*copy_out)(void*, const void*, uint64_t);
+  int32_t (*sync)();
+  decltype(&go_fp8_gemm) fp8_gemm;
+  decltype(&go_m_grouped_fp8_gemm_contiguous) mg_fp8;
+  decltype(&go_m_grouped_fp8_gemm_masked) masked_fp8;
+  decltype(&go_k_grouped_fp8_gemm) kg_fp8;
+  decltype(&go_bf16_gemm) bf16_gemm;
+  decltype(&go_m_grouped_bf16_gemm_contiguous) mg_bf16;
+  decltype(&go_m_grouped_bf16_gemm_masked) masked_bf16;
+  decltype(&go_k_grouped_bf16_gemm) kg_bf16;
+  decltype(&go_fp8_gemm_skip_head_mid) skip_head;
+  decltype(&go_tf32_hc_prenorm_gemm) hc;
+  decltype(&go_fp8_mqa_logits) mqa;
+  decltype(&go_fp8_paged_mqa_logits) paged;
+};
+
+template <typename F>
+bool sym(void* h, const char* n, F& f) {
+  f = reinterpret_cast<F>(dlsym(h, n));
+  if (!f) std::fprintf(stderr, "missing symbol %s\n", n);
+  return f != nullptr;
+}
+
+bool load(Api& a, const char* path, const char* name) {
+  a.name = name;
+  a.h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!a.h) {
+    std::fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+    return false;
+  }
+  bool ok = sym(a.h, "go_abi_version", a.abi) && sym(a.h, "go_last_error", a.last_error) &&
+            sym(a.h, "go_backend_info", a.info) && sym(a.h, "go_device_count", a.device_count) &&
+            sym(a.h, "go_set_device", a.set_device) && sym(a.h, "go_alloc", a.alloc) && sym(a.h, "go_free", a.free_) &&
+            sym(a.h, "go_copy_in", a.copy_in) && sym(a.h, "go_copy_out", a.copy_out) &&
+            sym(a.h, "go_synchronize", a.sync) && sym(a.h, "go_fp8_gemm", a.fp8_gemm) &&
+            sym(a.h, "go_m_grouped_fp8_gemm_contiguous", a.mg_fp8) &&
+            sym(a.h, "go_m_grouped_fp8_gemm_masked", a.masked_fp8) && sym(a.h, "go_k_grouped_fp8_gemm", a.kg_fp8) &&
+            sym(a.h, "go_bf16_gemm", a.bf16_gemm) && sym(a.h, "go_m_grouped_bf16_gemm_contiguous", a.mg_bf16) &&
+            sym(a.h, "go_m_grouped_bf16_gemm_masked", a.masked_bf16) &&
+            sym(a.h, "go_k_grouped_bf16_gemm", a.kg_bf16) && sym(a.h, "go_fp8_gemm_skip_head_mid", a.skip_head) &&
+            sym(a.h, "go_tf32_hc_prenorm_gemm", a.hc) && sym(a.h, "go_fp8_mqa_logits", a.mqa) &&
+            sym(a.h, "go_fp8_paged_mqa_logits", a.paged);
+  if (ok && a.abi() != GO_ABI_VERSION) {
+    std::fprintf(stderr, "%s: ABI %d, driver built for %d\n", path, a.abi(), GO_ABI_VERSION);
+    ok = false;
+  }
+  return ok;
+}
+
+// ---- host tensors -----------------------------------------------------------------------------------------------
+
+int esize(int dt) {
+  switch (dt) {
+    case GO_F32: case GO_I32: return 4;
+    case GO_BF16: case GO_F16: return 2;
+    case GO_I64: return 8;
+    default: return 1;
+  }
+}
+
+struct HT {
+  int dtype = GO_F32;
+  std::vector<int64_t> shape, strides;  // element strides
+  std::vector<uint8_t> bytes;           // storage covering the strided extent
+  int64_t numel() const {
+    int64_t n = 1;
+    for (auto s : shape) n *= s;
+    return n;
+  }
+  // byte offset of the logical element with row-major linear index li
+  int64_t offset(int64_t li) const {
+    int64_t off = 0;
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      off += (li % shape[d]) * strides[d];
+      li /= shape[d];
+    }
+    return off * esize(dtype);
+  }
+};
+
+HT make(int dtype, std::vector<int64_t> shape, std::vector<int64_t> strides = {}) {
+  HT t;
+  t.dtype = dtype;
+  t.shape = shape;
+  if (strides.empty()) {
+    strides.assign(shape.size(), 1);
+    for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape[d + 1];
+  }
+  t.strides = strides;
+  int64_t last = 0;
+  bool empty = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) empty = true;
+    else last += (shape[d] - 1) * strides[d];
+  }
+  t.bytes.assign(empty ? 16 : static_cast<size_t>((last + 1) * esize(dtype)), 0);
+  return t;
+}
+
+// Transposed-storage view: logical [.., R, C] stored as [.., C, R].
+HT make_t(int dtype, int64_t R, int64_t C) { return make(dtype, {R, C}, {1, R}); }
+
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint32_t u32() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return static_cast<uint32_t>(s >> 11);
+  }
+  double uni() { return (u32() >> 8) * (1.0 / 16777216.0); }
+  int64_t below(int64_t n) { return static_cast<int64_t>(u32() % static_cast<uint32_t>(n)); }
+};
+
+template <typename T>
+void put(HT& t, int64_t li, T v) { std::memcpy(t.bytes.data() + t.offset(li), &v, sizeof(T)); }
+template <typename T>
+T get(const HT& t, int64_t li) {
+  T v;
+  std::memcpy(&v, t.bytes.data() + t.offset(li), sizeof(T));
+  return v;
+}
+
+uint16_t bf16_rne(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x7FFFFFu)) return 0x7FFF;
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+float bf16_f(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// e4m3 codes: mode 0 = any finite code (full range, subnormals), 1 = moderate magnitudes (|x| in [2^-4, 2^4]).
+void fill_e4m3(HT& t, Rng& r, int mode) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    uint8_t c;
+    if (mode == 0) {
+      do c = static_cast<uint8_t>(r.u32()); while ((c & 0x7F) == 0x7F);
+    } else {
+      const uint8_t e = static_cast<uint8_t>(3 + r.below(9));  // biased exponents 3..11
+      c = static_cast<uint8_t>((r.u32() & 0x80) | (e << 3) | (r.u32() & 7));
+      if (r.below(16) == 0) c = static_cast<uint8_t>(r.u32() & 0x87);  // some zeros / subnormals
+    }
+    put<uint8_t>(t, i, c);
+  }
+}
+void fill_scale(HT& t, Rng& r) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float v = static_cast<float>(std::ldexp(1.0 + r.uni(), -static_cast<int>(r.below(10))));
+    put<float>(t, i, v);
+  }
+}
+void fill_bf16(HT& t, Rng& r, double scale = 1.0) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double n = (r.uni() + r.uni() + r.uni() + r.uni() - 2.0) * 1.7 * scale;
+    put<uint16_t>(t, i, bf16_rne(static_cast<float>(n)));
+  }
+}
+void fill_f32(HT& t, Rng& r, double scale = 1.0) {
+  for (int64_t i = 0; i < t.numel(); ++i) put<float>(t, i, static_cast<float>((r.uni() * 2 - 1) * scale));
+}
+void fill_i32(HT& t, const std::vector<int32_t>& v) {
+  for (int64_t i = 0; i < t.numel(); ++i) put<int32_t>(t, i, v[static_cast<size_t>(i)]);
+}
+
+// ---- running a case on a backend --------------------------------------------------------------------------------
+
+using Call = std::function<int32_t(Api&, std::vector<go_tensor>&)>;
+
+struct Case {
+  std::string op, name;
+  std::vector<HT> ts;
+  std::vector<int> outs;                                 // indices of output tensors
+  Call call;
+  std::function<bool(int, int64_t)> checked;             // (output index in ts, logical element) -> compare?
+  std::function<void(const Case&, std::vector<HT>&)> model;  // optional embedded model: fills expected outputs
+};
+
+struct RunResult {
+  int32_t status = GO_OK;
+  std::string err;
+  std::vector<HT> outs;
+};
+
+RunResult run_on(Api& api, const Case& c) {
+  RunResult rr;
+  std::vector<void*> bufs(c.ts.size(), nullptr);
+  std::vector<go_tensor> gts(c.ts.size());
+  for (size_t i = 0; i < c.ts.size(); ++i) {
+    const HT& t = c.ts[i];
+    int32_t s = api.alloc(t.bytes.size(), &bufs[i]);
+    if (s == GO_OK) s = api.copy_in(bufs[i], t.bytes.data(), t.bytes.size());
+    if (s != GO_OK) {
+      rr.status = s;
+      rr.err = std::string("setup: ") + api.last_error();
+      for (void* b : bufs) api.free_(b);
+      return rr;
+    }
+    go_tensor& g = gts[i];
+    std::memset(&g, 0, sizeof g);
+    g.data = bufs[i];
+    g.dtype = t.dtype;
+    g.ndim = static_cast<int32_t>(t.shape.size());
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      g.shape[d] = t.shape[d];
+      g.strides[d] = t.strides[d];
+    }
+  }
+  rr.status = c.call(api, gts);
+  if (rr.status != GO_OK) rr.err = api.last_error();
+  if (rr.status == GO_OK) rr.status = api.sync();
+  for (int o : c.outs) {
+    HT t = c.ts[static_cast<size_t>(o)];
+    if (rr.status == GO_OK) {
+      const int32_t s = api.copy_out(t.bytes.data(), bufs[static_cast<size_t>(o)], t.bytes.size());
+      if (s != GO_OK) {
+        rr.status = s;
+        rr.err = api.last_error();
+      }
+    }
+    rr.outs.push_back(t);
+  }
+  for (void* b : bufs) api.free_(b);
+  return rr;
+}
+
+struct Cmp {
+  int64_t elements = 0, mismatches = 0;
+  std::string first;
+};
+
+Cmp compare(const Case& c, const std::vector<HT>& x, const std::vector<HT>& y) {
+  Cmp r;
+  for (size_t k = 0; k < c.outs.size(); ++k) {
+    const HT& a = x[k];
+    const HT& b = y[k];
+    const int es = esize(a.dtype);
+    for (int64_t li = 0; li < a.numel(); ++li) {
+      if (c.checked && !c.checked(c.outs[k], li)) continue;
+      ++r.elements;
+      const int64_t off = a.offset(li);
+      if (std::memcmp(a.bytes.data() + off, b.bytes.data() + off, static_cast<size_t>(es)) != 0) {
+        if (r.mismatches++ == 0) {
+          uint64_t va = 0, vb = 0;
+          std::memcpy(&va, a.bytes.data() + off, static_cast<size_t>(es));
+          std::memcpy(&vb, b.bytes.data() + off, static_cast<size_t>(es));
+          std::string coord;
+          int64_t rem = li;
+          for (int d = static_cast<int>(a.shape.size()) - 1; d >= 0; --d) {
+            coord = std::to_string(rem % a.shape[static_cast<size_t>(d)]) + (coord.empty() ? "" : ",") + coord;
+            rem /= a.shape[static_cast<size_t>(d)];
+          }
+          char buf[200];
+          std::snprintf(buf, sizeof buf, "out%zu[%s]: 0x%0*llx vs 0x%0*llx", k, coord.c_str(), es * 2,
+                        static_cast<unsigned long long>(va), es * 2, static_cast<unsigned long long>(vb));
+          r.first = buf;
+        }
+      }
+    }
+  }
+  return r;
+}
+
+// ---- embedded scalar model of SM90 FP8 (numerics.md §8.1-8.2b, deepgemm-ops.md §6.1-6.2) ------------------------
+
+// e4m3 code -> (integer significand, exponent) with value = sig * 2^exp, and the MMA-Sim exponent e (clamped at -6).
+struct E4 {
+  int sig;   // signed, |sig| <= 15
+  int exp;   // value = sig * 2^exp
+  int e;     // floor(log2|x|) for normals, -6 for subnormals, -126 for zero
+};
+E4 dec_e4m3(uint8_t c) {
+  const int s = (c & 0x80) ? -1 : 1, ef = (c >> 3) & 15, m = c & 7;
+  if (ef == 0) return E4{s * m, -9, m == 0 ? -126 : -6};
+  return E4{s * (8 + m), ef - 10, ef - 7};
+}
+
+// One wgmma k32 step: fused sum of 32 products + c (when use_c), alignment to the max exponent, each term
+// truncated toward zero at 2^(E-13), exact sum, output RZ to 13 fraction bits.
+float tc8_step(const uint8_t* a, const uint8_t* b, int n, float c, bool use_c) {
+  int64_t psig[32];
+  int pexp[32], pe[32];
+  int E = -100000;
+  for (int i = 0; i < n; ++i) {
+    const E4 x = dec_e4m3(a[i]), y = dec_e4m3(b[i]);
+    psig[i] = static_cast<int64_t>(x.sig) * y.sig;
+    pexp[i] = x.exp + y.exp;
+    pe[i] = (x.sig == 0 || y.sig == 0) ? -252 : x.e + y.e;
+    if (pe[i] > E) E = pe[i];
+  }
+  int64_t csig = 0;
+  int cexp = 0;
+  if (use_c && c != 0.0f) {
+    int ce;
+    const float fr = std::frexp(c, &ce);  // c = fr * 2^ce, 0.5 <= |fr| < 1
+    csig = static_cast<int64_t>(std::ldexp(fr, 24));
+    cexp = ce - 24;
+    const int e = ce - 1;
+    if (e > E) E = e;
+  }
+  if (E == -100000 || (E < -200 && csig == 0)) return 0.0f;
+  const int unit = E - 13;
+  int64_t sum = 0;
+  auto add = [&](int64_t sig, int exp) {
+    const int sh = exp - unit;
+    const int64_t mag = sig < 0 ? -sig : sig;
+    int64_t t;
+    if (sh >= 0) t = mag << sh;
+    else t = sh <= -62 ? 0 : (mag >> (-sh));
+    sum += sig < 0 ? -t : t;
+  };
+  for (int i = 0; i < n; ++i)
+    if (psig[i] != 0) add(psig[i], pexp[i]);
+  if (csig != 0) add(csig, cexp);
+  if (sum == 0) return 0.0f;
+  const bool neg = sum < 0;
+  uint64_t mag = static_cast<uint64_t>(neg ? -sum : sum);
+  int bits = 64 - __builtin_clzll(mag);
+  int ex = unit;
+  if (bits > 14) {  // RZ to 14 significant bits
+    mag >>= (bits - 14);
+    ex += bits - 14;
+  }
+  const float v = static_cast<float>(std::ldexp(static_cast<double>(mag), ex));
+  return neg ? -v : v;
+}
+
+float load_sf(const HT& t, int64_t li) {
+  if (t.dtype == GO_UE8M0) {
+    const uint8_t code = get<uint8_t>(t, li);
+    uint32_t u = code == 0 ? 0x00400000u : (code == 0xFF ? 0x7FC00000u : static_cast<uint32_t>(code) << 23);
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  return get<float>(t, li);
+}
+
+// Expected D of an fp8_gemm case: ts = {a, sfa, b, sfb, c, d} (2-D logical views), gran_b_mn given.
+void model_fp8_gemm(const Case& c, std::vector<HT>& out, int gran_b) {
+  const HT &A = c.ts[0], &SA = c.ts[1], &B = c.ts[2], &SB = c.ts[3], &C = c.ts[4];
+  HT& D = out[0];
+  const int64_t M = A.shape[0], K = A.shape[1], N = B.shape[0], KB = (K + 127) / 128;
+  const bool hasC = C.numel() > 0 && C.shape.size() == 2 && C.shape[0] == M;
+  std::vector<uint8_t> ar(static_cast<size_t>(KB * 128)), br(static_cast<size_t>(KB * 128));
+  for (int64_t m = 0; m < M; ++m) {
+    std::fill(ar.begin(), ar.end(), 0);
+    for (int64_t k = 0; k < K; ++k) ar[static_cast<size_t>(k)] = get<uint8_t>(A, m * K + k);
+    for (int64_t n = 0; n < N; ++n) {
+      std::fill(br.begin(), br.end(), 0);
+      for (int64_t k = 0; k < K; ++k) br[static_cast<size_t>(k)] = get<uint8_t>(B, n * K + k);
+      float F = 0.0f;
+      for (int64_t kb = 0; kb < KB; ++kb) {
+        float P = 0.0f;
+        for (int j = 0; j < 4; ++j) P = tc8_step(&ar[static_cast<size_t>(kb * 128 + j * 32)], &br[static_cast<size_t>(kb * 128 + j * 32)], 32, P, j > 0);
+        const float s = load_sf(SA, m * KB + kb) * load_sf(SB, (n / gran_b) * KB + kb);
+        F = std::fmaf(s, P, F);
+      }
+      const int64_t li = m * N + n;
+      if (D.dtype == GO_BF16) {
+        const float v = hasC ? (K == 0 ? bf16_f(get<uint16_t>(C, li)) : bf16_f(get<uint16_t>(C, li)) + F) : F;
+        put<uint16_t>(D, li, K == 0 && hasC ? get<uint16_t>(C, li) : bf16_rne(v));
+      } else {
+        put<float>(D, li, hasC ? (K == 0 ? get<float>(C, li) : get<float>(C, li) + F) : F);
+      }
+    }
+  }
+}
+
+// ---- case builders ----------------------------------------------------------------------------------------------
+
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// fp8_gemm: view 'nt' | 'nn' | 'tn' | 'tt'; gran_b 128 (1D2D) or 1 (1D1D); out bf16/f32; with_c.
+Case fp8_gemm_case(Rng& r, int64_t M, int64_t N, int64_t K, const char* view, int gran_b, int out_dt, bool with_c,
+                   bool c_is_d, int fill_mode) {
+  Case c;
+  c.op = "fp8_gemm";
+  char nm[160];
+  std::snprintf(nm, sizeof nm, "%s %s M%lld N%lld K%lld %s%s%s", view, gran_b == 1 ? "1d1d" : "1d2d", (long long)M,
+                (long long)N, (long long)K, out_dt == GO_BF16 ? "bf16" : "f32", with_c ? (c_is_d ? "+C=D" : "+C") : "",
+                fill_mode == 0 ? " fullrange" : "");
+  c.name = nm;
+  const bool at = view[0] == 't', bt = view[1] == 'n';  // A stored [K, M]; B stored [K, N]
+  HT a = at ? make_t(GO_E4M3, M, K) : make(GO_E4M3, {M, K});
+  HT b = bt ? make_t(GO_E4M3, N, K) : make(GO_E4M3, {N, K});
+  fill_e4m3(a, r, fill_mode);
+  fill_e4m3(b, r, fill_mode);
+  HT sfa = make(GO_F32, {M, cdiv(K, 128)}, {1, M});  // MN-major like DeepGEMM's TMA-aligned SFA
+  HT sfb = make(GO_F32, {cdiv(N, gran_b), cdiv(K, 128)});
+  fill_scale(sfa, r);
+  fill_scale(sfb, r);
+  HT cc = make(out_dt, {M, N});
+  if (out_dt == GO_BF16) fill_bf16(cc, r, 4.0);
+  else fill_f32(cc, r, 8.0);
+  HT d = make(out_dt, {M, N});
+  c.ts = {a, sfa, b, sfb, with_c ? cc : make(out_dt, {0}), d};
+  if (with_c && c_is_d) c.ts[5] = cc;
+  c.outs = {5};
+  c.call = [gran_b, with_c, c_is_d](Api& api, std::vector<go_tensor>& g) {
+    return api.fp8_gemm(&g[0], &g[1], &g[2], &g[3], with_c ? (c_is_d ? &g[5] : &g[4]) : nullptr, &g[5], 1, 128, gran_b, 128,
+                        gran_b == 1 ? GO_MODEL_SM90_1D1D : GO_MODEL_SM90_1D2D);
+  };
+  c.model = [gran_b, with_c, c_is_d](const Case& cs, std::vector<HT>& out) {
+    Case tmp = cs;
+    if (with_c && c_is_d) tmp.ts[4] = cs.ts[5];
+    model_fp8_gemm(tmp, out, gran_b);
+  };
+  return c;
+}
+
+// Builds per-group row counts into a classic layout (rows aligned to 128, -1 padding) or psum ends.
+std::vector<int32_t> grouped_rows(const std::vector<int64_t>& ms, bool psum, int64_t& M) {
+  std::vector<int32_t> gl;
+  int64_t row = 0;
+  std::vector<int32_t> ends;
+  for (size_t g = 0; g < ms.size(); ++g) {
+    const int64_t start = cdiv(row, 128) * 128;
+    if (!psum) {
+      for (int64_t i = row; i < start; ++i) gl.push_back(-1);
+      for (int64_t i = 0; i < ms[g]; ++i) gl.push_back(static_cast<int32_t>(g));
+    }
+    row = start + ms[g];
+    ends.push_back(static_cast<int32_t>(row));
+  }
+  const int64_t total = cdiv(row, 128) * 128;
+  if (!psum) {
+    for (int64_t i = row; i < total; ++i) gl.push_back(-1);
+    M = total;
+    return gl;
+  }
+  M = row + 37;  // trailing rows in no group (not written)
+  return ends;
+}
+
+Case mgrouped_case(Rng& r, bool fp8, bool psum, std::vector<int64_t> ms, int64_t N, int64_t K) {
+  Case c;
+  c.op = fp8 ? "m_grouped_fp8_gemm_contiguous" : "m_grouped_bf16_gemm_contiguous";
+  const int64_t G = static_cast<int64_t>(ms.size());
+  int64_t M = 0;
+  std::vector<int32_t> gl = grouped_rows(ms, psum, M);
+  std::string sizes;
+  for (auto m : ms) sizes += (sizes.empty() ? "" : ",") + std::to_string(m);
+  c.name = std::string(psum ? "psum" : "classic") + " G" + std::to_string(G) + " m=[" + sizes + "] N" +
+           std::to_string(N) + " K" + std::to_string(K);
+  HT a = make(fp8 ? GO_E4M3 : GO_BF16, {M, K});
+  HT b = make(fp8 ? GO_E4M3 : GO_BF16, {G, N, K});
+  if (fp8) {
+    fill_e4m3(a, r, 1);
+    fill_e4m3(b, r, 1);
+  } else {
+    fill_bf16(a, r);
+    fill_bf16(b, r);
+  }
+  // Padding rows: classic layout zero them (as DeepGEMM's tests); psum gap rows stay random (never read).
+  std::vector<int> rowgroup(static_cast<size_t>(M), -2);
+  if (!psum) {
+    for (int64_t i = 0; i < M; ++i) rowgroup[static_cast<size_t>(i)] = gl[static_cast<size_t>(i)];
+    for (int64_t i = 0; i < M; ++i)
+      if (gl[static_cast<size_t>(i)] < 0)
+        for (int64_t k = 0; k < K; ++k) {
+          if (fp8) put<uint8_t>(a, i * K + k, 0);
+          else put<uint16_t>(a, i * K + k, 0);
+        }
+  } else {
+    int64_t prev = 0;
+    for (int64_t g = 0; g < G; ++g) {
+      for (int64_t i = cdiv(prev, 128) * 128; i < gl[static_cast<size_t>(g)]; ++i) rowgroup[static_cast<size_t>(i)] = static_cast<int>(g);
+      prev = gl[static_cast<size_t>(g)];
+    }
+  }
+  HT sfa = make(GO_F32, {M, cdiv(K, 128)}, {1, M});
+  HT sfb = make(GO_F32, {G, cdiv(N, 128), cdiv(K, 128)});
+  fill_scale(sfa, r);
+  fill_scale(sfb, r);
+  HT d = make(GO_BF16, {M, N});
+  HT glt = make(GO_I32, {static_cast<int64_t>(gl.size())});
+  fill_i32(glt, gl);
+  if (fp8) {
+    c.ts = {a, sfa, b, sfb, d, glt};
+    c.outs = {4};
+    c.call = [psum](Api& api, std::vector<go_tensor>& g) {
+      return api.mg_fp8(&g[0], &g[1], &g[2], &g[3], &g[4], &g[5], 1, 128, 128, 128, psum ? 1 : 0, 128, GO_MODEL_SM90_1D2D);
+    };
+  } else {
+    c.ts = {a, b, d, glt};
+    c.outs = {2};
+    c.call = [psum](Api& api, std::vector<go_tensor>& g) {
+      return api.mg_bf16(&g[0], &g[1], &g[2], &g[3], psum ? 1 : 0, 128, GO_MODEL_BF16);
+    };
+  }
+  c.checked = [rowgroup, N, psum](int, int64_t li) { return !psum || rowgroup[static_cast<size_t>(li / N)] >= 0; };
+  return c;
+}
+
+Case masked_case(Rng& r, bool fp8, std::vector<int32_t> mm, int64_t Mmax, int64_t N, int64_t K) {
+  Case c;
+  c.op = fp8 ? "m_grouped_fp8_gemm_masked" : "m_grouped_bf16_gemm_masked";
+  const int64_t G = static_cast<int64_t>(mm.size());
+  std::string s;
+  for (auto m : mm) s += (s.empty() ? "" : ",") + std::to_string(m);
+  c.name = "G" + std::to_string(G) + " Mmax" + std::to_string(Mmax) + " masked=[" + s + "] N" + std::to_string(N) +
+           " K" + std::to_string(K);
+  HT a = make(fp8 ? GO_E4M3 : GO_BF16, {G, Mmax, K});
+  HT b = make(fp8 ? GO_E4M3 : GO_BF16, {G, N, K});
+  if (fp8) {
+    fill_e4m3(a, r, 1);
+    fill_e4m3(b, r, 1);
+  } else {
+    fill_bf16(a, r);
+    fill_bf16(b, r);
+  }
+  HT sfa = make(GO_F32, {G, Mmax, cdiv(K, 128)});
+  HT sfb = make(GO_F32, {G, cdiv(N, 128), cdiv(K, 128)});
+  fill_scale(sfa, r);
+  fill_scale(sfb, r);
+  HT d = make(GO_BF16, {G, Mmax, N});
+  HT mmt = make(GO_I32, {G});
+  fill_i32(mmt, mm);
+  if (fp8) {
+    c.ts = {a, sfa, b, sfb, d, mmt};
+    c.outs = {4};
+    c.call = [](Api& api, std::vector<go_tensor>& g) {
+      return api.masked_fp8(&g[0], &g[1], &g[2], &g[3], &g[4], &g[5], 1, 128, 128, 128, GO_MODEL_SM90_1D2D);
+    };
+  } else {
+    c.ts = {a, b, d, mmt};
+    c.outs = {2};
+    c.call = [](Api& api, std::vector<go_tensor>& g) { return api.masked_bf16(&g[0], &g[1], &g[2], &g[3], GO_MODEL_BF16); };
+  }
+  c.checked = [mm, Mmax, N](int, int64_t li) {
+    const int64_t g = li / (Mmax * N), row = (li / N) % Mmax;
+    return row < mm[static_cast<size_t>(g)];
+  };
+  return c;
+}
+
+Case kgrouped_fp8_case(Rng& r, std::vector<int32_t> ks, int64_t M, int64_t N, bool flat, bool with_c) {
+  Case c;
+  c.op = "k_grouped_fp8_gemm";
+  const int64_t G = static_cast<int64_t>(ks.size());
+  int64_t sk = 0, skb = 0;
+  std::string s;
+  for (auto k : ks) {
+    sk += k;
+    skb += cdiv(k, 128);
+    s += (s.empty() ? "" : ",") + std::to_string(k);
+  }
+  c.name = std::string(flat ? "nt_flat" : "tn") + " ks=[" + s + "] M" + std::to_string(M) + " N" + std::to_string(N) +
+           (with_c ? " +C" : "");
+  HT a = flat ? make(GO_E4M3, {M * sk}) : make(GO_E4M3, {sk, M});
+  HT b = flat ? make(GO_E4M3, {N * sk}) : make(GO_E4M3, {sk, N});
+  fill_e4m3(a, r, 1);
+  fill_e4m3(b, r, 1);
+  HT sfa = flat ? make(GO_F32, {M, skb}) : make(GO_F32, {skb, M});
+  HT sfb = flat ? make(GO_F32, {N, skb}) : make(GO_F32, {skb, N});
+  fill_scale(sfa, r);
+  fill_scale(sfb, r);
+  HT cc = make(GO_F32, {G, M, N});
+  fill_f32(cc, r, 16.0);
+  HT d = make(GO_F32, {G, M, N});
+  HT kst = make(GO_I32, {G});
+  fill_i32(kst, ks);
+  c.ts = {a, sfa, b, sfb, with_c ? cc : make(GO_F32, {0}), d, kst};
+  c.outs = {5};
+  c.call = [flat, with_c](Api& api, std::vector<go_tensor>& g) {
+    return api.kg_fp8(&g[0], &g[1], &g[2], &g[3], with_c ? &g[4] : nullptr, &g[5], &g[6],
+                      flat ? GO_K_GROUPED_SM90_NT_FLAT : GO_K_GROUPED_SM100_TN, 128, GO_MODEL_SM90_1D1D);
+  };
+  return c;
+}
+
+Case bf16_case(Rng& r, int64_t M, int64_t N, int64_t K, const char* view, int out_dt, bool with_c) {
+  Case c;
+  c.op = "bf16_gemm";
+  char nm[128];
+  std::snprintf(nm, sizeof nm, "%s M%lld N%lld K%lld %s%s", view, (long long)M, (long long)N, (long long)K,
+                out_dt == GO_BF16 ? "bf16" : "f32", with_c ? "+C" : "");
+  c.name = nm;
+  const bool at = view[0] == 't', bt = view[1] == 'n';
+  HT a = at ? make_t(GO_BF16, M, K) : make(GO_BF16, {M, K});
+  HT b = bt ? make_t(GO_BF16, N, K) : make(GO_BF16, {N, K});
+  fill_bf16(a, r);
+  fill_bf16(b, r);
+  HT cc = make(out_dt, {M, N});
+  if (out_dt == GO_BF16) fill_bf16(cc, r, 8.0);
+  else fill_f32(cc, r, 8.0);
+  c.ts = {a, b, with_c ? cc : make(out_dt, {0}), make(out_dt, {M, N})};
+  c.outs = {3};
+  c.call = [with_c](Api& api, std::vector<go_tensor>& g) {
+    return api.bf16_gemm(&g[0], &g[1], with_c ? &g[2] : nullptr, &g[3], GO_MODEL_BF16);
+  };
+  return c;
+}
+
+Case kgrouped_bf16_case(Rng& r, std::vector<int32_t> ks, int64_t M, int64_t N, bool with_c) {
+  Case c;
+  c.op = "k_grouped_bf16_gemm";
+  const int64_t G = static_cast<int64_t>(ks.size());
+  int64_t sk = 0;
+  std::string s;
+  for (auto k : ks) {
+    sk += k;
+    s += (s.empty() ? "" : ",") + std::to_string(k);
+  }
+  c.name = "tn ks=[" + s + "] M" + std::to_string(M) + " N" + std::to_string(N) + (with_c ? " +C" : "");
+  HT a = make(GO_BF16, {sk, M}), b = make(GO_BF16, {sk, N});
+  fill_bf16(a, r);
+  fill_bf16(b, r);
+  HT cc = make(GO_F32, {G, M, N});
+  fill_f32(cc, r, 16.0);
+  HT kst = make(GO_I32, {G});
+  fill_i32(kst, ks);
+  c.ts = {a, b, with_c ? cc : make(GO_F32, {0}), make(GO_F32, {G, M, N}), kst};
+  c.outs = {3};
+  c.call = [with_c](Api& api, std::vector<go_tensor>& g) {
+    return api.kg_bf16(&g[0], &g[1], with_c ? &g[2] : nullptr, &g[3], &g[4], GO_MODEL_BF16);
+  };
+  return c;
+}
+
+Case skip_head_case(Rng& r, int64_t M, int64_t n, int64_t K, int L, int Mid, int R) {
+  Case c;
+  c.op = "fp8_gemm_skip_head_mid";
+  c.name = "M" + std::to_string(M) + " n" + std::to_string(n) + " K" + std::to_string(K) + " splits(" +
+           std::to_string(L) + "," + std::to_string(Mid) + "," + std::to_string(R) + ")";
+  HT a = make(GO_E4M3, {M, K}), b = make(GO_E4M3, {n, K});
+  fill_e4m3(a, r, 1);
+  fill_e4m3(b, r, 1);
+  HT sfa = make(GO_F32, {M, cdiv(K, 128)}, {1, M}), sfb = make(GO_F32, {cdiv(n, 128), cdiv(K, 128)});
+  fill_scale(sfa, r);
+  fill_scale(sfb, r);
+  const int64_t nd = n + n / (L + R) * Mid;
+  HT d = make(GO_BF16, {M, nd});
+  for (int64_t i = 0; i < d.numel(); ++i) put<uint16_t>(d, i, 0x7E00);  // poison: mid columns must stay untouched
+  c.ts = {a, sfa, b, sfb, d};
+  c.outs = {4};
+  c.call = [L, Mid, R](Api& api, std::vector<go_tensor>& g) {
+    return api.skip_head(&g[0], &g[1], &g[2], &g[3], &g[4], 1, 128, 128, 128, L, Mid, R, GO_MODEL_SM90_1D2D);
+  };
+  return c;
+}
+
+Case hc_case(Rng& r, int64_t M, int64_t N, int64_t K, int splits, int rounding) {
+  Case c;
+  c.op = "tf32_hc_prenorm_gemm";
+  c.name = "M" + std::to_string(M) + " N" + std::to_string(N) + " K" + std::to_string(K) + " splits" +
+           std::to_string(splits) + (rounding ? " rne" : " trunc");
+  HT a = make(GO_BF16, {M, K}), b = make(GO_F32, {N, K});
+  fill_bf16(a, r);
+  fill_f32(b, r, 0.1);
+  c.ts = {a, b, splits > 1 ? make(GO_F32, {splits, M, N}) : make(GO_F32, {M, N}),
+          splits > 1 ? make(GO_F32, {splits, M}) : make(GO_F32, {M})};
+  c.outs = {2, 3};
+  c.call = [splits, rounding](Api& api, std::vector<go_tensor>& g) {
+    return api.hc(&g[0], &g[1], &g[2], &g[3], splits, rounding, GO_MODEL_TF32);
+  };
+  return c;
+}
+
+Case mqa_case(Rng& r, int64_t S, int64_t H, int64_t D, int64_t Skv, bool clean, int max_seqlen_k) {
+  Case c;
+  c.op = "fp8_mqa_logits";
+  c.name = "S" + std::to_string(S) + " H" + std::to_string(H) + " D" + std::to_string(D) + " Skv" + std::to_string(Skv) +
+           (clean ? " clean" : "") + (max_seqlen_k ? " compressed" + std::to_string(max_seqlen_k) : "");
+  HT q = make(GO_E4M3, {S, H, D}), kv = make(GO_E4M3, {Skv, D});
+  fill_e4m3(q, r, 1);
+  fill_e4m3(kv, r, 1);
+  HT sf = make(GO_F32, {Skv}), w = make(GO_F32, {S, H});
+  fill_scale(sf, r);
+  fill_f32(w, r, 1.0);
+  std::vector<int32_t> ks(static_cast<size_t>(S)), ke(static_cast<size_t>(S));
+  for (int64_t i = 0; i < S; ++i) {
+    ks[static_cast<size_t>(i)] = static_cast<int32_t>(r.below(Skv / 2 + 1));
+    ke[static_cast<size_t>(i)] = static_cast<int32_t>(ks[static_cast<size_t>(i)] + r.below(Skv - ks[static_cast<size_t>(i)] + 1));
+  }
+  HT kst = make(GO_I32, {S}), ket = make(GO_I32, {S});
+  fill_i32(kst, ks);
+  fill_i32(ket, ke);
+  const int64_t cols = max_seqlen_k ? max_seqlen_k : Skv;
+  HT lg = make(GO_F32, {S, cols});
+  c.ts = {q, kv, sf, w, kst, ket, lg};
+  c.outs = {6};
+  c.call = [clean, max_seqlen_k](Api& api, std::vector<go_tensor>& g) {
+    return api.mqa(&g[0], &g[1], &g[2], &g[3], &g[4], &g[5], &g[6], clean ? 1 : 0, max_seqlen_k, GO_MODEL_SM90_MQA);
+  };
+  c.checked = [ks, ke, cols, max_seqlen_k, clean](int, int64_t li) {
+    const int64_t i = li / cols, j = li % cols;
+    if (max_seqlen_k) return j < ke[static_cast<size_t>(i)] - ks[static_cast<size_t>(i)];
+    return clean || (j >= ks[static_cast<size_t>(i)] && j < ke[static_cast<size_t>(i)]);
+  };
+  return c;
+}
+
+Case paged_case(Rng& r, int64_t B, int64_t nn, int64_t H, int64_t D, int block_kv, int64_t max_ctx) {
+  Case c;
+  c.op = "fp8_paged_mqa_logits";
+  c.name = "B" + std::to_string(B) + " next_n" + std::to_string(nn) + " H" + std::to_string(H) + " D" +
+           std::to_string(D) + " block_kv" + std::to_string(block_kv) + " max_ctx" + std::to_string(max_ctx);
+  const int64_t maxb = cdiv(max_ctx, block_kv), nblocks = B * maxb + 3;
+  HT q = make(GO_E4M3, {B, nn, H, D});
+  fill_e4m3(q, r, 1);
+  HT kvc = make(GO_U8, {nblocks, block_kv, 1, D + 4});
+  for (int64_t p = 0; p < nblocks; ++p) {
+    for (int64_t i = 0; i < block_kv * D; ++i) {
+      uint8_t code;
+      do code = static_cast<uint8_t>(r.u32()); while ((code & 0x7F) == 0x7F || ((code >> 3) & 15) > 11);
+      kvc.bytes[static_cast<size_t>(p * block_kv * (D + 4) + i)] = code;
+    }
+    for (int64_t s = 0; s < block_kv; ++s) {
+      const float v = static_cast<float>(std::ldexp(1.0 + r.uni(), -static_cast<int>(r.below(6))));
+      std::memcpy(&kvc.bytes[static_cast<size_t>(p * block_kv * (D + 4) + block_kv * D + s * 4)], &v, 4);
+    }
+  }
+  HT w = make(GO_F32, {B * nn, H});
+  fill_f32(w, r, 1.0);
+  std::vector<int32_t> cl(static_cast<size_t>(B * nn)), bt(static_cast<size_t>(B * maxb));
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t L = 1 + r.below(max_ctx);
+    for (int64_t j = 0; j < nn; ++j) cl[static_cast<size_t>(b * nn + j)] = static_cast<int32_t>(L - (nn - 1 - j));
+    for (int64_t p = 0; p < maxb; ++p) bt[static_cast<size_t>(b * maxb + p)] = static_cast<int32_t>((b * 7 + p * 3) % nblocks);
+  }
+  for (auto& x : cl)
+    if (x < 0) x = 0;
+  HT clt = make(GO_I32, {B, nn}), btt = make(GO_I32, {B, maxb});
+  fill_i32(clt, cl);
+  fill_i32(btt, bt);
+  HT lg = make(GO_F32, {B * nn, max_ctx});
+  c.ts = {q, kvc, w, clt, btt, lg};
+  c.outs = {5};
+  c.call = [block_kv](Api& api, std::vector<go_tensor>& g) {
+    return api.paged(&g[0], &g[1], &g[2], &g[3], &g[4], &g[5], block_kv, GO_MODEL_SM90_MQA);
+  };
+  c.checked = [cl, max_ctx](int, int64_t li) { return li % max_ctx < cl[static_cast<size_t>(li / max_ctx)]; };
+  return c;
+}
+
+// ---- main -------------------------------------------------------------------------------------------------------
+
+uint64_t fnv(const std::vector<HT>& outs) {
+  uint64_t h = 1469598103934665603ull;
+  for (auto& t : outs)
+    for (uint8_t b : t.bytes) h = (h ^ b) * 1099511628211ull;
+  return h;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: check CUDA_SO [CPU_SO|-] [--small] [--reruns N] [--seed S]\n");
+    return 2;
+  }
+  bool small = false, cpu_only = false;
+  int reruns = 20;
+  uint64_t seed = 20261129;
+  for (int i = 3; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--small")) small = true;
+    else if (!std::strcmp(argv[i], "--reruns") && i + 1 < argc) reruns = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--cpu-only")) cpu_only = true;  // no GPU here: check the CPU backend vs the model
+  }
+  Api cuda, cpu;
+  if (!load(cuda, argv[1], "cuda")) return 2;
+  const bool have_cpu = argc > 2 && std::strcmp(argv[2], "-") != 0 && load(cpu, argv[2], "cpu");
+  char info[4096];
+  uint64_t need = 0;
+  if (cuda.info(info, sizeof info, &need) == GO_OK) std::printf("cuda backend: %s\n", info);
+  int32_t ndev = 0;
+  const int32_t st = cuda.device_count(&ndev);
+  if (st != GO_OK && cpu_only && have_cpu) {
+    std::printf("cuda not available (%s): checking the CPU backend against the embedded model only\n", cuda.last_error());
+    cuda = cpu;
+  } else if (st != GO_OK) {
+    std::printf("cuda: go_device_count -> status %d: %s\n", st, cuda.last_error());
+    // Without a GPU every call must fail cleanly with GO_ERR_NOT_AVAILABLE.
+    void* p = nullptr;
+    const int32_t s2 = cuda.alloc(64, &p);
+    const bool ok = st == GO_ERR_NOT_AVAILABLE && s2 == GO_ERR_NOT_AVAILABLE && std::strstr(cuda.last_error(), "CUDA not available");
+    std::printf("no-GPU probe: %s (go_alloc -> %d: %s)\n", ok ? "PASS" : "FAIL", s2, cuda.last_error());
+    return ok ? 0 : 1;
+  }
+  std::printf("cuda devices: %d; cpu backend: %s\n", ndev, have_cpu ? argv[2] : "(none)");
+
+  Rng r(seed);
+  std::vector<Case> cases;
+  const int64_t s = small ? 1 : 2;  // size multiplier
+  // fp8_gemm (1D2D bf16 out): DeepGEMM-checked shapes (numerics §8.2b), tails, K = 1152 (9 blocks), m = 1, 7.
+  cases.push_back(fp8_gemm_case(r, 128, 512, 2048 / (3 - s), "nt", 128, GO_BF16, false, false, 1));
+  cases.push_back(fp8_gemm_case(r, 257, 384, 1152, "nt", 128, GO_BF16, false, false, 1));
+  cases.push_back(fp8_gemm_case(r, 1, 768, 512, "nt", 128, GO_BF16, false, false, 1));
+  cases.push_back(fp8_gemm_case(r, 7, 256, 1152, "nt", 128, GO_BF16, false, false, 0));
+  cases.push_back(fp8_gemm_case(r, 200, 136, 640, "nt", 128, GO_BF16, false, false, 0));
+  cases.push_back(fp8_gemm_case(r, 65, 200, 300, "nt", 128, GO_BF16, false, false, 1));
+  if (!small) cases.push_back(fp8_gemm_case(r, 64, 256, 7168, "nt", 128, GO_BF16, false, false, 1));
+  cases.push_back(fp8_gemm_case(r, 96, 192, 384, "nn", 128, GO_BF16, false, false, 1));
+  cases.push_back(fp8_gemm_case(r, 96, 192, 384, "tn", 128, GO_BF16, false, false, 1));
+  cases.push_back(fp8_gemm_case(r, 96, 192, 384, "tt", 128, GO_BF16, false, false, 1));
+  // FP32-with-C 1D1D, C separate and C aliasing D; k = 0.
+  cases.push_back(fp8_gemm_case(r, 128, 256, 1152, "nt", 1, GO_F32, true, false, 1));
+  cases.push_back(fp8_gemm_case(r, 33, 160, 384, "nt", 1, GO_F32, true, true, 0));
+  cases.push_back(fp8_gemm_case(r, 33, 160, 0, "nt", 1, GO_F32, true, false, 1));
+  // m-grouped contiguous (classic and psum), with an empty group and 1-row group.
+  cases.push_back(mgrouped_case(r, true, false, {100, 0, 1, 257}, 256, 512));
+  cases.push_back(mgrouped_case(r, true, true, {100, 0, 1, 257}, 256, 512));
+  // masked: masked_m 0, 1, max and in between.
+  cases.push_back(masked_case(r, true, {0, 1, 256, 100}, 256, 384, 1152));
+  // k-grouped (SM90 flat and tn views), empty group, with and without C.
+  cases.push_back(kgrouped_fp8_case(r, {128, 0, 384, 256}, 128, 256, true, true));
+  cases.push_back(kgrouped_fp8_case(r, {256, 128, 0}, 64, 136, false, true));
+  cases.push_back(kgrouped_fp8_case(r, {128, 256}, 72, 128, true, false));
+  // skip-head-mid.
+  cases.push_back(skip_head_case(r, 70, 512, 512, 128, 64, 128));
+  // BF16 family.
+  cases.push_back(bf16_case(r, 130, 200, 320, "nt", GO_BF16, false));
+  cases.push_back(bf16_case(r, 64, 256, 1024 * s, "nt", GO_F32, false));
+  cases.push_back(bf16_case(r, 77, 130, 192, "nn", GO_F32, true));
+  cases.push_back(bf16_case(r, 77, 130, 192, "tn", GO_BF16, true));
+  cases.push_back(bf16_case(r, 50, 64, 100, "tt", GO_BF16, false));
+  cases.push_back(mgrouped_case(r, false, false, {100, 0, 1, 257}, 256, 256));
+  cases.push_back(mgrouped_case(r, false, true, {100, 0, 1, 257}, 256, 256));
+  cases.push_back(masked_case(r, false, {0, 1, 256, 100}, 256, 384, 256));
+  cases.push_back(kgrouped_bf16_case(r, {128, 0, 256}, 96, 160, true));
+  // HyperConnection prenorm.
+  cases.push_back(hc_case(r, 137, 24, 1280, 1, 0));
+  cases.push_back(hc_case(r, 13, 24, 1280, 16, 1));
+  // MQA logits.
+  cases.push_back(mqa_case(r, 17, 64, 128, 300, false, 0));
+  cases.push_back(mqa_case(r, 9, 32, 64, 200, true, 0));
+  cases.push_back(mqa_case(r, 9, 32, 32, 260, false, 150));
+  cases.push_back(paged_case(r, 3, 2, 64, 128, 64, 300));
+  cases.push_back(paged_case(r, 2, 1, 32, 64, 64, 130));
+
+  int failures = 0;
+  int64_t total_elems = 0, total_model_elems = 0;
+  std::printf("\n%-30s %-46s %10s %10s %10s %8s %s\n", "op", "case", "elements", "vs cpu", "vs model", "reruns", "note");
+  for (const Case& c : cases) {
+    RunResult g = run_on(cuda, c);
+    std::string cpu_col = "-", model_col = "-", rerun_col = "-", note;
+    if (g.status != GO_OK) {
+      ++failures;
+      note = "CUDA status " + std::to_string(g.status) + ": " + g.err;
+      std::printf("%-30s %-46s %10s %10s %10s %8s %s\n", c.op.c_str(), c.name.c_str(), "-", "ERROR", "-", "-", note.c_str());
+      continue;
+    }
+    int64_t elems = 0;
+    if (have_cpu && !cpu_only) {
+      RunResult h = run_on(cpu, c);
+      if (h.status != GO_OK) {
+        cpu_col = "n/a";
+        note += "cpu status " + std::to_string(h.status) + " (" + h.err.substr(0, 60) + ") ";
+      } else {
+        Cmp m = compare(c, g.outs, h.outs);
+        elems = m.elements;
+        total_elems += m.elements;
+        cpu_col = m.mismatches == 0 ? "EQUAL" : std::to_string(m.mismatches) + " DIFF";
+        if (m.mismatches) {
+          ++failures;
+          note += "first " + m.first + " (cuda vs cpu) ";
+        }
+      }
+    }
+    if (c.model) {
+      std::vector<HT> expect;
+      for (int o : c.outs) expect.push_back(c.ts[static_cast<size_t>(o)]);
+      c.model(c, expect);
+      Cmp m = compare(c, g.outs, expect);
+      elems = m.elements;
+      total_model_elems += m.elements;
+      model_col = m.mismatches == 0 ? "EQUAL" : std::to_string(m.mismatches) + " DIFF";
+      if (m.mismatches) {
+        ++failures;
+        note += "first " + m.first + " (cuda vs model) ";
+      }
+    }
+    const uint64_t h0 = fnv(g.outs);
+    int same = 1;
+    for (int i = 1; i < reruns; ++i) {
+      RunResult g2 = run_on(cuda, c);
+      if (g2.status == GO_OK && fnv(g2.outs) == h0) ++same;
+    }
+    rerun_col = std::to_string(same) + "/" + std::to_string(reruns);
+    if (same != reruns) ++failures;
+    std::printf("%-30s %-46s %10lld %10s %10s %8s %s\n", c.op.c_str(), c.name.c_str(), static_cast<long long>(elems),
+                cpu_col.c_str(), model_col.c_str(), rerun_col.c_str(), note.c_str());
+  }
+
+  // Error-path probes: the library must refuse, with the documented status, and not crash.
+  int probes = 0, probe_fail = 0;
+  if (cpu_only) ndev = 1;
+  auto probe = [&](const char* what, int32_t got, int32_t want) {
+    ++probes;
+    const bool ok = got == want;
+    if (!ok) ++probe_fail;
+    std::printf("probe %-52s -> %d %s (%s)\n", what, got, ok ? "ok" : "UNEXPECTED", cuda.last_error());
+  };
+  {
+    void* p = nullptr;
+    cuda.alloc(1 << 16, &p);
+    go_tensor a{}, b{}, d{}, sf{};
+    a.data = p; a.dtype = GO_E4M3; a.ndim = 2; a.shape[0] = 64; a.shape[1] = 128; a.strides[0] = 128; a.strides[1] = 1;
+    b = a;
+    sf.data = p; sf.dtype = GO_F32; sf.ndim = 2; sf.shape[0] = 64; sf.shape[1] = 1; sf.strides[0] = 1; sf.strides[1] = 64;
+    d = a; d.dtype = GO_BF16; d.shape[1] = 64; d.strides[0] = 64;
+    go_tensor big = a;
+    big.shape[0] = 1024;
+    probe("fp8_gemm with a tensor beyond its allocation", cuda.fp8_gemm(&big, &sf, &b, &sf, nullptr, &d, 1, 128, 128, 128, GO_MODEL_DEFAULT), GO_ERR_OUT_OF_BOUNDS);
+    go_tensor bad = a;
+    bad.data = reinterpret_cast<void*>(0x1000);
+    probe("fp8_gemm with a foreign pointer", cuda.fp8_gemm(&bad, &sf, &b, &sf, nullptr, &d, 1, 128, 128, 128, GO_MODEL_DEFAULT), GO_ERR_OUT_OF_BOUNDS);
+    probe("fp8_gemm model exact", cuda.fp8_gemm(&a, &sf, &b, &sf, nullptr, &d, 1, 128, 1, 128, GO_MODEL_EXACT), GO_ERR_UNSUPPORTED);
+    probe("bf16_gemm with e4m3 operands", cuda.bf16_gemm(&a, &b, nullptr, &d, GO_MODEL_BF16), GO_ERR_INVALID_ARGUMENT);
+    probe("go_free of an unknown pointer", cuda.free_(reinterpret_cast<void*>(0x1234)), GO_ERR_INVALID_ARGUMENT);
+    {
+      std::vector<char> host(1 << 17);
+      probe("go_copy_out past the allocation end", cuda.copy_out(host.data(), p, 1 << 17), GO_ERR_OUT_OF_BOUNDS);
+    }
+    probe("go_set_device out of range", cuda.set_device(ndev), GO_ERR_INVALID_ARGUMENT);
+    cuda.free_(p);
+  }
+
+  std::printf("\nSUMMARY cases=%zu elements_vs_cpu=%lld elements_vs_model=%lld reruns=%d failures=%d probes=%d/%d\n",
+              cases.size(), static_cast<long long>(total_elems), static_cast<long long>(total_model_elems), reruns,
+              failures, probes - probe_fail, probes);
+  return failures == 0 && probe_fail == 0 ? 0 : 1;
+}
