@@ -11,26 +11,15 @@
  * @module
  */
 import type { OpSpec } from "../reference/gemm/op_spec.ts";
-import * as normalGemm from "../reference/gemm/normal_gemm.ts";
+import { GEMM_OPS } from "../reference/gemm/registry.ts";
 
 export type { OpSpec } from "../reference/gemm/op_spec.ts";
 
 /** The subset of {@link OpSpec} that `oracle run` and the fixtures use. */
 export type RunnableOp = Pick<OpSpec, "name" | "inputs" | "outputs" | "scalars" | "defaultModel" | "models" | "run">;
 
-function collect(module: Record<string, unknown>): Record<string, RunnableOp> {
-  const out: Record<string, RunnableOp> = {};
-  for (const v of Object.values(module)) {
-    if (v !== null && typeof v === "object" && "name" in v && "run" in v && "inputs" in v) {
-      const op = v as RunnableOp;
-      out[op.name] = op;
-    }
-  }
-  return out;
-}
-
-// TODO(H3): replace with GEMM_OPS (reference/gemm/registry.ts) and the indexer/HC/MoE registry once published.
-const REGISTRIES: Readonly<Record<string, RunnableOp>>[] = [collect(normalGemm)];
+// TODO(H3): add the indexer / HC / MoE registry (H7) beside GEMM_OPS once it is published.
+const REGISTRIES: Readonly<Record<string, RunnableOp>>[] = [GEMM_OPS];
 
 /**
  * The op of a name.

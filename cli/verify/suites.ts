@@ -13,7 +13,7 @@
  * @module
  */
 import { Prng } from "../../reference/random/prng.ts";
-import { type Tensor } from "../../reference/tensor/mod.ts";
+import type { Tensor } from "../../reference/tensor/mod.ts";
 import { concatRows, fp8Operand, i32, randnTensor, stack, zeroRows } from "./inputs.ts";
 import type { VerifyCase } from "./runner.ts";
 
@@ -78,7 +78,6 @@ function bf16Dense(m: number, n: number, k: number, letters = "nt", withC = fals
 /** M-grouped contiguous: `sizes[g]` rows per group, each segment padded with −1 rows to a multiple of 128. */
 function mGroupedContiguous(sizes: readonly number[], n: number, k: number, psum: boolean): (p: Prng) => Built {
   return (p) => {
-    const G = sizes.length;
     const layout: number[] = [], ends: number[] = [], padRows: number[] = [];
     let rows = 0;
     sizes.forEach((s, g) => {

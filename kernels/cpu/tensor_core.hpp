@@ -106,30 +106,35 @@ inline float special_result(double fp64_sum) {
 template <int FA, int FB, int N, int KEEP>
 inline float fused_dot_add(const Dec* a, const Dec* b, int count, float c, int scale_exp = 0, bool scale_nan = false) {
   constexpr int F = FA + FB;
-  // Special values first.
-  bool special = scale_nan || !std::isfinite(c);
-  for (int i = 0; i < count; i++) special |= (a[i].special | b[i].special) != 0;
+  static_assert(N >= F, "terms are aligned with a left shift of N - F >= 0");
+  // c as an fp32 term: sig with 23 fraction bits, subnormal exponent clamped to −126, zero -> −126.
+  Dec dc = decode(f32_bits(c), kF32);
+  int E = dc.exp;
+  int special = dc.special | int(scale_nan);
+  int pmax = -100000;
+  for (int i = 0; i < count; i++) {
+    int e = a[i].exp + b[i].exp;
+    pmax = e > pmax ? e : pmax;
+    special |= a[i].special | b[i].special;
+  }
   if (special) {
+    // Special values first (MMA-Sim fused_dot_add): the fp64 sum of products·scales + c decides NaN or ±Inf.
     double sum = double(c);
     double scale = scale_nan ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, scale_exp);
     for (int i = 0; i < count; i++) sum += dec_value(a[i], FA) * dec_value(b[i], FB) * scale;
-    if (std::isnan(sum) || std::isinf(sum)) return special_result(sum);
-    // A NaN/Inf operand always makes the fp64 sum NaN or Inf, so this is unreachable; keep the exact path anyway.
+    return special_result(sum);  // a NaN/Inf operand always makes that sum NaN or Inf
   }
-  // c as an fp32 term: sig with 23 fraction bits, subnormal exponent clamped to −126, zero -> −126.
-  uint32_t cu = f32_bits(c);
-  Dec dc = decode(cu, kF32);
-  int E = dc.exp;
-  for (int i = 0; i < count; i++) {
-    int e = a[i].exp + b[i].exp + scale_exp;
-    if (e > E) E = e;
-  }
-  // term_i = trunc(sig_a·sig_b · 2^(N + e_i − E − F)); c: trunc(sig_c · 2^(N + e_c − E − 23)).
+  if (pmax + scale_exp > E) E = pmax + scale_exp;
+  // term_i = trunc(sig_a·sig_b · 2^(N + e_i − E − F)) = (|p| << (N − F)) >> (E − e_i), sign restored after: truncation
+  // toward zero, term by term (numerics.md §8.2: 256 − 2^-6 -> 256). c: trunc(sig_c · 2^(N + e_c − E − 23)).
   int64_t s = shift_trunc(dc.sig, N + dc.exp - E - 23);
+  const int base = E - scale_exp;
   for (int i = 0; i < count; i++) {
     int64_t p = int64_t(a[i].sig) * b[i].sig;
-    if (p == 0) continue;
-    s += shift_trunc(p, N + a[i].exp + b[i].exp + scale_exp - E - F);
+    int d = base - (a[i].exp + b[i].exp);  // >= 0
+    uint64_t m = uint64_t(p < 0 ? -p : p) << (N - F);
+    uint64_t t = d < 64 ? m >> d : 0;
+    s += p < 0 ? -int64_t(t) : int64_t(t);
   }
   return normalize_rz(s, E - N, KEEP);
 }

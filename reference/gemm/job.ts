@@ -19,7 +19,7 @@
  */
 import type { ResolvedModel } from "../kernel_models/kernel_models.ts";
 import type { Storage } from "../tensor/dtype.ts";
-import { Tensor } from "../tensor/tensor.ts";
+import type { Tensor } from "../tensor/tensor.ts";
 
 /** Operand codes: e4m3/e5m2/e2m1 codes in bytes, bf16/f16 bit patterns in 16-bit words. */
 export type CodeStorage = Uint8Array | Uint16Array;

@@ -20,7 +20,7 @@
  */
 import { type ModelOptions, type ResolvedModel, resolveModel } from "../kernel_models/kernel_models.ts";
 import type { DType } from "../tensor/dtype.ts";
-import { Tensor } from "../tensor/tensor.ts";
+import type { Tensor } from "../tensor/tensor.ts";
 import type { GemmJob, GemmProblem } from "./job.ts";
 import { packKRows } from "./job.ts";
 import {
