@@ -21,7 +21,12 @@ interface Problem {
   free(): void;
 }
 
-function upload(be: Backend, dtype: DeviceTensor["dtype"], shape: number[], data: Uint8Array | Float32Array): DeviceTensor {
+function upload(
+  be: Backend,
+  dtype: DeviceTensor["dtype"],
+  shape: number[],
+  data: Uint8Array<ArrayBuffer> | Float32Array<ArrayBuffer>,
+): DeviceTensor {
   const buffer = be.alloc(Math.max(1, data.byteLength));
   buffer.copyIn(data);
   const strides = shape.map((_, i) => shape.slice(i + 1).reduce((x, y) => x * y, 1));
@@ -35,7 +40,8 @@ function problem(be: Backend, M: number, N: number, K: number): Problem {
     return (c & 0x7f) === 0x7f ? 0x38 : c;
   };
   const kb = Math.ceil(K / 128);
-  const scales = (n: number) => Float32Array.from({ length: n }, () => f32FromBits(((120 + rng.int(8)) << 23) | rng.int(1 << 23)));
+  const scales = (n: number) =>
+    Float32Array.from({ length: n }, () => f32FromBits(((120 + rng.int(8)) << 23) | rng.int(1 << 23)));
   const a = upload(be, "e4m3", [M, K], Uint8Array.from({ length: M * K }, code));
   const b = upload(be, "e4m3", [N, K], Uint8Array.from({ length: N * K }, code));
   const sfa = upload(be, "f32", [M, kb], scales(M * kb));
@@ -66,7 +72,12 @@ export function measure(be: Backend, p: Problem, threads: number, reps: number):
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,
-    options: { m: { type: "string", default: "256" }, n: { type: "string", default: "256" }, k: { type: "string", default: "1024" }, reps: { type: "string", default: "3" } },
+    options: {
+      m: { type: "string", default: "256" },
+      n: { type: "string", default: "256" },
+      k: { type: "string", default: "1024" },
+      reps: { type: "string", default: "3" },
+    },
   });
   const [M, N, K, reps] = [values.m, values.n, values.k, values.reps].map(Number);
   using be = await openBackend("cpu");

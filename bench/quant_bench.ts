@@ -35,7 +35,9 @@ function time(name: string, f: () => unknown): void {
   );
 }
 
-console.log(`quantizers on ${M}x${N} bf16 (Deno ${Deno.version.deno}, ${Deno.build.target}, load ${Deno.loadavg()[0]})`);
+console.log(
+  `quantizers on ${M}x${N} bf16 (Deno ${Deno.version.deno}, ${Deno.build.target}, load ${Deno.loadavg()[0]})`,
+);
 time("per_token_cast_to_fp8 (fp32 scales)", () => perTokenCastToFp8(x, { useUe8m0: false }));
 time("per_token_cast_to_fp8 (ue8m0, packed)", () => perTokenCastToFp8(x, { useUe8m0: true, usePackedUe8m0: true }));
 time("per_block_cast_to_fp8 (fp32 scales)", () => perBlockCastToFp8(x, { useUe8m0: false }));

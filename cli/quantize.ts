@@ -1,21 +1,21 @@
 /**
  * `oracle quantize --recipe NAME [--gran-k N] [--ue8m0] [--packed-ue8m0] [--semantics gpu|cpu] IN OUT`: runs one of
  * DeepGEMM's utility quantizers (deepgemm-ops.md §2) on every tensor of IN and writes, per input tensor `<name>`,
- * the codes as `<name>` and the scales as `<name>_sf` (interfaces.md §3). Packed FP4 codes are `I8` (`torch.int8`,
- * as DeepGEMM stores them); packed UE8M0 scales are `I32` and listed in `__metadata__.packed_ue8m0`.
+ * the codes as `<name>` and the scales as `<name>_sf` (interfaces.md §3), using the recipe registry
+ * `QUANT_RECIPES` (DeepGEMM's quantizers and the MX / NVFP4 recipes). FP4 codes are written as `F4` (element 0 in the
+ * low nibble, byte for byte DeepGEMM's packed int8); packed UE8M0 scales are `I32` and listed in
+ * `__metadata__.packed_ue8m0`.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { QUANTIZE_RECIPES } from "./quantize.ts";
- * assert.ok("per_token_cast_to_fp8" in QUANTIZE_RECIPES);
+ * import { quantizeCommand } from "./quantize.ts";
+ * assert.match(quantizeCommand.usage, /per_token_cast_to_fp8/);
  * ```
  * @module
  */
 import type { Tensor } from "../reference/tensor/mod.ts";
-import { perBlockCastToFp8, perChannelCastToFp8, perTokenCastToFp8 } from "../reference/quant/fp8_casts.ts";
-import { perTokenCastToFp4 } from "../reference/quant/fp4_casts.ts";
-import type { CastOptions, CastResult } from "../reference/quant/fp8_casts.ts";
+import { QUANT_RECIPE_NAMES, QUANT_RECIPES, type RecipeResult } from "../reference/quant/recipes.ts";
 import { F4_NIBBLE_ORDER_KEY, PACKED_UE8M0_KEY, readSafetensors, writeSafetensors } from "../io/mod.ts";
 import {
   type CliIo,
@@ -27,33 +27,7 @@ import {
   UsageError,
 } from "./command.ts";
 
-/** One quantizer reachable from the command line. */
-export interface QuantizeRecipe {
-  /** What it is. */
-  readonly description: string;
-  /** Quantizes one tensor. */
-  quantize(x: Tensor, options: CastOptions): CastResult;
-}
-
-/** The recipes, keyed by DeepGEMM's function names (deepgemm-ops.md §2.4–§2.8). */
-export const QUANTIZE_RECIPES: Readonly<Record<string, QuantizeRecipe>> = Object.freeze({
-  per_token_cast_to_fp8: {
-    description: "E4M3, one scale per row and gran_k columns (§2.4)",
-    quantize: perTokenCastToFp8,
-  },
-  per_channel_cast_to_fp8: {
-    description: "E4M3, one scale per gran_k rows of each column (§2.5)",
-    quantize: perChannelCastToFp8,
-  },
-  per_block_cast_to_fp8: {
-    description: "E4M3, one scale per gran_k × gran_k tile (§2.6)",
-    quantize: perBlockCastToFp8,
-  },
-  per_token_cast_to_fp4: {
-    description: "E2M1 packed two per int8 (low nibble = even element), one scale per row and gran_k columns (§2.8)",
-    quantize: perTokenCastToFp4,
-  },
-});
+const SCALE_RULES = ["floor", "ceil", "even", "rceil"] as const;
 
 const USAGE =
   `Usage: oracle quantize --recipe <name> [--gran-k N] [--ue8m0] [--packed-ue8m0] [--semantics gpu|cpu] IN OUT
@@ -61,11 +35,15 @@ const USAGE =
 Quantizes every tensor of the safetensors file IN (2-D, any float dtype; integer tensors are skipped) with one of
 DeepGEMM's utility quantizers and writes, for each tensor <name>, the codes as <name> and the scales as <name>_sf.
 
-  --recipe NAME      ${Object.keys(QUANTIZE_RECIPES).join(", ")}
+  --recipe NAME      ${QUANT_RECIPE_NAMES.join(", ")}
   --gran-k N         elements per scale group along K (default 128)
   --ue8m0            round scales up to powers of two (ceil_to_ue8m0; DeepGEMM's use_ue8m0)
   --packed-ue8m0     pack four UE8M0 scale bytes per int32 (DeepGEMM's SM100 layout; needs --ue8m0)
   --semantics S      gpu (default): amax / 448 computed as amax · fl32(1/448) like PyTorch on CUDA; cpu: true division
+  --scale-rule R     MX recipes: floor (default, OCP MX v1.0), ceil, even, rceil
+
+FP4 codes are written as F4 (two per byte, element 0 in the low nibble: byte for byte DeepGEMM's packed int8;
+in PyTorch \`t.view(torch.int8)\`). NVFP4 recipes also write the per-tensor scale as <name>_global_sf.
 
 Exit status: 0 written, 2 bad arguments or unusable input.`;
 
@@ -76,6 +54,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     ue8m0: { type: "boolean" },
     "packed-ue8m0": { type: "boolean" },
     semantics: { type: "string" },
+    "scale-rule": { type: "string" },
   }, "quantize");
   if (values.help) {
     io.stdout(USAGE + "\n");
@@ -86,8 +65,12 @@ async function run(args: string[], io: CliIo): Promise<number> {
   if (typeof recipeName !== "string") {
     throw new UsageError("oracle quantize: --recipe is required (see oracle quantize --help)");
   }
-  if (!Object.hasOwn(QUANTIZE_RECIPES, recipeName)) {
-    throw new UsageError(`--recipe "${recipeName}" is not one of ${Object.keys(QUANTIZE_RECIPES).join(", ")}`);
+  if (!Object.hasOwn(QUANT_RECIPES, recipeName)) {
+    throw new UsageError(`--recipe "${recipeName}" is not one of ${QUANT_RECIPE_NAMES.join(", ")}`);
+  }
+  const scaleRule = (values["scale-rule"] as string | undefined) ?? "floor";
+  if (!(SCALE_RULES as readonly string[]).includes(scaleRule)) {
+    throw new UsageError(`--scale-rule ${JSON.stringify(scaleRule)} is not one of ${SCALE_RULES.join(", ")}`);
   }
   const granK = values["gran-k"] === undefined ? 128 : parseCount("--gran-k", values["gran-k"] as string);
   if (granK === 0) throw new UsageError("--gran-k must be positive");
@@ -100,28 +83,36 @@ async function run(args: string[], io: CliIo): Promise<number> {
   if (usePackedUe8m0 && !useUe8m0) throw new UsageError("--packed-ue8m0 needs --ue8m0 (packed scales are UE8M0 bytes)");
   const [input, output] = positionals;
   const file = await readSafetensors(input);
-  const recipe = QUANTIZE_RECIPES[recipeName];
+  const recipe = QUANT_RECIPES[recipeName];
   const out = new Map<string, Tensor>();
   const packed: string[] = [];
+  let quantized = 0;
   for (const [name, x] of file.tensors) {
     if (x.dtype === "i32" || x.dtype === "i64" || x.dtype === "u8" || x.dtype === "i8") {
       io.stderr(`skipping integer tensor "${name}"\n`);
       continue;
     }
-    if (out.has(name) || out.has(`${name}_sf`) || file.tensors.has(`${name}_sf`)) {
-      throw new UsageError(`${input}: output name "${name}_sf" collides with an input tensor`);
+    for (const suffix of ["_sf", "_global_sf"]) {
+      if (out.has(name + suffix) || file.tensors.has(name + suffix)) {
+        throw new UsageError(`${input}: output name "${name}${suffix}" collides with an input tensor`);
+      }
     }
-    let r: CastResult;
+    let r: RecipeResult;
     try {
-      r = recipe.quantize(x, { useUe8m0, granK, usePackedUe8m0, semantics });
+      r = recipe(x, { useUe8m0, granK, usePackedUe8m0, semantics, scaleRule: scaleRule as typeof SCALE_RULES[number] });
     } catch (e) {
       throw new UsageError(`tensor "${name}": ${(e as Error).message}`);
     }
-    out.set(name, r.q);
+    if (r.codes.dtype === "e2m1" && r.codes.numel % 2 !== 0) {
+      throw new UsageError(`tensor "${name}": ${r.codes.numel} FP4 codes cannot be packed two per byte`);
+    }
+    out.set(name, r.codes);
     out.set(`${name}_sf`, r.sf);
+    if (r.globalSf) out.set(`${name}_global_sf`, r.globalSf);
+    quantized++;
     if (r.sf.dtype === "i32") packed.push(`${name}_sf`);
   }
-  if (out.size === 0) throw new UsageError(`${input}: has no floating-point tensor to quantize`);
+  if (quantized === 0) throw new UsageError(`${input}: has no floating-point tensor to quantize`);
   const metadata: Record<string, string> = {
     ...file.metadata,
     recipe: recipeName,
@@ -129,11 +120,12 @@ async function run(args: string[], io: CliIo): Promise<number> {
     use_ue8m0: String(useUe8m0),
     semantics,
   };
+  if (recipeName.startsWith("mx")) metadata.scale_rule = scaleRule;
   delete metadata[F4_NIBBLE_ORDER_KEY];
   delete metadata[PACKED_UE8M0_KEY];
   if (packed.length > 0) metadata[PACKED_UE8M0_KEY] = JSON.stringify(packed.sort());
   await writeSafetensors(output, out, metadata);
-  io.stderr(`quantized ${out.size / 2} tensors of ${input} with ${recipeName} → ${output}\n`);
+  io.stderr(`quantized ${quantized} tensors of ${input} with ${recipeName} → ${output}\n`);
   return EXIT.ok;
 }
 

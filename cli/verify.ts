@@ -21,12 +21,11 @@
 import denoConfig from "../deno.json" with { type: "json" };
 import { type Backend, openBackend } from "../ffi/backend.ts";
 import { BackendNotAvailableError } from "../ffi/errors.ts";
-import { loadFixtures } from "../fixtures/fixture_files.ts";
 import { type CliIo, type Command, EXIT, parseCommandArgs, UsageError } from "./command.ts";
 import { findRegressions, parseBaseline } from "./verify/baseline.ts";
 import { type CaseResult, formatSummary, formatTable, type Report, summarize, toJUnit } from "./verify/report.ts";
-import { runCase, type VerifyBackend, type VerifyCase } from "./verify/runner.ts";
-import { deepseekV3Suite, edgeSuite } from "./verify/suites.ts";
+import { runCase, type VerifyBackend } from "./verify/runner.ts";
+import { collectCases, runOnDevices } from "./verify/devices.ts";
 
 const USAGE =
   `Usage: oracle verify [--backend cpu|cuda|reference|PATH.so]... [--ops GLOB] [--suite fixtures|edge|deepseek-v3|all]
@@ -83,36 +82,17 @@ function gpuPresent(): boolean {
   return false;
 }
 
-async function collectCases(suite: string, sample: number, seed: number): Promise<VerifyCase[]> {
-  const out: VerifyCase[] = [];
-  const want = (s: string) =>
-    suite === "all" || suite === s || (suite === "default" && (s === "fixtures" || s === "edge"));
-  if (want("fixtures")) {
-    for (const f of await loadFixtures()) {
-      out.push({
-        id: `fixtures/${f.id}`,
-        op: f.op,
-        layout: f.layout,
-        suite: "fixtures",
-        expected: f.outputs,
-        build: () => ({ inputs: f.inputs, scalars: f.scalars as Record<string, unknown> }),
-      });
-    }
-  }
-  const reseed = (c: VerifyCase): VerifyCase => seed === 0 ? c : { ...c, id: `${c.id}#seed${seed}` };
-  if (want("edge")) out.push(...edgeSuite().map(reseed));
-  if (want("deepseek-v3")) out.push(...deepseekV3Suite(sample).map(reseed));
-  return out;
-}
-
 interface Opened {
   handles: VerifyBackend[];
+  /** GPU count per backend name (backends with more than one device run in one Worker per device). */
+  devices: Map<string, number>;
   report: Report["backends"];
   close(): void;
 }
 
 async function openBackends(names: string[], explicit: boolean, io: CliIo): Promise<Opened> {
   const handles: VerifyBackend[] = [], report: Report["backends"] = [], loaded: Backend[] = [];
+  const devices = new Map<string, number>();
   for (const name of names) {
     if (name === "reference") {
       handles.push({ name, backend: null, modelFor: () => undefined });
@@ -131,7 +111,9 @@ async function openBackends(names: string[], explicit: boolean, io: CliIo): Prom
       const b = await openBackend(name);
       loaded.push(b);
       const models = (b.info as unknown as { models?: Record<string, string> }).models ?? {};
-      handles.push({ name: b.name === name ? name : `${name}`, backend: b, modelFor: (f) => models[f] });
+      handles.push({ name, backend: b, modelFor: (f) => models[f] });
+      const count = new Int32Array(1);
+      if (b.library.symbols.go_device_count(count) === 0 && count[0] > 1) devices.set(name, count[0]);
       report.push({ name, status: "available", info: b.info });
     } catch (e) {
       if (e instanceof BackendNotAvailableError && !explicit) {
@@ -142,7 +124,7 @@ async function openBackends(names: string[], explicit: boolean, io: CliIo): Prom
       throw new BackendUnavailable(`backend ${name}: ${(e as Error).message}`);
     }
   }
-  return { handles, report, close: () => loaded.forEach((b) => b.close()) };
+  return { handles, report, devices, close: () => loaded.forEach((b) => b.close()) };
 }
 
 class BackendUnavailable extends Error {}
@@ -210,10 +192,20 @@ async function verify(args: string[], io: CliIo): Promise<number> {
   }
   const results: CaseResult[] = [];
   try {
+    const model = values.model as string | undefined;
+    const local = opened.handles.filter((h) => !opened.devices.has(h.name));
+    const perCase = new Map<string, CaseResult[]>();
+    // Backends with several GPUs: one Worker per device, in parallel with the local backends below.
+    const spread = Promise.all([...opened.devices].map(([name, n]) => {
+      io.stderr(`verify: spreading ${cases.length} cases over ${n} ${name} devices\n`);
+      return runOnDevices({ backend: name, suite, sample, seed, model }, cases, n, (l) => io.stderr(`verify: ${l}\n`));
+    }));
     for (const [i, c] of cases.entries()) {
       io.stderr(`verify: [${i + 1}/${cases.length}] ${c.id}\n`);
-      results.push(...await runCase(c, opened.handles, { model: values.model as string | undefined, workers }));
+      perCase.set(c.id, await runCase(c, local, { model, workers }));
     }
+    for (const rows of await spread) for (const r of rows) perCase.get(r.id)?.push(r);
+    for (const c of cases) results.push(...perCase.get(c.id)!);
     // The unavailable backends: one skipped row per case, so the summary counts them as skipped, never passed.
     for (const b of opened.report.filter((r) => r.status === "unavailable")) {
       for (const c of cases) {

@@ -113,7 +113,7 @@ export class Backend implements Disposable {
  * @throws {LibraryLoadError} for a missing library, a missing required symbol or another ABI version
  */
 export async function openBackend(spec: string): Promise<Backend> {
-  if (typeof spec !== "string" || spec.length === 0) throw new TypeError("Backend must be \"cpu\", \"cuda\" or a path");
+  if (typeof spec !== "string" || spec.length === 0) throw new TypeError('Backend must be "cpu", "cuda" or a path');
   if (spec === "cpu" || spec === "cuda") {
     let path: string;
     try {

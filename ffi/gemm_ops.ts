@@ -11,7 +11,7 @@
  */
 import type { DType } from "../reference/tensor/dtype.ts";
 import type { NativeLibrary, NativeSymbols } from "./library.ts";
-import { type ModelName, modelCode } from "./models.ts";
+import { modelCode, type ModelName } from "./models.ts";
 import { expectShape, expectTensor, Staging, type TensorArg } from "./tensor_args.ts";
 
 const FP8: readonly DType[] = ["e4m3", "e5m2"];
@@ -162,6 +162,8 @@ export interface MGroupedFp8GemmContiguousArgs extends Omit<Fp8GemmArgs, "c"> {
   groupedLayout: TensorArg;
   /** psum layout (default false). */
   usePsumLayout?: boolean;
+  /** psum: also compute each group's last tile up to the mk_alignment boundary (default true, as DeepGEMM). */
+  ensureZeroPadding?: boolean;
   /** Segment alignment = BLOCK_M (default 128). */
   mkAlignment?: number;
 }
@@ -198,7 +200,7 @@ export function mGroupedFp8GemmContiguous(lib: NativeLibrary, args: MGroupedFp8G
     ra[1],
     rb[0],
     rb[1],
-    psum ? 1 : 0,
+    psum ? (args.ensureZeroPadding ?? true ? 3 : 1) : 0,
     align,
     model,
   );
@@ -368,6 +370,8 @@ export interface MGroupedBf16GemmContiguousArgs extends Omit<Bf16GemmArgs, "c"> 
   groupedLayout: TensorArg;
   /** psum layout. */
   usePsumLayout?: boolean;
+  /** psum: also compute each group's last tile up to the mk_alignment boundary (default true, as DeepGEMM). */
+  ensureZeroPadding?: boolean;
   /** Segment alignment (default 128). */
   mkAlignment?: number;
 }
@@ -393,7 +397,7 @@ export function mGroupedBf16GemmContiguous(lib: NativeLibrary, args: MGroupedBf1
     s.descriptor("b", b),
     s.descriptor("d", d, true),
     s.descriptor("grouped_layout", groupedLayout),
-    psum ? 1 : 0,
+    psum ? (args.ensureZeroPadding ?? true ? 3 : 1) : 0,
     align,
     model,
   );
@@ -421,7 +425,13 @@ export function mGroupedBf16GemmMasked(lib: NativeLibrary, args: MGroupedBf16Gem
   expectShape("masked_m", maskedM, [G]);
   const model = modelCode(args.model);
   using s = new Staging(lib);
-  const st = f(s.descriptor("a", a), s.descriptor("b", b), s.descriptor("d", d, true), s.descriptor("masked_m", maskedM), model);
+  const st = f(
+    s.descriptor("a", a),
+    s.descriptor("b", b),
+    s.descriptor("d", d, true),
+    s.descriptor("masked_m", maskedM),
+    model,
+  );
   lib.check(st, "go_m_grouped_bf16_gemm_masked");
   s.finish();
 }

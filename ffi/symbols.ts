@@ -86,7 +86,21 @@ export const symbols = {
   },
   // (a, sfa, b, sfb, d, gran_a_mn, gran_a_k, gran_b_mn, gran_b_k, left, mid, right, model)
   go_fp8_gemm_skip_head_mid: {
-    parameters: ["buffer", "buffer", "buffer", "buffer", "buffer", "i32", "i32", "i32", "i32", "i32", "i32", "i32", "i32"],
+    parameters: [
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "i32",
+      "i32",
+      "i32",
+      "i32",
+      "i32",
+      "i32",
+      "i32",
+      "i32",
+    ],
     result: "i32",
     optional: true,
   },

@@ -67,7 +67,12 @@ export function metaOf(t: TensorArg): TensorMeta {
  * Checks a tensor argument's dtype and rank.
  * @throws {TypeError} for a wrong dtype or rank
  */
-export function expectTensor(name: string, t: TensorArg | null | undefined, dtypes: readonly DType[], rank: number): void {
+export function expectTensor(
+  name: string,
+  t: TensorArg | null | undefined,
+  dtypes: readonly DType[],
+  rank: number,
+): void {
   if (t === null || t === undefined) throw new TypeError(`${name}: required tensor is missing`);
   if (!(t instanceof Tensor) && !isDeviceTensor(t)) {
     throw new TypeError(`${name}: expected a Tensor or a DeviceTensor`);
@@ -76,7 +81,9 @@ export function expectTensor(name: string, t: TensorArg | null | undefined, dtyp
     throw new TypeError(`${name}: dtype "${t.dtype}" where ${dtypes.map((d) => `"${d}"`).join(" or ")} is required`);
   }
   if (t.shape.length !== rank) {
-    throw new TypeError(`${name}: rank ${t.shape.length} (shape [${t.shape.join(", ")}]) where rank ${rank} is required`);
+    throw new TypeError(
+      `${name}: rank ${t.shape.length} (shape [${t.shape.join(", ")}]) where rank ${rank} is required`,
+    );
   }
   for (const [i, s] of t.shape.entries()) {
     if (!Number.isSafeInteger(s) || s < 0) throw new RangeError(`${name}: invalid size ${s} in dimension ${i}`);
@@ -189,9 +196,19 @@ export class Staging implements Disposable {
     const buf = DeviceBuffer.alloc(this.#lib, count * esize);
     this.#buffers.push(buf);
     const data = host.data;
-    const span = new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset + lo * esize, Math.min(count, data.length - lo) * esize);
+    const span = new Uint8Array(
+      data.buffer as ArrayBuffer,
+      data.byteOffset + lo * esize,
+      Math.min(count, data.length - lo) * esize,
+    );
     buf.copyIn(span);
-    const dev: DeviceTensor = { buffer: buf, byteOffset: 0, dtype: host.dtype, shape: host.shape, strides: host.strides };
+    const dev: DeviceTensor = {
+      buffer: buf,
+      byteOffset: 0,
+      dtype: host.dtype,
+      shape: host.shape,
+      strides: host.strides,
+    };
     if (output) this.#outputs.push({ host, dev, lo, count });
     return encodeDescriptor(name, dev);
   }
@@ -201,7 +218,11 @@ export class Staging implements Disposable {
     for (const o of this.#outputs) {
       const esize = DTYPES[o.host.dtype].bytes;
       const data = o.host.data;
-      const span = new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset + o.lo * esize, Math.min(o.count, data.length - o.lo) * esize);
+      const span = new Uint8Array(
+        data.buffer as ArrayBuffer,
+        data.byteOffset + o.lo * esize,
+        Math.min(o.count, data.length - o.lo) * esize,
+      );
       o.dev.buffer.copyOut(span);
     }
   }

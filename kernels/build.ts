@@ -148,7 +148,9 @@ export async function buildBackend(name: BackendName, opts: BuildOptions = {}): 
   const header = new URL("gemm_oracle.h", KERNELS_DIR).pathname;
   const version = await compilerVersion(compiler); // first: "nvcc not found" is the answer whatever the sources
   const { compile, all } = await listSources(sourceDir, name);
-  if (compile.length === 0) throw new BuildError(`no ${name} sources (${SOURCE_EXT[name].compile.join(", ")}) in ${sourceDir}`);
+  if (compile.length === 0) {
+    throw new BuildError(`no ${name} sources (${SOURCE_EXT[name].compile.join(", ")}) in ${sourceDir}`);
+  }
   const enc = new TextEncoder();
   const parts: Uint8Array[] = [enc.encode(`${compiler}\0${version}\0${BUILD_FLAGS[name].join(" ")}\0`)];
   for (const f of [header, ...all]) {

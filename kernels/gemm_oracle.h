@@ -143,15 +143,19 @@ int32_t go_fp8_gemm(const go_tensor* a, const go_tensor* sfa, const go_tensor* b
 
 /* A [M, K], B [G, N, K], sfb [G, ...], D [M, N]. Classic layout (use_psum_layout = 0): grouped_layout i32 [M], the group
  * of a tile of mk_alignment rows is grouped_layout[tile start] (clamped at 0); SM90 models write 0 for every 64-row
- * chunk whose first row is -1. psum layout: grouped_layout i32 [G] cumulative end rows; group g owns rows
- * [align(end_{g-1}, mk_alignment), end_g); rows outside every group are not written. */
+ * chunk whose first row is -1. psum layout (use_psum_layout bit 0): grouped_layout i32 [G] cumulative end rows; group
+ * g owns rows [align(end_{g-1}, mk_alignment), end_g); with bit 1 set (value 3, DeepGEMM's ensure_zero_padding) a
+ * non-empty group also computes its rows [end_g, align(end_g, mk_alignment)); rows outside every group are not
+ * written. The BF16 form takes the same values. */
 int32_t go_m_grouped_fp8_gemm_contiguous(const go_tensor* a, const go_tensor* sfa, const go_tensor* b,
                                          const go_tensor* sfb, const go_tensor* d, const go_tensor* grouped_layout,
                                          int32_t gran_a_mn, int32_t gran_a_k, int32_t gran_b_mn, int32_t gran_b_k,
                                          int32_t use_psum_layout, int32_t mk_alignment, int32_t model);
 
-/* A [G, Mmax, K], B [G, N, K], D [G, Mmax, N], masked_m i32 [G]: rows r < masked_m[g] of group g are computed;
- * other rows are not written. */
+/* A [G, Mmax, K], B [G, N, K], D [G, Mmax, N], masked_m i32 [G]: rows r < masked_m[g] of group g hold A·Bᵀ. As the
+ * kernels' BLOCK_M = 128 tiles do, rows up to min(Mmax, align(masked_m[g], 128)) are computed from A's padding, except
+ * that SM90 models (sm90_*, bf16) write 0 in 64-row chunks starting at or after masked_m[g]; later rows are not
+ * written. Only rows below masked_m are meaningful. */
 int32_t go_m_grouped_fp8_gemm_masked(const go_tensor* a, const go_tensor* sfa, const go_tensor* b,
                                      const go_tensor* sfb, const go_tensor* d, const go_tensor* masked_m,
                                      int32_t gran_a_mn, int32_t gran_a_k, int32_t gran_b_mn, int32_t gran_b_k,

@@ -164,7 +164,7 @@ export const BACKEND_OPS: Readonly<Record<string, BackendOp>> = Object.freeze({
     family: "k_grouped_fp8_gemm",
     run(backend, inputs, _scalars, model, out) {
       const op = "k_grouped_fp8_gemm_nt_contiguous";
-      const ks = need(inputs, "ks", op);
+      const ks = inputs.ks ?? need(inputs, "grouped_layout", op);
       backend.kGroupedFp8Gemm({
         a: need(inputs, "a", op),
         sfa: need(inputs, "sfa", op),

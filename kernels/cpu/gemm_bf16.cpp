@@ -115,7 +115,11 @@ int32_t go_m_grouped_bf16_gemm_contiguous(const go_tensor* a_, const go_tensor* 
           fail(GO_ERR_INVALID_ARGUMENT, "grouped_layout[" + std::to_string(g) + "] = " + std::to_string(end) +
                                             " must be >= the previous end and <= M");
         }
-        for (int64_t i = align_up(prev_end, mk_alignment); i < end; i++) group[size_t(i)] = g;
+        int64_t start = align_up(prev_end, mk_alignment);
+        for (int64_t i = start; i < end; i++) group[size_t(i)] = g;
+        if ((use_psum_layout & 2) && end > start) {  // ensure_zero_padding: compute the last tile's tail
+          for (int64_t i = end; i < std::min(M, align_up(end, mk_alignment)); i++) group[size_t(i)] = g;
+        }
         prev_end = end;
       }
     }
@@ -165,9 +169,11 @@ int32_t go_m_grouped_bf16_gemm_masked(const go_tensor* a_, const go_tensor* b_, 
         fail(GO_ERR_INVALID_ARGUMENT, "masked_m[" + std::to_string(g) + "] = " + std::to_string(rows) +
                                           " is outside [0, " + std::to_string(Mmax) + "]");
       }
-      for (int64_t i = 0; i < rows; i++) {
+      // As the FP8 form: whole 128-row tiles, SM90 (bf16 model) zeroes 64-row chunks at or after masked_m.
+      int64_t tile_end = std::min<int64_t>(Mmax, align_up(rows, 128));
+      for (int64_t i = 0; i < tile_end; i++) {
         RowJob r;
-        r.zero = K == 0;
+        r.zero = K == 0 || (m == GO_MODEL_BF16 && i / 64 * 64 >= rows);
         r.arow = da.data() + (g * Mmax + i) * K;
         r.bbase = db.data() + g * N * K;
         r.K = K;

@@ -233,7 +233,7 @@ float fp8_sm90(const Dec* a, const Dec* b, int64_t K, const float* sa, const flo
     float P = 0.0f;  // the first wgmma of a block starts from zero (scale-d = 0)
     for (int64_t s = k0; s < k0 + 128 && s < K; s += 32) {
       int cnt = int(K - s < 32 ? K - s : 32);
-      P = fused_dot_add<FA, FB, 13, 13>(a + s, b + s, cnt, P);
+      P = fused_dot_add<13, 13>(a + s, b + s, cnt, P);
     }
     float scale = sa[kb] * sb[kb];  // fl32(sa·sb)
     F = std::fma(scale, P, F);
@@ -250,7 +250,7 @@ float fp8_sm100(const Dec* a, const Dec* b, int64_t K, const int16_t* ea, const 
     int64_t ia = s / gak, ib = s / gbk;
     bool nan = na[ia] || nb[ib];
     int se = nan ? 0 : ea[ia] + eb[ib];
-    acc = fused_dot_add<FA, FB, 25, 23>(a + s, b + s, cnt, acc, se, nan);
+    acc = fused_dot_add<25, 23>(a + s, b + s, cnt, acc, se, nan);
   }
   return acc;
 }
@@ -258,7 +258,7 @@ float fp8_sm100(const Dec* a, const Dec* b, int64_t K, const int16_t* ea, const 
 inline void add_scaled_product_run(ExactAcc& acc, __int128 run, int unit_exp, float sa, float sb) {
   // acc += run · 2^unit_exp · sa · sb, exactly.
   if (run == 0) return;
-  Dec da = decode(f32_bits(sa), kF32), db = decode(f32_bits(sb), kF32);
+  F32Parts da = f32_parts(sa), db = f32_parts(sb);
   if (da.special || db.special) {
     acc.add_special(double(run) * double(sa) * double(sb));
     return;
@@ -286,7 +286,7 @@ void fp8_exact(ExactAcc& acc, const Dec* a, const Dec* b, int64_t K, const float
     for (; k < end; k++) {
       const Dec &x = a[k], &y = b[k];
       if (x.special | y.special) {
-        acc.add_special(dec_value(x, FA) * dec_value(y, FB) * double(sa[ia]) * double(sb[ib]));
+        acc.add_special(double(x.val) * double(y.val) * double(sa[ia]) * double(sb[ib]));
         continue;
       }
       int64_t p = int64_t(x.sig) * y.sig;
@@ -303,14 +303,14 @@ float bf16_tc(const Dec* a, const Dec* b, int64_t K) {
   float acc = 0.0f;
   for (int64_t s = 0; s < K; s += 16) {
     int cnt = int(K - s < 16 ? K - s : 16);
-    acc = fused_dot_add<7, 7, 25, 23>(a + s, b + s, cnt, acc);
+    acc = fused_dot_add<25, 23>(a + s, b + s, cnt, acc);
   }
   return acc;
 }
 
 float bf16_seq(const Dec* a, const Dec* b, int64_t K) {
   float acc = 0.0f;
-  for (int64_t k = 0; k < K; k++) acc = std::fma(float(dec_value(a[k], 7)), float(dec_value(b[k], 7)), acc);
+  for (int64_t k = 0; k < K; k++) acc = std::fma(a[k].val, b[k].val, acc);
   return acc;
 }
 
@@ -318,7 +318,7 @@ void bf16_exact(ExactAcc& acc, const Dec* a, const Dec* b, int64_t K) {
   for (int64_t k = 0; k < K; k++) {
     const Dec &x = a[k], &y = b[k];
     if (x.special | y.special) {
-      acc.add_special(dec_value(x, 7) * dec_value(y, 7));
+      acc.add_special(double(x.val) * double(y.val));
       continue;
     }
     int64_t p = int64_t(x.sig) * y.sig;

@@ -11,6 +11,7 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t align_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+constexpr int64_t kMaskedBlockM = 128;  // BLOCK_M of the masked kernels' tiles
 
 void check_grans(int32_t a_mn, int32_t a_k, int32_t b_mn, int32_t b_k) {
   if (a_mn < 1 || a_k < 1 || b_mn < 1 || b_k < 1) {
@@ -215,6 +216,10 @@ int32_t go_m_grouped_fp8_gemm_contiguous(const go_tensor* a_, const go_tensor* s
                                             " and <= M = " + std::to_string(M));
         }
         for (int64_t i = start; i < end; i++) group[size_t(i)] = g;
+        // ensure_zero_padding (flag bit 1): the group's last tile is computed up to the next mk_alignment boundary.
+        if ((use_psum_layout & 2) && end > start) {
+          for (int64_t i = end; i < std::min(M, align_up(end, mk_alignment)); i++) group[size_t(i)] = g;
+        }
         prev_end = end;
       }
     }
@@ -270,6 +275,7 @@ int32_t go_m_grouped_fp8_gemm_masked(const go_tensor* a_, const go_tensor* sfa_,
     no_overlap(d, {&a, &b, &sfa, &sfb, &mm});
     ScaleTable sa = scale_table(sfa), sb = scale_table(sfb);
     int32_t m = fp8_model(model, GO_MODEL_SM90_1D2D, gran_a_k, gran_b_k, sa, sb);
+    bool sm90 = m == GO_MODEL_SM90_1D2D || m == GO_MODEL_SM90_1D1D;
     if (N == 0 || Mmax == 0) return;
     std::vector<Dec> da(size_t(G * Mmax * K)), db(size_t(G * N * K));
     decode_groups(a, da.data());
@@ -293,9 +299,12 @@ int32_t go_m_grouped_fp8_gemm_masked(const go_tensor* a_, const go_tensor* sfa_,
         fail(GO_ERR_INVALID_ARGUMENT, "masked_m[" + std::to_string(g) + "] = " + std::to_string(rows) +
                                           " is outside [0, " + std::to_string(Mmax) + "]");
       }
-      for (int64_t i = 0; i < rows; i++) {
+      // Whole BLOCK_M = 128 tiles are computed (rows past masked_m from A's padding); SM90 zeroes 64-row chunks
+      // starting at or after masked_m (deepgemm-ops.md §5.4); rows beyond the last tile are not written.
+      int64_t tile_end = std::min<int64_t>(Mmax, align_up(rows, kMaskedBlockM));
+      for (int64_t i = 0; i < tile_end; i++) {
         RowJob r;
-        r.zero = K == 0;
+        r.zero = K == 0 || (sm90 && i / 64 * 64 >= rows);
         r.arow = da.data() + (g * Mmax + i) * K;
         r.bbase = db.data() + g * N * K;
         r.K = K;

@@ -13,11 +13,12 @@ namespace go {
 // An operand decoded as MMA-Sim decomposes it (numerics.md §8.1 step 2, MMA-Sim arithmetic.py
 // extract_significand_exponent): value = sig · 2^(exp − FRAC) with the format's FRAC fraction bits; the exponent of a
 // subnormal is clamped to the format's minimum (so |sig| < 2^FRAC); ZERO gets exp = −126 whatever the format.
+// `val` is the value itself (exact in fp32 for e4m3, e5m2 and bf16; NaN/±Inf for specials).
 struct Dec {
-  int32_t sig;      // signed significand (implicit bit included)
-  int16_t exp;      // unbiased exponent
+  float val;
+  int16_t sig;      // signed significand (implicit bit included); 0 for specials
+  int8_t exp;       // unbiased exponent (every operand format's exponents fit in [−126, 127])
   uint8_t special;  // 0 finite, 1 NaN, 2 +Inf, 3 −Inf
-  uint8_t pad;
 };
 
 constexpr int kZeroExp = -126;
@@ -31,37 +32,53 @@ struct FloatFormat {
 constexpr FloatFormat kE4M3{4, 3, 7, false};
 constexpr FloatFormat kE5M2{5, 2, 15, true};
 constexpr FloatFormat kBF16{8, 7, 127, true};
-constexpr FloatFormat kF16{5, 10, 15, true};
-constexpr FloatFormat kF32{8, 23, 127, true};
 
 inline Dec decode(uint32_t code, const FloatFormat& f) {
   uint32_t mmask = (1u << f.mbits) - 1, emask = (1u << f.ebits) - 1;
   bool neg = (code >> (f.ebits + f.mbits)) & 1u;
   uint32_t e = (code >> f.mbits) & emask, m = code & mmask;
-  Dec d{0, 0, 0, 0};
-  if (f.ieee_specials && e == emask) {
-    d.special = m != 0 ? 1 : (neg ? 3 : 2);
-    return d;
-  }
-  if (!f.ieee_specials && e == emask && m == mmask) {
-    d.special = 1;
+  Dec d{0.0f, 0, 0, 0};
+  if ((f.ieee_specials && e == emask) || (!f.ieee_specials && e == emask && m == mmask)) {
+    bool nan = !f.ieee_specials || m != 0;
+    d.special = nan ? 1 : (neg ? 3 : 2);
+    d.val = nan ? std::numeric_limits<float>::quiet_NaN()
+                : (neg ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity());
     return d;
   }
   if (e == 0 && m == 0) {
-    d.exp = kZeroExp;
+    d.exp = int8_t(kZeroExp);
+    d.val = neg ? -0.0f : 0.0f;
     return d;
   }
   int32_t sig = e == 0 ? int32_t(m) : int32_t(m | (1u << f.mbits));
-  d.sig = neg ? -sig : sig;
-  d.exp = int16_t(e == 0 ? 1 - f.bias : int(e) - f.bias);
+  d.sig = int16_t(neg ? -sig : sig);
+  d.exp = int8_t(e == 0 ? 1 - f.bias : int(e) - f.bias);
+  d.val = std::ldexp(float(d.sig), d.exp - f.mbits);
   return d;
 }
 
-inline double dec_value(const Dec& d, int frac) {
-  if (d.special == 1) return std::numeric_limits<double>::quiet_NaN();
-  if (d.special == 2) return std::numeric_limits<double>::infinity();
-  if (d.special == 3) return -std::numeric_limits<double>::infinity();
-  return std::ldexp(double(d.sig), d.exp - frac);
+// An fp32 value as MMA-Sim decomposes it: sig with 23 fraction bits (implicit bit included), exponent clamped at
+// −126, zero -> −126.
+struct F32Parts {
+  int64_t sig;
+  int exp;
+  bool special;
+};
+inline F32Parts f32_parts(float x) {
+  uint32_t u = f32_bits(x);
+  uint32_t e = (u >> 23) & 0xFF, m = u & 0x7FFFFF;
+  if (e == 0xFF) return {0, 0, true};
+  int64_t sig = e == 0 ? int64_t(m) : int64_t(m | 0x800000u);
+  if (u >> 31) sig = -sig;
+  return {sig, (e == 0 && m == 0) ? kZeroExp : (e == 0 ? -126 : int(e) - 127), false};
+}
+
+// 2^k as a double for |k| <= 1000 (built from the bits: exact, no libm).
+inline double pow2d(int k) {
+  uint64_t bits = uint64_t(k + 1023) << 52;
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
 }
 
 // trunc(v · 2^shift) toward zero, for |shift| of any size.
@@ -101,16 +118,17 @@ inline float special_result(double fp64_sum) {
 }
 
 // One fused dot-add step D = c + Σ a_i·b_i (numerics.md §8.1): count terms, N kept fraction bits per aligned term,
-// output RZ to KEEP fraction bits. FA/FB: operand fraction bits. scale_exp: the sum of the two block-scale exponents
-// (block-scaled MMA adds them to every product exponent; 0 without scales). scale_nan: a NaN scale poisons the result.
-template <int FA, int FB, int N, int KEEP>
+// output RZ to KEEP fraction bits. scale_exp: the sum of the two block-scale exponents (block-scaled MMA adds them to
+// every product exponent; 0 without scales). scale_nan: a NaN scale poisons the result.
+//
+// Each term is trunc(a·b · 2^(N + xs − E)) with E the largest term exponent: a·b is exact in binary64 (at most
+// 16 significant bits), the power-of-two scaling is exact (the scaled value lies in [2^-300, 2^(N+2))), and the
+// conversion to int64 truncates toward zero, term by term (numerics.md §8.2: 256 − 2^-6 -> 256).
+template <int N, int KEEP>
 inline float fused_dot_add(const Dec* a, const Dec* b, int count, float c, int scale_exp = 0, bool scale_nan = false) {
-  constexpr int F = FA + FB;
-  static_assert(N >= F, "terms are aligned with a left shift of N - F >= 0");
-  // c as an fp32 term: sig with 23 fraction bits, subnormal exponent clamped to −126, zero -> −126.
-  Dec dc = decode(f32_bits(c), kF32);
-  int E = dc.exp;
-  int special = dc.special | int(scale_nan);
+  F32Parts pc = f32_parts(c);
+  int E = pc.exp;
+  int special = int(pc.special) | int(scale_nan);
   int pmax = -100000;
   for (int i = 0; i < count; i++) {
     int e = a[i].exp + b[i].exp;
@@ -120,22 +138,14 @@ inline float fused_dot_add(const Dec* a, const Dec* b, int count, float c, int s
   if (special) {
     // Special values first (MMA-Sim fused_dot_add): the fp64 sum of products·scales + c decides NaN or ±Inf.
     double sum = double(c);
-    double scale = scale_nan ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, scale_exp);
-    for (int i = 0; i < count; i++) sum += dec_value(a[i], FA) * dec_value(b[i], FB) * scale;
+    double scale = scale_nan ? std::numeric_limits<double>::quiet_NaN() : pow2d(scale_exp);
+    for (int i = 0; i < count; i++) sum += double(a[i].val) * double(b[i].val) * scale;
     return special_result(sum);  // a NaN/Inf operand always makes that sum NaN or Inf
   }
   if (pmax + scale_exp > E) E = pmax + scale_exp;
-  // term_i = trunc(sig_a·sig_b · 2^(N + e_i − E − F)) = (|p| << (N − F)) >> (E − e_i), sign restored after: truncation
-  // toward zero, term by term (numerics.md §8.2: 256 − 2^-6 -> 256). c: trunc(sig_c · 2^(N + e_c − E − 23)).
-  int64_t s = shift_trunc(dc.sig, N + dc.exp - E - 23);
-  const int base = E - scale_exp;
-  for (int i = 0; i < count; i++) {
-    int64_t p = int64_t(a[i].sig) * b[i].sig;
-    int d = base - (a[i].exp + b[i].exp);  // >= 0
-    uint64_t m = uint64_t(p < 0 ? -p : p) << (N - F);
-    uint64_t t = d < 64 ? m >> d : 0;
-    s += p < 0 ? -int64_t(t) : int64_t(t);
-  }
+  const double sp = pow2d(N + scale_exp - E);
+  int64_t s = shift_trunc(pc.sig, N + pc.exp - E - 23);
+  for (int i = 0; i < count; i++) s += int64_t(double(a[i].val) * double(b[i].val) * sp);
   return normalize_rz(s, E - N, KEEP);
 }
 

@@ -49,7 +49,9 @@ function hex(b: number): string {
 function checkPackable(fn: string, bits: number, where: string): void {
   if ((bits & 0x807fffff) !== 0) {
     throw new RangeError(
-      `${fn}: scale ${where} has bits ${hex(bits)}, not a power of two with sign 0; DeepGEMM's pack kernel traps here ` +
+      `${fn}: scale ${where} has bits ${
+        hex(bits)
+      }, not a power of two with sign 0; DeepGEMM's pack kernel traps here ` +
         `(DG_DEVICE_ASSERT((v & 0x807fffff) == 0)); pass UE8M0-rounded scales, or path "torch" for the PyTorch fallback`,
     );
   }
@@ -81,7 +83,11 @@ export function deepgemmPackPath(sf: Tensor): "kernel" | "torch" {
   const { g, mn, sfk, strides } = preprocessSf(fn, sf);
   if (sf.isContiguous()) return (mn * sfk) % 4 !== 0 && g > 1 ? "torch" : "kernel";
   if (mn % 4 !== 0 || g > 1) return "torch";
-  host(fn, strides[1] === 1 && strides[2] === mn, `a non-contiguous sf must have strides (1, mn) = (1, ${mn}), got (${strides[1]}, ${strides[2]})`);
+  host(
+    fn,
+    strides[1] === 1 && strides[2] === mn,
+    `a non-contiguous sf must have strides (1, mn) = (1, ${mn}), got (${strides[1]}, ${strides[2]})`,
+  );
   return "kernel";
 }
 
@@ -115,9 +121,15 @@ export function getMnMajorTmaAlignedPackedUe8m0Tensor(sf: Tensor, opts: PackedLa
   const psum = opts.psumLayout;
   const mkAlignment = opts.mkAlignment ?? 128;
   if (psum !== undefined) {
-    host(fn, g === 1 && sf.isContiguous(), "psum_layout needs a single, contiguous sf (num_sf_batches == 1 and is_contiguous)");
+    host(
+      fn,
+      g === 1 && sf.isContiguous(),
+      "psum_layout needs a single, contiguous sf (num_sf_batches == 1 and is_contiguous)",
+    );
     host(fn, psum.length > 0, "psum_layout must not be empty");
-    if (!Number.isSafeInteger(mkAlignment) || mkAlignment <= 0) throw new RangeError(`${fn}: mkAlignment must be a positive integer`);
+    if (!Number.isSafeInteger(mkAlignment) || mkAlignment <= 0) {
+      throw new RangeError(`${fn}: mkAlignment must be a positive integer`);
+    }
   }
   const chosen = path === "auto" ? deepgemmPackPath(sf) : path;
   if (chosen === "torch" && psum !== undefined) {
@@ -166,7 +178,11 @@ function groupKs(fn: string, layout: ArrayLike<number>, usePsum: boolean, kAlign
     const v = layout[q];
     const k = usePsum ? v - align(prevEnd, kAlignment) : v;
     if (!Number.isSafeInteger(k) || k < 0) {
-      throw new RangeError(`${fn}: group ${q} has K = ${k} (grouped_layout ${usePsum ? "end offsets must not decrease" : "entries must be ≥ 0"})`);
+      throw new RangeError(
+        `${fn}: group ${q} has K = ${k} (grouped_layout ${
+          usePsum ? "end offsets must not decrease" : "entries must be ≥ 0"
+        })`,
+      );
     }
     ks.push(k);
     if (usePsum) prevEnd = v;
@@ -176,7 +192,11 @@ function groupKs(fn: string, layout: ArrayLike<number>, usePsum: boolean, kAlign
 
 function checkKGroupedArgs(fn: string, granK: number, kAlignment: number): void {
   host(fn, granK === 32 || granK === 128, `gran_k must be 32 or 128, got ${granK}`);
-  host(fn, Number.isSafeInteger(kAlignment) && kAlignment % 32 === 0, `k_alignment must be a multiple of 32, got ${kAlignment}`);
+  host(
+    fn,
+    Number.isSafeInteger(kAlignment) && kAlignment % 32 === 0,
+    `k_alignment must be a multiple of 32, got ${kAlignment}`,
+  );
 }
 
 /**

@@ -49,7 +49,9 @@ export function getTmaAlignedSize(x: number, elementSize: number): number {
   if (!Number.isSafeInteger(elementSize) || elementSize <= 0 || 16 % elementSize !== 0) {
     throw new RangeError(`getTmaAlignedSize: element size ${elementSize} does not divide 16 (DeepGEMM asserts this)`);
   }
-  if (!Number.isSafeInteger(x) || x < 0) throw new RangeError(`getTmaAlignedSize: size ${x} must be a non-negative integer`);
+  if (!Number.isSafeInteger(x) || x < 0) {
+    throw new RangeError(`getTmaAlignedSize: size ${x} must be a non-negative integer`);
+  }
   return align(x, 16 / elementSize);
 }
 
@@ -85,7 +87,9 @@ export function preprocessSf(fn: string, sf: Tensor, dtype: "f32" | "i32" = "f32
 } {
   if (!(sf instanceof Tensor)) throw new TypeError(`${fn}: sf must be a Tensor`);
   if (sf.ndim !== 2 && sf.ndim !== 3) {
-    throw new TypeError(`${fn}: sf must have rank 2 or 3, got shape [${sf.shape.join(", ")}] (DeepGEMM asserts dim == 2 or 3)`);
+    throw new TypeError(
+      `${fn}: sf must have rank 2 or 3, got shape [${sf.shape.join(", ")}] (DeepGEMM asserts dim == 2 or 3)`,
+    );
   }
   if (sf.dtype !== dtype) throw new TypeError(`${fn}: sf must be ${dtype}, got ${sf.dtype}`);
   const three = sf.ndim === 3;

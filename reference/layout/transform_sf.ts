@@ -79,13 +79,19 @@ export function checkSfLayout(
 ): Tensor {
   const fn = "checkSfLayout";
   if (!(sf instanceof Tensor)) throw new TypeError(`${fn}: sf must be a Tensor`);
-  if (typeCheck !== undefined && sf.dtype !== typeCheck) throw new TypeError(`${fn}: sf must be ${typeCheck}, got ${sf.dtype}`);
+  if (typeCheck !== undefined && sf.dtype !== typeCheck) {
+    throw new TypeError(`${fn}: sf must be ${typeCheck}, got ${sf.dtype}`);
+  }
   if (sf.dtype !== "f32" && sf.dtype !== "i32") throw new TypeError(`${fn}: sf must be f32 or i32, got ${sf.dtype}`);
   const grouped = numGroups !== undefined;
   host(fn, sf.ndim === (grouped ? 3 : 2), `sf must have rank ${grouped ? 3 : 2}, got shape [${sf.shape.join(", ")}]`);
   const d = sf.ndim, sh = sf.shape, st = sf.strides;
   if (grouped) host(fn, sh[0] === numGroups, `size(-3) = ${sh[0]} must equal num_groups = ${numGroups}`);
-  host(fn, sh[d - 2] === ceilDiv(mn, granMn), `size(-2) = ${sh[d - 2]} must be ceil(${mn}/${granMn}) = ${ceilDiv(mn, granMn)}`);
+  host(
+    fn,
+    sh[d - 2] === ceilDiv(mn, granMn),
+    `size(-2) = ${sh[d - 2]} must be ceil(${mn}/${granMn}) = ${ceilDiv(mn, granMn)}`,
+  );
   const kPer = granK * (sf.dtype === "f32" ? 1 : 4);
   host(fn, sh[d - 1] === ceilDiv(k, kPer), `size(-1) = ${sh[d - 1]} must be ceil(${k}/${kPer}) = ${ceilDiv(k, kPer)}`);
   if (tmaStrideCheck) {
@@ -98,7 +104,11 @@ export function checkSfLayout(
     if (grouped) host(fn, st[0] === sh[d - 2] * sh[d - 1], "stride(-3) must equal size(-2) · size(-1)");
     const rowMajor = st[d - 1] === 1 && st[d - 2] === sh[d - 1];
     const colMajor = st[d - 1] === sh[d - 2] && st[d - 2] === 1;
-    host(fn, rowMajor || colMajor, "SM90 SFB must be contiguous, or contiguous after transposing the last two dimensions");
+    host(
+      fn,
+      rowMajor || colMajor,
+      "SM90 SFB must be contiguous, or contiguous after transposing the last two dimensions",
+    );
   }
   return sf;
 }

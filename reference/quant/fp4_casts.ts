@@ -22,7 +22,7 @@ import { decodeTable } from "../formats/batch.ts";
 import { Tensor } from "../tensor/tensor.ts";
 import { rowMajorData, toFloat32 } from "../tensor/values.ts";
 import { groupQuant2d } from "./_group_quant.ts";
-import { check2d, checkCastOptions, type CastOptions, type CastResult } from "./fp8_casts.ts";
+import { type CastOptions, type CastResult, check2d, checkCastOptions } from "./fp8_casts.ts";
 import { packUe8m0ToInt, unpackUe8m0FromInt } from "./pack_ue8m0.ts";
 
 /**
@@ -50,8 +50,12 @@ export function perTokenCastToFp4(x: Tensor, opts: CastOptions): CastResult {
   const fn = "perTokenCastToFp4";
   const [m, n] = check2d(fn, x);
   const o = checkCastOptions(fn, opts);
-  if (n % 2 !== 0) throw new RangeError(`${fn}: n = ${n} is odd; FP4 packs two codes per byte (DeepGEMM asserts n % 2 == 0)`);
-  if (o.usePacked && !o.useUe8m0) throw new TypeError(`${fn}: usePackedUe8m0 requires useUe8m0 (DeepGEMM asserts this)`);
+  if (n % 2 !== 0) {
+    throw new RangeError(`${fn}: n = ${n} is odd; FP4 packs two codes per byte (DeepGEMM asserts n % 2 == 0)`);
+  }
+  if (o.usePacked && !o.useUe8m0) {
+    throw new TypeError(`${fn}: usePackedUe8m0 requires useUe8m0 (DeepGEMM asserts this)`);
+  }
   const r = groupQuant2d(toFloat32(x), m, n, 1, o.granK, 6, o.semantics, o.useUe8m0, "deepgemm_fp4", "e2m1");
   const packed = new Int8Array(m * n / 2);
   const c = r.codes;
@@ -93,7 +97,9 @@ export function castBackFromFp4(packed: Tensor, sf: Tensor, granK = 128, usePack
     throw new TypeError(`${fn}: packed must be an i8 tensor of rank 2`);
   }
   if (!(sf instanceof Tensor) || sf.ndim !== 2) throw new TypeError(`${fn}: sf must be a tensor of rank 2`);
-  if (!Number.isSafeInteger(granK) || granK <= 0) throw new RangeError(`${fn}: granK ${granK} must be a positive integer`);
+  if (!Number.isSafeInteger(granK) || granK <= 0) {
+    throw new RangeError(`${fn}: granK ${granK} must be a positive integer`);
+  }
   if (usePackedUe8m0) {
     if (sf.dtype !== "i32") throw new TypeError(`${fn}: packed scales must be i32, got ${sf.dtype}`);
     sf = unpackUe8m0FromInt(sf);

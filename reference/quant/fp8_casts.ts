@@ -62,7 +62,9 @@ export function checkCastOptions(fn: string, opts: CastOptions | undefined): {
   if (opts === null || typeof opts !== "object") throw new TypeError(`${fn}: options { useUe8m0, ... } are required`);
   if (typeof opts.useUe8m0 !== "boolean") throw new TypeError(`${fn}: useUe8m0 must be a boolean`);
   const granK = opts.granK ?? 128;
-  if (!Number.isSafeInteger(granK) || granK <= 0) throw new RangeError(`${fn}: granK ${granK} must be a positive integer`);
+  if (!Number.isSafeInteger(granK) || granK <= 0) {
+    throw new RangeError(`${fn}: granK ${granK} must be a positive integer`);
+  }
   return {
     granK,
     semantics: checkSemantics(opts.semantics, fn),
@@ -223,7 +225,15 @@ export function perCustomDimsCastToFp8(x: Tensor, dims: readonly number[], opts:
       idx[d] = 0;
     }
   }
-  const r = groupQuantIndexed(toFloat32(x), groupOf, numGroups, 448, o.semantics, o.useUe8m0, fastEncoder(o.profile, "e4m3"));
+  const r = groupQuantIndexed(
+    toFloat32(x),
+    groupOf,
+    numGroups,
+    448,
+    o.semantics,
+    o.useUe8m0,
+    fastEncoder(o.profile, "e4m3"),
+  );
   const sfShape = x.shape.filter((s, d) => kept[d] && s !== 1);
   return { q: Tensor.from("e4m3", x.shape, r.codes), sf: Tensor.from("f32", sfShape, r.sf) };
 }

@@ -40,6 +40,7 @@ import { decodeTable } from "../formats/batch.ts";
 import { encodeBits, fastEncoder } from "./_fast_encode.ts";
 import { checkSemantics, divideByScalar, type Semantics } from "./scalar_division.ts";
 import { stochasticRoundFp4Te } from "./stochastic_rounding.ts";
+import { productNanBits } from "./_group_quant.ts";
 
 /** NVFP4 block size. */
 export const NVFP4_BLOCK = 16;
@@ -188,6 +189,7 @@ export function nvfp4QuantizeTorchao(x: Tensor, opts: Nvfp4TorchaoOptions = {}):
   const e4m3 = fastEncoder("torch_2_11", "e4m3"), f4 = fastEncoder("torchao_f4", "e2m1");
   const e4m3Values = decodeTable("e4m3");
   const invPts = pts === null ? 1 : Math.fround(1 / pts);
+  const valsU = new Uint32Array(vals.buffer, vals.byteOffset, vals.length);
   const nb = vals.length / NVFP4_BLOCK;
   const sf = new Uint8Array(nb), codes = new Uint8Array(vals.length);
   const clamp = (v: number, lo: number, hi: number) => (v < lo ? lo : v > hi ? hi : v); // torch.clamp keeps NaN
@@ -195,11 +197,13 @@ export function nvfp4QuantizeTorchao(x: Tensor, opts: Nvfp4TorchaoOptions = {}):
     const k0 = b * NVFP4_BLOCK;
     const blockScale = divideByScalar(amaxOf(vals, k0, k0 + NVFP4_BLOCK), 6, semantics);
     F[0] = clamp(pts === null ? blockScale : Math.fround(blockScale / pts), E4M3_TINY, 448);
+    if (F[0] !== F[0]) U[0] = productNanBits(semantics, 0, false); // 0/0: GPU canonical NaN, x86 default NaN
     const sc = encodeBits(e4m3, U[0]);
     sf[b] = sc;
     const mult = pts === null ? Math.fround(1 / e4m3Values[sc]) : Math.fround(invPts / e4m3Values[sc]);
     for (let k = k0; k < k0 + NVFP4_BLOCK; k++) {
       F[0] = clamp(Math.fround(vals[k] * mult), -6, 6);
+      if (F[0] !== F[0]) U[0] = productNanBits(semantics, valsU[k], mult !== mult);
       codes[k] = encodeBits(f4, U[0]);
     }
   }

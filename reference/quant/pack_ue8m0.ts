@@ -51,14 +51,17 @@ export function packUe8m0ToInt(x: Tensor): Tensor {
     // assert (x_int >= 0).all() and (x_int & 0x7fffff == 0).all()
     if ((b & 0x807fffff) !== 0) {
       throw new RangeError(
-        `packUe8m0ToInt: scale ${i} has bits ${hex(b)}; UE8M0 packing needs non-negative powers of two (sign and mantissa 0)`,
+        `packUe8m0ToInt: scale ${i} has bits ${
+          hex(b)
+        }; UE8M0 packing needs non-negative powers of two (sign and mantissa 0)`,
       );
     }
   }
   const out = new Int32Array(bits.length / 4);
   for (let p = 0; p < out.length; p++) {
     const q = 4 * p;
-    out[p] = (bits[q] >>> 23) | ((bits[q + 1] >>> 23) << 8) | ((bits[q + 2] >>> 23) << 16) | ((bits[q + 3] >>> 23) << 24);
+    out[p] = (bits[q] >>> 23) | ((bits[q + 1] >>> 23) << 8) | ((bits[q + 2] >>> 23) << 16) |
+      ((bits[q + 3] >>> 23) << 24);
   }
   return Tensor.from("i32", [...x.shape.slice(0, -1), s / 4], out);
 }

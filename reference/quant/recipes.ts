@@ -16,11 +16,11 @@
  * ```
  * @module
  */
-import { Tensor } from "../tensor/tensor.ts";
+import type { Tensor } from "../tensor/tensor.ts";
 import { perBlockCastToFp8, perChannelCastToFp8, perTokenCastToFp8 } from "./fp8_casts.ts";
 import { perTokenCastToFp4 } from "./fp4_casts.ts";
 import { unpackFp4 } from "./fp4_packing.ts";
-import { type MxElement, type MxScaleRule, mxQuantize } from "./mx.ts";
+import { type MxElement, mxQuantize, type MxScaleRule } from "./mx.ts";
 import { nvfp4QuantizeTe, nvfp4QuantizeTorchao } from "./nvfp4.ts";
 import type { Semantics } from "./scalar_division.ts";
 

@@ -18,9 +18,9 @@
  * ```
  * @module
  */
-import { encoderFor, type Encoder } from "../formats/codec.ts";
+import { type Encoder, encoderFor } from "../formats/codec.ts";
 import { decodeTable } from "../formats/batch.ts";
-import { fma32, f32FromBits } from "../fp32.ts";
+import { f32FromBits, fma32 } from "../fp32.ts";
 
 const E2M1_VALUES = [0, 0.5, 1, 1.5, 2, 3, 4, 6];
 
@@ -75,7 +75,12 @@ const NAN_CODE: Record<string, number> = { e4m3: 0x7f, e5m2: 0x7f, e2m1: 0x7 };
  * assert.deepEqual([0, 1, 2, 3].map((r) => stochasticRound("e4m3", 0x3f840000, r, 2)), [0x38, 0x38, 0x38, 0x39]);
  * ```
  */
-export function stochasticRound(format: "e4m3" | "e5m2" | "e2m1", xBits: number, rbits: number, randomBits = 8): number {
+export function stochasticRound(
+  format: "e4m3" | "e5m2" | "e2m1",
+  xBits: number,
+  rbits: number,
+  randomBits = 8,
+): number {
   if (!(format in NAN_CODE)) throw new RangeError(`stochasticRound: format "${format}" is not e4m3, e5m2 or e2m1`);
   if (!Number.isInteger(randomBits) || randomBits < 1 || randomBits > 24) {
     throw new RangeError(`stochasticRound: randomBits ${randomBits} must be 1–24`);

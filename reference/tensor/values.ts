@@ -101,7 +101,9 @@ export function toFloat32(t: Tensor): Float32Array {
   switch (t.dtype) {
     case "f32": {
       const out = new Float32Array(n);
-      new Uint32Array(out.buffer).set(new Uint32Array((flat as Float32Array).buffer, (flat as Float32Array).byteOffset, n));
+      new Uint32Array(out.buffer).set(
+        new Uint32Array((flat as Float32Array).buffer, (flat as Float32Array).byteOffset, n),
+      );
       return out;
     }
     case "bf16":

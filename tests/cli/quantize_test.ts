@@ -4,6 +4,28 @@ import { readSafetensors, writeSafetensors } from "../../io/mod.ts";
 import { runCli, withTempDir } from "./_run.ts";
 
 Deno.test("quantizeCommand", async (t) => {
+  await t.step("runs the MX and NVFP4 recipes (E8M0 scales per 32, NVFP4 global scale)", async () => {
+    await withTempDir(async (dir) => {
+      await writeSafetensors(`${dir}/x.safetensors`, { w: Tensor.from("f32", [1, 32], new Float32Array(32).fill(1)) });
+      const mx = await runCli(["quantize", "--recipe", "mxfp8_e4m3", `${dir}/x.safetensors`, `${dir}/m.safetensors`]);
+      assert.equal(mx.code, 0, mx.stderr);
+      const m = await readSafetensors(`${dir}/m.safetensors`);
+      assert.equal(m.fileDtypes.get("w_sf"), "F8_E8M0");
+      assert.equal(m.metadata.scale_rule, "floor");
+      const nv = await runCli([
+        "quantize",
+        "--recipe",
+        "nvfp4_torchao",
+        `${dir}/x.safetensors`,
+        `${dir}/n.safetensors`,
+      ]);
+      assert.equal(nv.code, 0, nv.stderr);
+      const n = await readSafetensors(`${dir}/n.safetensors`);
+      assert.deepEqual([...n.tensors.keys()].sort(), ["w", "w_global_sf", "w_sf"]);
+      assert.equal(n.fileDtypes.get("w"), "F4");
+    });
+  });
+
   await t.step(
     "writes codes as <name> and fp32 scales as <name>_sf (per_token_cast_to_fp8, cpu semantics)",
     async () => {
@@ -34,7 +56,7 @@ Deno.test("quantizeCommand", async (t) => {
     },
   );
 
-  await t.step("writes packed FP4 as I8 and packed UE8M0 scales as I32 listed in __metadata__", async () => {
+  await t.step("writes FP4 codes as F4 and packed UE8M0 scales as I32 listed in __metadata__", async () => {
     await withTempDir(async (dir) => {
       await writeSafetensors(`${dir}/x.safetensors`, { kv: Tensor.zeros("bf16", [1, 64]) });
       const r = await runCli([
@@ -49,8 +71,9 @@ Deno.test("quantizeCommand", async (t) => {
       ]);
       assert.equal(r.code, 0, r.stderr);
       const f = await readSafetensors(`${dir}/q.safetensors`);
-      assert.equal(f.fileDtypes.get("kv"), "I8");
-      assert.deepEqual(f.tensors.get("kv")!.shape, [1, 32]);
+      assert.equal(f.fileDtypes.get("kv"), "F4");
+      assert.deepEqual(f.tensors.get("kv")!.shape, [1, 64]);
+      assert.equal(f.metadata.f4_nibble_order, "low_first");
       assert.equal(f.fileDtypes.get("kv_sf"), "I32");
       // all-zero groups: sf = 2^-15 (byte 0x70), padded with 1.0 (0x7f) to four bytes (deepgemm-ops.md §2.8)
       assert.deepEqual([...f.tensors.get("kv_sf")!.data], [0x7f7f7070]);
@@ -74,6 +97,7 @@ Deno.test("quantizeCommand", async (t) => {
         [["quantize", "--recipe", "per_channel_cast_to_fp8", inp, out], /tensor "x": .*not a multiple of granK/],
         [["quantize", "--recipe", "per_token_cast_to_fp8", `${dir}/ints.safetensors`, out], /no floating-point tensor/],
         [["quantize", "--recipe", "per_token_cast_to_fp8", inp], /needs 2 file arguments/],
+        [["quantize", "--recipe", "mxfp4", "--scale-rule", "up", inp, out], /--scale-rule "up"/],
       ];
       for (const [args, msg] of cases) {
         const r = await runCli(args);

@@ -33,7 +33,10 @@ function base(abi: number, omit: readonly string[]): string {
 export async function buildFake(dir: string, name: string, abi: number, omit: readonly string[] = []): Promise<string> {
   const src = `${dir}/${name}.cpp`, lib = `${dir}/lib${name}.so`;
   await Deno.writeTextFile(src, base(abi, omit));
-  const out = await new Deno.Command("g++", { args: ["-shared", "-fPIC", "-I", HEADER_DIR, "-o", lib, src], stderr: "piped" })
+  const out = await new Deno.Command("g++", {
+    args: ["-shared", "-fPIC", "-I", HEADER_DIR, "-o", lib, src],
+    stderr: "piped",
+  })
     .output();
   if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
   return lib;

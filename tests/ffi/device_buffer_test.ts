@@ -57,18 +57,30 @@ Deno.test("DeviceBuffer", async (t) => {
   });
 
   await t.step("native calls reject null pointers", () => {
-    assert.throws(() => lib.check(lib.symbols.go_copy_in(null, new Uint8Array(4), 4n), "go_copy_in"), nativeCode("GO_ERR_INVALID_ARGUMENT", /null pointer/));
+    assert.throws(
+      () => lib.check(lib.symbols.go_copy_in(null, new Uint8Array(4), 4n), "go_copy_in"),
+      nativeCode("GO_ERR_INVALID_ARGUMENT", /null pointer/),
+    );
     using buf = be.alloc(4);
     const p = Deno.UnsafePointer.create(buf.address());
-    assert.throws(() => lib.check(lib.symbols.go_copy_in(p, null, 4n), "go_copy_in"), nativeCode("GO_ERR_INVALID_ARGUMENT", /host source is a null pointer/));
-    assert.throws(() => lib.check(lib.symbols.go_alloc(8n, null), "go_alloc"), nativeCode("GO_ERR_INVALID_ARGUMENT", /out is a null pointer/));
+    assert.throws(
+      () => lib.check(lib.symbols.go_copy_in(p, null, 4n), "go_copy_in"),
+      nativeCode("GO_ERR_INVALID_ARGUMENT", /host source is a null pointer/),
+    );
+    assert.throws(
+      () => lib.check(lib.symbols.go_alloc(8n, null), "go_alloc"),
+      nativeCode("GO_ERR_INVALID_ARGUMENT", /out is a null pointer/),
+    );
   });
 
   await t.step("go_free rejects a pointer it did not allocate, and a double free", () => {
     const buf = be.alloc(4);
     const p = Deno.UnsafePointer.create(buf.address());
     buf.free();
-    assert.throws(() => lib.check(lib.symbols.go_free(p), "go_free"), nativeCode("GO_ERR_INVALID_ARGUMENT", /not a live allocation/));
+    assert.throws(
+      () => lib.check(lib.symbols.go_free(p), "go_free"),
+      nativeCode("GO_ERR_INVALID_ARGUMENT", /not a live allocation/),
+    );
     buf.free(); // idempotent on the TypeScript side
     assert.throws(() => buf.copyIn(new Uint8Array(1)), ReferenceError);
   });
@@ -77,6 +89,9 @@ Deno.test("DeviceBuffer", async (t) => {
     const n = new Int32Array(1);
     lib.check(lib.symbols.go_device_count(n), "go_device_count");
     assert.equal(n[0], 1);
-    assert.throws(() => lib.check(lib.symbols.go_set_device(3), "go_set_device"), nativeCode("GO_ERR_INVALID_ARGUMENT", /device 3/));
+    assert.throws(
+      () => lib.check(lib.symbols.go_set_device(3), "go_set_device"),
+      nativeCode("GO_ERR_INVALID_ARGUMENT", /device 3/),
+    );
   });
 });

@@ -31,7 +31,10 @@ Deno.test("fp8Gemm() argument checks", async (t) => {
   });
 
   await t.step("rejects a wrong dtype with a TypeError naming the argument", () => {
-    assert.throws(() => be.fp8Gemm({ ...ok, a: Tensor.zeros("bf16", [4, 128]) }), /a: dtype "bf16" where "e4m3" or "e5m2"/);
+    assert.throws(
+      () => be.fp8Gemm({ ...ok, a: Tensor.zeros("bf16", [4, 128]) }),
+      /a: dtype "bf16" where "e4m3" or "e5m2"/,
+    );
     assert.throws(() => be.fp8Gemm({ ...ok, sfa: Tensor.zeros("i32", [4, 1]) }), TypeError);
     assert.throws(() => be.fp8Gemm({ ...ok, d: Tensor.zeros("f16", [4, 8]) }), TypeError);
   });
@@ -52,13 +55,25 @@ Deno.test("fp8Gemm() argument checks", async (t) => {
 
   await t.step("reports a model the backend does not compute as GO_ERR_UNSUPPORTED", () => {
     assert.throws(() => be.fp8Gemm({ ...ok, model: "tf32" }), native("GO_ERR_UNSUPPORTED", /model tf32/));
-    assert.throws(() => be.fp8Gemm({ ...ok, recipeA: [1, 64], sfa: f32([4, 2]), model: "sm90_1d2d" }), native("GO_ERR_INVALID_ARGUMENT", /gran_a_k and gran_b_k must be 128/));
+    assert.throws(
+      () => be.fp8Gemm({ ...ok, recipeA: [1, 64], sfa: f32([4, 2]), model: "sm90_1d2d" }),
+      native("GO_ERR_INVALID_ARGUMENT", /gran_a_k and gran_b_k must be 128/),
+    );
   });
 
   await t.step("rejects a short device buffer, negative sizes and misalignment before the native call", () => {
     using buf = be.alloc(256);
-    const dev = (shape: number[], strides: number[], byteOffset = 0, dtype: "e4m3" | "f32" = "e4m3"): DeviceTensor => ({ buffer: buf, byteOffset, dtype, shape, strides });
-    assert.throws(() => be.fp8Gemm({ ...ok, a: dev([4, 128], [128, 1]) }), /needs 512 bytes, the device buffer has 256/);
+    const dev = (shape: number[], strides: number[], byteOffset = 0, dtype: "e4m3" | "f32" = "e4m3"): DeviceTensor => ({
+      buffer: buf,
+      byteOffset,
+      dtype,
+      shape,
+      strides,
+    });
+    assert.throws(
+      () => be.fp8Gemm({ ...ok, a: dev([4, 128], [128, 1]) }),
+      /needs 512 bytes, the device buffer has 256/,
+    );
     assert.throws(() => be.fp8Gemm({ ...ok, a: dev([-4, 128], [128, 1]) }), RangeError);
     assert.throws(() => be.fp8Gemm({ ...ok, sfa: dev([4, 1], [1, 1], 2, "f32") }), /not aligned to 4-byte elements/);
   });
@@ -67,7 +82,14 @@ Deno.test("fp8Gemm() argument checks", async (t) => {
     using buf = be.alloc(1024);
     const big: DeviceTensor = { buffer: buf, byteOffset: 0, dtype: "e4m3", shape: [65536, 65536], strides: [65536, 1] };
     assert.throws(
-      () => be.fp8Gemm({ a: big, sfa: f32([65536, 512]), b: e4([1, 65536]), sfb: f32([1, 512]), d: Tensor.zeros("bf16", [65536, 1]) }),
+      () =>
+        be.fp8Gemm({
+          a: big,
+          sfa: f32([65536, 512]),
+          b: e4([1, 65536]),
+          sfb: f32([1, 512]),
+          d: Tensor.zeros("bf16", [65536, 1]),
+        }),
       /needs 4294967296 bytes, the device buffer has 1024/,
     );
   });
@@ -90,42 +112,82 @@ Deno.test("fp8Gemm() argument checks", async (t) => {
 
   await t.step("native: M·K beyond 2^31 on a small allocation is GO_ERR_OUT_OF_BOUNDS naming the argument", () => {
     const huge = rawDesc(a.address(), DTYPE_CODES.e4m3!, [65536, 65536], [65536, 1]);
-    assert.throws(() => call({ a: huge }), native("GO_ERR_OUT_OF_BOUNDS", /a: 4294967296 bytes at offset 0 exceed the allocation of 512 bytes/));
+    assert.throws(
+      () => call({ a: huge }),
+      native("GO_ERR_OUT_OF_BOUNDS", /a: 4294967296 bytes at offset 0 exceed the allocation of 512 bytes/),
+    );
     const bigK = rawDesc(a.address(), DTYPE_CODES.e4m3!, [4, 2 ** 31 + 128], [2 ** 31 + 128, 1]);
-    assert.throws(() => call({ a: bigK, b: rawDesc(b.address(), DTYPE_CODES.e4m3!, [8, 2 ** 31 + 128], [2 ** 31 + 128, 1]) }), native("GO_ERR_OUT_OF_BOUNDS", /^go_fp8_gemm failed with GO_ERR_OUT_OF_BOUNDS: a: /));
+    assert.throws(
+      () => call({ a: bigK, b: rawDesc(b.address(), DTYPE_CODES.e4m3!, [8, 2 ** 31 + 128], [2 ** 31 + 128, 1]) }),
+      native("GO_ERR_OUT_OF_BOUNDS", /^go_fp8_gemm failed with GO_ERR_OUT_OF_BOUNDS: a: /),
+    );
   });
 
   await t.step("native: a short buffer is GO_ERR_OUT_OF_BOUNDS", () => {
     const short = rawDesc(d.address(), DTYPE_CODES.bf16!, [4, 16], [16, 1]);
-    assert.throws(() => call({ d: rawDesc(d.address(), DTYPE_CODES.f32!, [4, 8], [8, 1]) }), native("GO_ERR_OUT_OF_BOUNDS", /d: 128 bytes at offset 0 exceed the allocation of 64 bytes/));
+    assert.throws(
+      () => call({ d: rawDesc(d.address(), DTYPE_CODES.f32!, [4, 8], [8, 1]) }),
+      native("GO_ERR_OUT_OF_BOUNDS", /d: 128 bytes at offset 0 exceed the allocation of 64 bytes/),
+    );
     assert.throws(() => call({ d: short }), native("GO_ERR_OUT_OF_BOUNDS", /d: 128 bytes at offset 0 exceed/));
     const wrongShape = rawDesc(d.address(), DTYPE_CODES.bf16!, [4, 4], [4, 1]);
     assert.throws(() => call({ d: wrongShape }), native("GO_ERR_INVALID_ARGUMENT", /d: shape \[4, 4\] where \[4, 8\]/));
   });
 
   await t.step("native: negative sizes, negative strides and bad ranks are GO_ERR_INVALID_ARGUMENT", () => {
-    assert.throws(() => call({ a: rawDesc(a.address(), DTYPE_CODES.e4m3!, [-4, 128], [128, 1]) }), native("GO_ERR_INVALID_ARGUMENT", /a: negative size -4/));
-    assert.throws(() => call({ a: rawDesc(a.address(), DTYPE_CODES.e4m3!, [4, 128], [-128, 1]) }), native("GO_ERR_INVALID_ARGUMENT", /a: negative stride/));
-    assert.throws(() => call({ a: rawDesc(a.address(), DTYPE_CODES.e4m3!, [512], [1]) }), native("GO_ERR_INVALID_ARGUMENT", /a: 1 dimensions where 2/));
-    assert.throws(() => call({ a: rawDesc(a.address(), DTYPE_CODES.e4m3!, [4, 2 ** 62], [2 ** 62, 1]) }), native("GO_ERR_INVALID_ARGUMENT", /extent overflows/));
+    assert.throws(
+      () => call({ a: rawDesc(a.address(), DTYPE_CODES.e4m3!, [-4, 128], [128, 1]) }),
+      native("GO_ERR_INVALID_ARGUMENT", /a: negative size -4/),
+    );
+    assert.throws(
+      () => call({ a: rawDesc(a.address(), DTYPE_CODES.e4m3!, [4, 128], [-128, 1]) }),
+      native("GO_ERR_INVALID_ARGUMENT", /a: negative stride/),
+    );
+    assert.throws(
+      () => call({ a: rawDesc(a.address(), DTYPE_CODES.e4m3!, [512], [1]) }),
+      native("GO_ERR_INVALID_ARGUMENT", /a: 1 dimensions where 2/),
+    );
+    assert.throws(
+      () => call({ a: rawDesc(a.address(), DTYPE_CODES.e4m3!, [4, 2 ** 62], [2 ** 62, 1]) }),
+      native("GO_ERR_INVALID_ARGUMENT", /extent overflows/),
+    );
   });
 
   await t.step("native: a null data pointer or a null descriptor is GO_ERR_INVALID_ARGUMENT", () => {
-    assert.throws(() => call({ a: rawDesc(0n, DTYPE_CODES.e4m3!, [4, 128], [128, 1]) }), native("GO_ERR_INVALID_ARGUMENT", /a: required tensor is missing/));
     assert.throws(
-      () => lib.check(lib.symbols.go_fp8_gemm!(desc.a, null, desc.b, desc.sfb, null, desc.d, 1, 128, 128, 128, -1), "go_fp8_gemm"),
+      () => call({ a: rawDesc(0n, DTYPE_CODES.e4m3!, [4, 128], [128, 1]) }),
+      native("GO_ERR_INVALID_ARGUMENT", /a: required tensor is missing/),
+    );
+    assert.throws(
+      () =>
+        lib.check(
+          lib.symbols.go_fp8_gemm!(desc.a, null, desc.b, desc.sfb, null, desc.d, 1, 128, 128, 128, -1),
+          "go_fp8_gemm",
+        ),
       native("GO_ERR_INVALID_ARGUMENT", /sfa: required tensor is missing/),
     );
   });
 
   await t.step("native: a wrong dtype code, a misaligned pointer and a stray pointer are clear errors", () => {
-    assert.throws(() => call({ a: rawDesc(a.address(), 42, [4, 128], [128, 1]) }), native("GO_ERR_INVALID_ARGUMENT", /a: dtype unknown \(42\)/));
-    assert.throws(() => call({ sfa: rawDesc(sfa.address() + 2n, DTYPE_CODES.f32!, [4, 1], [1, 1]) }), native("GO_ERR_INVALID_ARGUMENT", /sfa: data pointer is not aligned/));
-    assert.throws(() => call({ sfb: rawDesc(0x10n, DTYPE_CODES.f32!, [1, 1], [1, 1]) }), native("GO_ERR_OUT_OF_BOUNDS", /sfb: address .* not inside any live allocation/));
+    assert.throws(
+      () => call({ a: rawDesc(a.address(), 42, [4, 128], [128, 1]) }),
+      native("GO_ERR_INVALID_ARGUMENT", /a: dtype unknown \(42\)/),
+    );
+    assert.throws(
+      () => call({ sfa: rawDesc(sfa.address() + 2n, DTYPE_CODES.f32!, [4, 1], [1, 1]) }),
+      native("GO_ERR_INVALID_ARGUMENT", /sfa: data pointer is not aligned/),
+    );
+    assert.throws(
+      () => call({ sfb: rawDesc(0x10n, DTYPE_CODES.f32!, [1, 1], [1, 1]) }),
+      native("GO_ERR_OUT_OF_BOUNDS", /sfb: address .* not inside any live allocation/),
+    );
   });
 
   await t.step("native: an output overlapping an input is GO_ERR_INVALID_ARGUMENT", () => {
-    assert.throws(() => call({ d: rawDesc(a.address(), DTYPE_CODES.bf16!, [4, 8], [8, 1]) }), native("GO_ERR_INVALID_ARGUMENT", /d overlaps a/));
+    assert.throws(
+      () => call({ d: rawDesc(a.address(), DTYPE_CODES.bf16!, [4, 8], [8, 1]) }),
+      native("GO_ERR_INVALID_ARGUMENT", /d overlaps a/),
+    );
   });
 
   await t.step("native: an unknown model value is GO_ERR_UNSUPPORTED", () => {
@@ -153,7 +215,14 @@ Deno.test("kGroupedFp8Gemm() argument checks", async (t) => {
   });
 
   await t.step("rejects negative K values and a ksHost of the wrong length", () => {
-    const base = { a: e4([0]), sfa: f32([1, 0]), b: e4([0]), sfb: f32([1, 0]), d: f32([1, 1, 1]), ks: Tensor.from("i32", [1], new Int32Array([0])) };
+    const base = {
+      a: e4([0]),
+      sfa: f32([1, 0]),
+      b: e4([0]),
+      sfb: f32([1, 0]),
+      d: f32([1, 1, 1]),
+      ks: Tensor.from("i32", [1], new Int32Array([0])),
+    };
     assert.throws(() => be.kGroupedFp8Gemm({ ...base, ksHost: [-128] }), RangeError);
     assert.throws(() => be.kGroupedFp8Gemm({ ...base, ksHost: [0, 0] }), /ksHost: 2 values for 1 groups/);
   });

@@ -17,8 +17,11 @@ Deno.test("NativeLibrary.open()", async (t) => {
     });
 
     await t.step("rejects a missing library with a LibraryLoadError naming the path", () => {
-      assert.throws(() => NativeLibrary.open(`${dir}/no_such_lib.so`), (e: unknown) =>
-        e instanceof LibraryLoadError && e.message.includes("no_such_lib.so") && /not found/.test(e.message));
+      assert.throws(
+        () => NativeLibrary.open(`${dir}/no_such_lib.so`),
+        (e: unknown) =>
+          e instanceof LibraryLoadError && e.message.includes("no_such_lib.so") && /not found/.test(e.message),
+      );
     });
 
     await t.step("rejects a relative path with a TypeError", () => {
@@ -27,14 +30,19 @@ Deno.test("NativeLibrary.open()", async (t) => {
 
     await t.step("rejects a library of another ABI version", async () => {
       const path = await buildFake(dir, "abi2", 2);
-      assert.throws(() => NativeLibrary.open(path), (e: unknown) =>
-        e instanceof LibraryLoadError && /ABI version 2/.test(e.message) && /needs version 1/.test(e.message));
+      assert.throws(
+        () => NativeLibrary.open(path),
+        (e: unknown) =>
+          e instanceof LibraryLoadError && /ABI version 2/.test(e.message) && /needs version 1/.test(e.message),
+      );
     });
 
     await t.step("rejects a library missing a required symbol, naming it", async () => {
       const path = await buildFake(dir, "noalloc", 1, ["go_alloc"]);
-      assert.throws(() => NativeLibrary.open(path), (e: unknown) =>
-        e instanceof LibraryLoadError && /required symbol go_alloc/.test(e.message));
+      assert.throws(
+        () => NativeLibrary.open(path),
+        (e: unknown) => e instanceof LibraryLoadError && /required symbol go_alloc/.test(e.message),
+      );
     });
 
     await t.step("loads a library without operations; an absent operation is a clear TypeError", async () => {
@@ -44,7 +52,14 @@ Deno.test("NativeLibrary.open()", async (t) => {
       assert.equal(lib.symbols.go_fp8_gemm, null);
       const e4 = Tensor.zeros("e4m3", [1, 1]);
       assert.throws(
-        () => fp8Gemm(lib, { a: e4, sfa: Tensor.zeros("f32", [1, 1]), b: e4, sfb: Tensor.zeros("f32", [1, 1]), d: Tensor.zeros("bf16", [1, 1]) }),
+        () =>
+          fp8Gemm(lib, {
+            a: e4,
+            sfa: Tensor.zeros("f32", [1, 1]),
+            b: e4,
+            sfb: Tensor.zeros("f32", [1, 1]),
+            d: Tensor.zeros("bf16", [1, 1]),
+          }),
         (e: unknown) => e instanceof TypeError && /does not implement go_fp8_gemm/.test(e.message),
       );
     });
@@ -52,8 +67,10 @@ Deno.test("NativeLibrary.open()", async (t) => {
     await t.step("turns a native status into a NativeError carrying go_last_error", async () => {
       const path = await buildFake(dir, "nomem", 1);
       using lib = NativeLibrary.open(path);
-      assert.throws(() => lib.check(lib.symbols.go_alloc(16n, new BigUint64Array(1)), "go_alloc"), (e: unknown) =>
-        e instanceof NativeError && e.code === "GO_ERR_OUT_OF_MEMORY" && /fake/.test(e.message));
+      assert.throws(
+        () => lib.check(lib.symbols.go_alloc(16n, new BigUint64Array(1)), "go_alloc"),
+        (e: unknown) => e instanceof NativeError && e.code === "GO_ERR_OUT_OF_MEMORY" && /fake/.test(e.message),
+      );
     });
 
     await t.step("opens any library implementing the header by path through openBackend", async () => {

@@ -380,23 +380,26 @@ float load_sf(const HT& t, int64_t li) {
 void model_fp8_gemm(const Case& c, std::vector<HT>& out, int gran_b) {
   const HT &A = c.ts[0], &SA = c.ts[1], &B = c.ts[2], &SB = c.ts[3], &C = c.ts[4];
   HT& D = out[0];
-  const int64_t M = A.shape[0], K = A.shape[1], N = B.shape[0], KB = (K + 127) / 128;
-  const bool hasC = C.numel() > 0 && C.shape.size() == 2 && C.shape[0] == M;
+  const bool bt = A.shape.size() == 3;
+  const int64_t Z = bt ? A.shape[0] : 1, M = A.shape[bt], K = A.shape[bt + 1], N = B.shape[bt], KB = (K + 127) / 128;
+  const int64_t SBR = (N + gran_b - 1) / gran_b;
+  const bool hasC = C.numel() > 0 && C.shape.size() == A.shape.size() && C.shape[bt] == M;
   std::vector<uint8_t> ar(static_cast<size_t>(KB * 128)), br(static_cast<size_t>(KB * 128));
+  for (int64_t z = 0; z < Z; ++z)
   for (int64_t m = 0; m < M; ++m) {
     std::fill(ar.begin(), ar.end(), 0);
-    for (int64_t k = 0; k < K; ++k) ar[static_cast<size_t>(k)] = get<uint8_t>(A, m * K + k);
+    for (int64_t k = 0; k < K; ++k) ar[static_cast<size_t>(k)] = get<uint8_t>(A, (z * M + m) * K + k);
     for (int64_t n = 0; n < N; ++n) {
       std::fill(br.begin(), br.end(), 0);
-      for (int64_t k = 0; k < K; ++k) br[static_cast<size_t>(k)] = get<uint8_t>(B, n * K + k);
+      for (int64_t k = 0; k < K; ++k) br[static_cast<size_t>(k)] = get<uint8_t>(B, (z * N + n) * K + k);
       float F = 0.0f;
       for (int64_t kb = 0; kb < KB; ++kb) {
         float P = 0.0f;
         for (int j = 0; j < 4; ++j) P = tc8_step(&ar[static_cast<size_t>(kb * 128 + j * 32)], &br[static_cast<size_t>(kb * 128 + j * 32)], 32, P, j > 0);
-        const float s = load_sf(SA, m * KB + kb) * load_sf(SB, (n / gran_b) * KB + kb);
+        const float s = load_sf(SA, (z * M + m) * KB + kb) * load_sf(SB, (z * SBR + n / gran_b) * KB + kb);
         F = std::fmaf(s, P, F);
       }
-      const int64_t li = m * N + n;
+      const int64_t li = (z * M + m) * N + n;
       if (D.dtype == GO_BF16) {
         const float v = hasC ? (K == 0 ? bf16_f(get<uint16_t>(C, li)) : bf16_f(get<uint16_t>(C, li)) + F) : F;
         put<uint16_t>(D, li, K == 0 && hasC ? get<uint16_t>(C, li) : bf16_rne(v));
@@ -405,6 +408,162 @@ void model_fp8_gemm(const Case& c, std::vector<HT>& out, int gran_b) {
       }
     }
   }
+}
+
+// fp32-bit operands (bf16 and tf32 inputs are exact fp32 values): v = sig * 2^exp, MMA-Sim exponent e.
+struct F32d {
+  int64_t sig;
+  int exp, e;
+};
+F32d dec_f32(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const int64_t s = (u >> 31) ? -1 : 1;
+  const int ef = static_cast<int>((u >> 23) & 255);
+  const int64_t m = u & 0x7FFFFF;
+  if (ef == 0) return F32d{s * m, -149, -126};
+  return F32d{s * (m | 0x800000), ef - 150, ef - 127};
+}
+
+// One BF16/TF32 wgmma step (numerics.md §8.1 Hopper rows, §8.2b): n products + c, aligned to the largest exponent,
+// each term truncated toward zero at 2^(E-25), exact sum, fp32 output RZ (24 significant bits).
+float tc_step_f(const float* a, const float* b, int n, float c, int nbits) {
+  int64_t sig[17];
+  int exp[17], cnt = 0;
+  int E = -100000;
+  for (int i = 0; i < n; ++i) {
+    const F32d x = dec_f32(a[i]), y = dec_f32(b[i]);
+    if (x.sig == 0 || y.sig == 0) continue;
+    sig[cnt] = x.sig * y.sig;
+    exp[cnt] = x.exp + y.exp;
+    E = std::max(E, x.e + y.e);
+    ++cnt;
+  }
+  if (c != 0.0f) {
+    const F32d z = dec_f32(c);
+    sig[cnt] = z.sig;
+    exp[cnt] = z.exp;
+    E = std::max(E, z.e);
+    ++cnt;
+  }
+  if (cnt == 0) return 0.0f;
+  const int unit = E - nbits;
+  int64_t sum = 0;
+  for (int i = 0; i < cnt; ++i) {
+    const int sh = exp[i] - unit;
+    const int64_t mag = sig[i] < 0 ? -sig[i] : sig[i];
+    const int64_t t = sh >= 0 ? (mag << sh) : (sh <= -62 ? 0 : (mag >> (-sh)));
+    sum += sig[i] < 0 ? -t : t;
+  }
+  if (sum == 0) return 0.0f;
+  const bool neg = sum < 0;
+  uint64_t mag = static_cast<uint64_t>(neg ? -sum : sum);
+  const int bits = 64 - __builtin_clzll(mag);
+  int ex = unit;
+  if (bits > 24) {
+    mag >>= (bits - 24);
+    ex += bits - 24;
+  }
+  const float v = static_cast<float>(std::ldexp(static_cast<double>(mag), ex));
+  return neg ? -v : v;
+}
+
+float f32_of_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// BF16 GEMM model (GO_MODEL_BF16): chain of k16 steps over all of K from 0; epilogue per deepgemm-ops.md §6.4.
+// ts: a [(Bt,) M, K], b [(Bt,) N, K], c, d as in bf16_case; k-concatenation for einsum is done by the caller.
+void model_bf16_gemm(const HT& A, const HT& Bm, const HT* C, HT& D) {
+  const bool batched = A.shape.size() == 3;
+  const int64_t Bt = batched ? A.shape[0] : 1, M = A.shape[batched], K = A.shape[batched + 1], N = Bm.shape[batched];
+  std::vector<float> ar(static_cast<size_t>((K + 15) / 16 * 16)), br(ar.size());
+  for (int64_t z = 0; z < Bt; ++z)
+    for (int64_t m = 0; m < M; ++m) {
+      std::fill(ar.begin(), ar.end(), 0.0f);
+      for (int64_t k = 0; k < K; ++k) ar[static_cast<size_t>(k)] = bf16_f(get<uint16_t>(A, (z * M + m) * K + k));
+      for (int64_t n = 0; n < N; ++n) {
+        std::fill(br.begin(), br.end(), 0.0f);
+        for (int64_t k = 0; k < K; ++k) br[static_cast<size_t>(k)] = bf16_f(get<uint16_t>(Bm, (z * N + n) * K + k));
+        float F = 0.0f;
+        for (int64_t k0 = 0; k0 < K; k0 += 16) F = tc_step_f(&ar[static_cast<size_t>(k0)], &br[static_cast<size_t>(k0)], 16, F, 25);
+        const int64_t li = (z * M + m) * N + n;
+        if (D.dtype == GO_F32) {
+          put<float>(D, li, C ? (K == 0 ? get<float>(*C, li) : get<float>(*C, li) + F) : F);
+        } else if (!C) {
+          put<uint16_t>(D, li, bf16_rne(F));
+        } else {
+          const uint16_t cb = get<uint16_t>(*C, li);
+          put<uint16_t>(D, li, K == 0 ? cb : bf16_rne(bf16_f(cb) + bf16_f(bf16_rne(F))));
+        }
+      }
+    }
+}
+
+uint32_t tf32_bits(uint32_t u, int mode) {
+  if ((u & 0x7F800000u) == 0x7F800000u) return u;
+  if (mode == 1) u += 0xFFFu + ((u >> 13) & 1u);
+  return u & 0xFFFFE000u;
+}
+
+// tf32_hc_prenorm_gemm model (GO_MODEL_TF32 + deepgemm-ops.md §7 SM90 square-sum order).
+void model_hc(const HT& A, const HT& Bm, HT& D, HT& SQ, int splits, int mode) {
+  const int64_t M = A.shape[0], K = A.shape[1], N = Bm.shape[0], KB = K / 64, q = KB / splits, rem = KB % splits;
+  std::vector<float> ar(static_cast<size_t>(K)), br(static_cast<size_t>(K));
+  for (int s = 0; s < splits; ++s) {
+    const int64_t b0 = s * q + std::min<int64_t>(s, rem), bc = q + (s < rem ? 1 : 0);
+    for (int64_t m = 0; m < M; ++m) {
+      for (int64_t k = 0; k < K; ++k) ar[static_cast<size_t>(k)] = bf16_f(get<uint16_t>(A, m * K + k));
+      for (int64_t n = 0; n < N; ++n) {
+        for (int64_t k = 0; k < K; ++k) {
+          const float f = get<float>(Bm, n * K + k);
+          uint32_t u;
+          std::memcpy(&u, &f, 4);
+          br[static_cast<size_t>(k)] = f32_of_bits(tf32_bits(u, mode));
+        }
+        float F = 0.0f;
+        for (int64_t k0 = b0 * 64; k0 < (b0 + bc) * 64; k0 += 8)
+          F = tc_step_f(&ar[static_cast<size_t>(k0)], &br[static_cast<size_t>(k0)], 8, F, 25);
+        put<float>(D, (s * M + m) * N + n, F);
+      }
+      float v[4] = {0, 0, 0, 0};
+      for (int64_t kb = b0; kb < b0 + bc; ++kb)
+        for (int i = 0; i < 8; ++i)
+          for (int qq = 0; qq < 4; ++qq) {
+            const float x = ar[static_cast<size_t>(kb * 64 + 8 * i + qq)], y = ar[static_cast<size_t>(kb * 64 + 8 * i + qq + 4)];
+            v[qq] = v[qq] + (x * x + y * y);
+          }
+      put<float>(SQ, s * M + m, (v[0] + v[2]) + (v[1] + v[3]));
+    }
+  }
+}
+
+// SM90 MQA head reduction (deepgemm-ops.md §8.1) of scores sc[h] for one (query, key).
+float mqa_reduce(const float* sc, const float* w, int H, float sf) {
+  float P[4];
+  for (int q = 0; q < 4; ++q) {
+    float S[2];
+    for (int e = 0; e < 2; ++e) {
+      float acc = 0.0f;
+      for (int t = 0; t < H / 8; ++t) {
+        const int h = 8 * t + 2 * q + e;
+        const float v = sc[h] > 0.0f ? sc[h] : 0.0f;
+        acc = t == 0 ? v * w[h] : std::fmaf(v, w[h], acc);
+      }
+      S[e] = acc;
+    }
+    P[q] = (S[0] + S[1]) * sf;
+  }
+  return (P[0] + P[1]) + (P[2] + P[3]);
+}
+
+// FP8 score chain over head_dim: D/32 k32 steps, the first without c.
+float mqa_score(const uint8_t* q, const uint8_t* k, int D) {
+  float s = 0.0f;
+  for (int j = 0; j < D / 32; ++j) s = tc8_step(q + 32 * j, k + 32 * j, 32, s, j > 0);
+  return s;
 }
 
 // ---- case builders ----------------------------------------------------------------------------------------------

@@ -107,7 +107,13 @@ export function fp8Element(
 }
 
 /** The slow model's BF16 GEMM element. */
-export function bf16Element(model: "bf16" | "exact", a: number[], b: number[], c: number | null, out: "bf16" | "f32"): number {
+export function bf16Element(
+  model: "bf16" | "exact",
+  a: number[],
+  b: number[],
+  c: number | null,
+  out: "bf16" | "f32",
+): number {
   if (model === "exact") return exactRound(a.map((x, k) => [x, b[k]]), c, out);
   return epilogue(bf16Acc(a, b), c, out);
 }

@@ -91,7 +91,13 @@ export function sm90Acc(a: number[], b: number[], sa: (kb: number) => number, sb
 }
 
 /** SM100 block-scaled: k32 steps over all K, 25 bits, RZ fp32, scale exponents (gran_k) added to products. */
-export function sm100Acc(a: number[], b: number[], ea: (g: number) => number, eb: (g: number) => number, granK: number): number {
+export function sm100Acc(
+  a: number[],
+  b: number[],
+  ea: (g: number) => number,
+  eb: (g: number) => number,
+  granK: number,
+): number {
   let acc = 0;
   for (let s = 0; s < a.length; s += 32) {
     const e = Math.min(s + 32, a.length), g = Math.floor(s / granK);

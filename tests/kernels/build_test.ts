@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { BuildError, buildBackend, CompilerNotFoundError } from "../../kernels/build.ts";
+import { buildBackend, BuildError, CompilerNotFoundError } from "../../kernels/build.ts";
 
 Deno.test("buildBackend()", async (t) => {
   await t.step("builds the CPU backend once and then serves it from the cache", async () => {
@@ -37,7 +37,8 @@ Deno.test("buildBackend()", async (t) => {
 
     await t.step("reports a missing compiler (e.g. nvcc not found)", async () => {
       await assert.rejects(
-        () => buildBackend("cuda", { compiler: "nvcc-not-installed", sourceDir: `${tmp}/src`, cacheDir: `${tmp}/cache` }),
+        () =>
+          buildBackend("cuda", { compiler: "nvcc-not-installed", sourceDir: `${tmp}/src`, cacheDir: `${tmp}/cache` }),
         (e: unknown) => e instanceof CompilerNotFoundError && /nvcc-not-installed not found/.test(e.message),
       );
     });

@@ -10,8 +10,8 @@ import {
   bf16Tensor,
   bitsOf,
   e4m3Tensor,
-  type Fp8Model,
   fp8Element,
+  type Fp8Model,
   fp8Row,
   outBits,
   rngFor,
@@ -136,7 +136,8 @@ Deno.test("fp8Gemm()", async (t) => {
   });
 
   await t.step("propagates a NaN operand as NaN", () => {
-    const a = Tensor.from("e4m3", [1, 2], new Uint8Array([0x7f, ONE])), b = Tensor.from("e4m3", [1, 2], new Uint8Array([ONE, ONE]));
+    const a = Tensor.from("e4m3", [1, 2], new Uint8Array([0x7f, ONE])),
+      b = Tensor.from("e4m3", [1, 2], new Uint8Array([ONE, ONE]));
     for (const model of ["sm90_1d2d", "sm100_1d1d", "exact"] as const) {
       const d = Tensor.zeros("f32", [1, 1]);
       be.fp8Gemm({ a, sfa: f32([1, 1], [1]), b, sfb: f32([1, 1], [1]), d, model });
@@ -153,17 +154,20 @@ Deno.test("fp8Gemm()", async (t) => {
     ["exact", "f32", false, 1],
   ];
   for (const [model, out, withC, gbmn] of cases) {
-    await t.step(`equals the slow model bit for bit: ${model}, ${out} out, ${withC ? "with" : "no"} C, B gran ${gbmn}`, () => {
-      const rng = rngFor(1000 + cases.findIndex((x) => x[0] === model && x[1] === out));
-      const M = 13, N = 24, K = 352; // M, N and K tails (K = 2.75 blocks)
-      const pow2 = model === "sm100_1d1d";
-      const a = e4m3Tensor(rng, [M, K]), b = e4m3Tensor(rng, [N, K]);
-      const sfa = scaleTensor(rng, [M, 3], pow2), sfb = scaleTensor(rng, [Math.ceil(N / gbmn), 3], pow2);
-      const c = withC ? (out === "bf16" ? bf16Tensor(rng, [M, N]) : scaleTensor(rng, [M, N], false)) : null;
-      const d = Tensor.zeros(out, [M, N]);
-      be.fp8Gemm({ a, sfa, b, sfb, c, d, model, recipeB: [gbmn, 128] });
-      assert.deepEqual(bitsOf(d), expectFp8(model, a, sfa, b, sfb, c, out, gbmn));
-    });
+    await t.step(
+      `equals the slow model bit for bit: ${model}, ${out} out, ${withC ? "with" : "no"} C, B gran ${gbmn}`,
+      () => {
+        const rng = rngFor(1000 + cases.findIndex((x) => x[0] === model && x[1] === out));
+        const M = 13, N = 24, K = 352; // M, N and K tails (K = 2.75 blocks)
+        const pow2 = model === "sm100_1d1d";
+        const a = e4m3Tensor(rng, [M, K]), b = e4m3Tensor(rng, [N, K]);
+        const sfa = scaleTensor(rng, [M, 3], pow2), sfb = scaleTensor(rng, [Math.ceil(N / gbmn), 3], pow2);
+        const c = withC ? (out === "bf16" ? bf16Tensor(rng, [M, N]) : scaleTensor(rng, [M, N], false)) : null;
+        const d = Tensor.zeros(out, [M, N]);
+        be.fp8Gemm({ a, sfa, b, sfb, c, d, model, recipeB: [gbmn, 128] });
+        assert.deepEqual(bitsOf(d), expectFp8(model, a, sfa, b, sfb, c, out, gbmn));
+      },
+    );
   }
 
   await t.step("uses scale granularity 32 for sm100_1d1d", () => {
@@ -205,10 +209,20 @@ Deno.test("fp8Gemm()", async (t) => {
   });
 
   await t.step("rejects sm100_1d1d with scales that are not powers of two", () => {
-    const a = Tensor.from("e4m3", [1, 1], new Uint8Array([ONE])), b = Tensor.from("e4m3", [1, 1], new Uint8Array([ONE]));
+    const a = Tensor.from("e4m3", [1, 1], new Uint8Array([ONE])),
+      b = Tensor.from("e4m3", [1, 1], new Uint8Array([ONE]));
     assert.throws(
-      () => be.fp8Gemm({ a, sfa: f32([1, 1], [3]), b, sfb: f32([1, 1], [1]), d: Tensor.zeros("f32", [1, 1]), model: "sm100_1d1d" }),
-      (e: unknown) => e instanceof NativeError && e.code === "GO_ERR_INVALID_ARGUMENT" && /powers of two/.test(e.message),
+      () =>
+        be.fp8Gemm({
+          a,
+          sfa: f32([1, 1], [3]),
+          b,
+          sfb: f32([1, 1], [1]),
+          d: Tensor.zeros("f32", [1, 1]),
+          model: "sm100_1d1d",
+        }),
+      (e: unknown) =>
+        e instanceof NativeError && e.code === "GO_ERR_INVALID_ARGUMENT" && /powers of two/.test(e.message),
     );
   });
 });
@@ -249,7 +263,15 @@ Deno.test("mGroupedFp8GemmContiguous()", async (t) => {
     const labels = new Int32Array(M);
     for (let i = 0; i < M; i++) labels[i] = i < 128 ? 2 : i < 192 ? -1 : 0;
     const d = Tensor.from("bf16", [M, N], new Uint16Array(M * N).fill(0x7777));
-    be.mGroupedFp8GemmContiguous({ a, sfa, b, sfb, d, groupedLayout: Tensor.from("i32", [M], labels), mkAlignment: 64 });
+    be.mGroupedFp8GemmContiguous({
+      a,
+      sfa,
+      b,
+      sfb,
+      d,
+      groupedLayout: Tensor.from("i32", [M], labels),
+      mkAlignment: 64,
+    });
     for (const [row, g] of [[0, 2], [100, 2], [150, -1], [200, 0], [255, 0]] as const) {
       for (let n = 0; n < N; n++) {
         if (g < 0) {
@@ -277,19 +299,63 @@ Deno.test("mGroupedFp8GemmContiguous()", async (t) => {
     // ends 50, 120, 256 with alignment 64: group 1 = [64, 120), group 2 = [128, 256); rows 50..63 and 120..127 untouched.
     const d = Tensor.from("bf16", [M, N], new Uint16Array(M * N).fill(0x7777));
     const ends = Tensor.from("i32", [G], new Int32Array([50, 120, 256]));
+    be.mGroupedFp8GemmContiguous({
+      a,
+      sfa,
+      b,
+      sfb,
+      d,
+      groupedLayout: ends,
+      usePsumLayout: true,
+      ensureZeroPadding: false,
+      mkAlignment: 64,
+    });
+    const ref = Tensor.zeros("bf16", [M, N]);
+    const labels = new Int32Array(M).map((_, i) => (i < 64 ? 0 : i < 128 ? 1 : 2));
+    be.mGroupedFp8GemmContiguous({
+      a,
+      sfa,
+      b,
+      sfb,
+      d: ref,
+      groupedLayout: Tensor.from("i32", [M], labels),
+      mkAlignment: 64,
+    });
+    for (const row of [0, 49, 64, 119, 128, 255]) assert.equal(d.at(row, 3), ref.at(row, 3), `row ${row}`);
+    for (const row of [50, 63, 120, 127]) assert.equal(d.at(row, 3), 0x7777, `gap row ${row}`);
+  });
+
+  await t.step("computes each group's tail tile with ensure_zero_padding", () => {
+    const d = Tensor.from("bf16", [M, N], new Uint16Array(M * N).fill(0x7777));
+    const ends = Tensor.from("i32", [G], new Int32Array([50, 120, 256]));
     be.mGroupedFp8GemmContiguous({ a, sfa, b, sfb, d, groupedLayout: ends, usePsumLayout: true, mkAlignment: 64 });
     const ref = Tensor.zeros("bf16", [M, N]);
     const labels = new Int32Array(M).map((_, i) => (i < 64 ? 0 : i < 128 ? 1 : 2));
-    be.mGroupedFp8GemmContiguous({ a, sfa, b, sfb, d: ref, groupedLayout: Tensor.from("i32", [M], labels), mkAlignment: 64 });
-    for (const row of [0, 49, 64, 119, 128, 255]) assert.equal(d.at(row, 3), ref.at(row, 3), `row ${row}`);
-    for (const row of [50, 63, 120, 127]) assert.equal(d.at(row, 3), 0x7777, `gap row ${row}`);
+    be.mGroupedFp8GemmContiguous({
+      a,
+      sfa,
+      b,
+      sfb,
+      d: ref,
+      groupedLayout: Tensor.from("i32", [M], labels),
+      mkAlignment: 64,
+    });
+    for (const row of [50, 63, 120, 127]) assert.equal(d.at(row, 3), ref.at(row, 3), `tail row ${row}`);
   });
 
   await t.step("rejects a label outside [-1, G)", () => {
     const labels = new Int32Array(M).fill(0);
     labels[5] = G;
     assert.throws(
-      () => be.mGroupedFp8GemmContiguous({ a, sfa, b, sfb, d: Tensor.zeros("bf16", [M, N]), groupedLayout: Tensor.from("i32", [M], labels) }),
+      () =>
+        be.mGroupedFp8GemmContiguous({
+          a,
+          sfa,
+          b,
+          sfb,
+          d: Tensor.zeros("bf16", [M, N]),
+          groupedLayout: Tensor.from("i32", [M], labels),
+        }),
       /grouped_layout\[5\] = 3 is outside/,
     );
   });
@@ -297,23 +363,27 @@ Deno.test("mGroupedFp8GemmContiguous()", async (t) => {
 
 Deno.test("mGroupedFp8GemmMasked()", async (t) => {
   using be = await openBackend("cpu");
-  await t.step("computes rows below masked_m and leaves the rest untouched", () => {
-    const rng = rngFor(41);
-    const G = 2, Mmax = 8, N = 8, K = 128;
-    const a = e4m3Tensor(rng, [G, Mmax, K]), b = e4m3Tensor(rng, [G, N, K]);
-    const sfa = scaleTensor(rng, [G, Mmax, 1], false), sfb = scaleTensor(rng, [G, 1, 1], false);
-    const d = Tensor.from("bf16", [G, Mmax, N], new Uint16Array(G * Mmax * N).fill(0x1234));
-    be.mGroupedFp8GemmMasked({ a, sfa, b, sfb, d, maskedM: Tensor.from("i32", [G], new Int32Array([3, 0])) });
-    for (let g = 0; g < G; g++) {
-      const ref = Tensor.zeros("bf16", [Mmax, N]);
-      be.fp8Gemm({ a: a.select(0, g), sfa: sfa.select(0, g), b: b.select(0, g), sfb: sfb.select(0, g), d: ref });
-      for (let i = 0; i < Mmax; i++) {
-        for (let n = 0; n < N; n++) {
-          assert.equal(d.at(g, i, n), g === 0 && i < 3 ? ref.at(i, n) : 0x1234, `g ${g} row ${i}`);
+  await t.step(
+    "computes rows of 128-row tiles, zeroes 64-row chunks past masked_m (sm90), leaves the rest untouched",
+    () => {
+      const rng = rngFor(41);
+      const G = 3, Mmax = 200, N = 8, K = 128;
+      const a = e4m3Tensor(rng, [G, Mmax, K]), b = e4m3Tensor(rng, [G, N, K]);
+      const sfa = scaleTensor(rng, [G, Mmax, 1], false), sfb = scaleTensor(rng, [G, 1, 1], false);
+      const d = Tensor.from("bf16", [G, Mmax, N], new Uint16Array(G * Mmax * N).fill(0x1234));
+      const masked = [3, 0, 130];
+      be.mGroupedFp8GemmMasked({ a, sfa, b, sfb, d, maskedM: Tensor.from("i32", [G], Int32Array.from(masked)) });
+      for (let g = 0; g < G; g++) {
+        const ref = Tensor.zeros("bf16", [Mmax, N]);
+        be.fp8Gemm({ a: a.select(0, g), sfa: sfa.select(0, g), b: b.select(0, g), sfb: sfb.select(0, g), d: ref });
+        const m = masked[g], tileEnd = Math.min(Mmax, Math.ceil(m / 128) * 128);
+        for (let i = 0; i < Mmax; i++) {
+          const want = i >= tileEnd ? 0x1234 : Math.floor(i / 64) * 64 >= m ? 0 : ref.at(i, 0);
+          assert.equal(d.at(g, i, 0), want, `g ${g} row ${i}`);
         }
       }
-    }
-  });
+    },
+  );
 });
 
 Deno.test("kGroupedFp8Gemm()", async (t) => {
@@ -387,7 +457,13 @@ Deno.test("kGroupedFp8Gemm()", async (t) => {
 
 Deno.test("bf16Gemm()", async (t) => {
   using be = await openBackend("cpu");
-  for (const [model, out, withC] of [["bf16", "bf16", false], ["bf16", "f32", true], ["exact", "bf16", true], ["bf16", "bf16", true]] as const) {
+  for (
+    const [model, out, withC] of [["bf16", "bf16", false], ["bf16", "f32", true], ["exact", "bf16", true], [
+      "bf16",
+      "bf16",
+      true,
+    ]] as const
+  ) {
     await t.step(`equals the slow model bit for bit: ${model}, ${out} out, ${withC ? "with" : "no"} C`, () => {
       const rng = rngFor(61);
       const M = 7, N = 9, K = 200;
@@ -440,16 +516,15 @@ Deno.test("mGroupedBf16GemmContiguous()", async (t) => {
 
 Deno.test("mGroupedBf16GemmMasked()", async (t) => {
   using be = await openBackend("cpu");
-  await t.step("computes rows below masked_m only", () => {
+  await t.step("computes the rows of a group with masked_m > 0 and leaves an empty group untouched", () => {
     const rng = rngFor(81);
     const a = bf16Tensor(rng, [2, 4, 32]), b = bf16Tensor(rng, [2, 4, 32]);
     const d = Tensor.from("f32", [2, 4, 4], new Float32Array(32).fill(5));
-    be.mGroupedBf16GemmMasked({ a, b, d, maskedM: Tensor.from("i32", [2], new Int32Array([1, 4])) });
+    be.mGroupedBf16GemmMasked({ a, b, d, maskedM: Tensor.from("i32", [2], new Int32Array([0, 4])) });
     const ref = Tensor.zeros("f32", [4, 4]);
     be.bf16Gemm({ a: a.select(0, 1), b: b.select(0, 1), d: ref });
     assert.deepEqual(bitsOf(d.select(0, 1)), bitsOf(ref));
-    assert.equal(d.at(0, 1, 0), 5);
-    assert.notEqual(d.at(0, 0, 0), 5);
+    assert.deepEqual(bitsOf(d.select(0, 0)), bitsOf(Tensor.from("f32", [4, 4], new Float32Array(16).fill(5))));
   });
 });
 

@@ -46,7 +46,9 @@ Deno.test("toFloat32()", async (t) => {
     const v = a.transpose(0, 2).narrow(1, 1, 3);
     const flat = rowMajorData(v);
     let k = 0;
-    for (let i = 0; i < 5; i++) for (let j = 0; j < 3; j++) for (let l = 0; l < 3; l++) assert.equal(flat[k++], v.at(i, j, l));
+    for (let i = 0; i < 5; i++) {
+      for (let j = 0; j < 3; j++) for (let l = 0; l < 3; l++) assert.equal(flat[k++], v.at(i, j, l));
+    }
   });
   await t.step("bf16 tensors widen exactly", () => {
     const b = Tensor.from("bf16", [1], new Uint16Array([0x4049]));

@@ -1,0 +1,169 @@
+// Two independent implementations that must agree bit for bit: the native CPU backend (kernels/cpu) and the
+// TypeScript GEMM reference (reference/gemm), on seeded random cases of every family both implement.
+import assert from "node:assert/strict";
+import { gemmOp } from "../../reference/gemm/registry.ts";
+import { f32FromBits } from "../../reference/fp32.ts";
+import { Tensor } from "../../reference/tensor/tensor.ts";
+import { type Backend, openBackend } from "../../ffi/mod.ts";
+import { bf16Tensor, bitsOf, e4m3Tensor, rngFor, scaleTensor } from "./_cases.ts";
+import type { Prng } from "../../reference/random/prng.ts";
+
+/** Power-of-two f32 scales (SM100 takes f32 powers of two). */
+function pow2Scales(rng: Prng, shape: number[]): Tensor {
+  const n = shape.reduce((x, y) => x * y, 1);
+  return Tensor.from("f32", shape, Float32Array.from({ length: n }, () => f32FromBits((118 + rng.int(16)) << 23)));
+}
+
+function sameBits(native: Tensor, reference: Tensor, what: string): void {
+  const x = bitsOf(native), y = bitsOf(reference);
+  const bad = x.findIndex((v, i) => v !== y[i]);
+  assert.equal(
+    bad,
+    -1,
+    `${what}: first mismatch at flat index ${bad}: native ${x[bad]?.toString(16)}, reference ${y[bad]?.toString(16)}`,
+  );
+  assert.equal(x.length, y.length);
+}
+
+Deno.test("CPU backend = TypeScript reference: fp8Gemm()", async (t) => {
+  using be: Backend = await openBackend("cpu");
+  const rng = rngFor(4242);
+  for (let trial = 0; trial < 3; trial++) {
+    const M = 1 + rng.int(40), N = 8 * (1 + rng.int(6)), K = 32 * (1 + rng.int(14));
+    const kb = Math.ceil(K / 128);
+    await t.step(`sm90_1d2d bf16, (M, N, K) = (${M}, ${N}, ${K})`, () => {
+      const a = e4m3Tensor(rng, [M, K]), b = e4m3Tensor(rng, [N, K]);
+      const sfa = scaleTensor(rng, [M, kb], false), sfb = scaleTensor(rng, [Math.ceil(N / 128), kb], false);
+      const d = Tensor.zeros("bf16", [M, N]);
+      be.fp8Gemm({ a, sfa, b, sfb, d, model: "sm90_1d2d" });
+      const ref = gemmOp("fp8_gemm_nt").run({ a, sfa, b, sfb }, {}, { model: "sm90_1d2d" }).d;
+      sameBits(d, ref, "sm90_1d2d");
+    });
+    await t.step(`sm90_1d1d f32 with C, (M, N, K) = (${M}, ${N}, ${K})`, () => {
+      const a = e4m3Tensor(rng, [M, K]), b = e4m3Tensor(rng, [N, K]);
+      const sfa = scaleTensor(rng, [M, kb], false), sfb = scaleTensor(rng, [N, kb], false);
+      const c = scaleTensor(rng, [M, N], false);
+      const d = Tensor.zeros("f32", [M, N]);
+      be.fp8Gemm({ a, sfa, b, sfb, c, d, recipeB: [1, 128], model: "sm90_1d1d" });
+      const ref = gemmOp("fp8_gemm_nt").run({ a, sfa, b, sfb, c }, { recipe: [1, 1, 128] }, { model: "sm90_1d1d" }).d;
+      sameBits(d, ref, "sm90_1d1d");
+    });
+    await t.step(`sm100_1d1d bf16 with C (double rounding), tn views, (M, N, K) = (${M}, ${N}, ${K})`, () => {
+      const at = e4m3Tensor(rng, [K, M]), b = e4m3Tensor(rng, [N, K]);
+      const sfa = pow2Scales(rng, [M, kb]), sfb = pow2Scales(rng, [Math.ceil(N / 128), kb]);
+      const c = bf16Tensor(rng, [M, N]);
+      const d = Tensor.zeros("bf16", [M, N]);
+      be.fp8Gemm({ a: at.transpose(), sfa, b, sfb, c, d, model: "sm100_1d1d" });
+      const ref =
+        gemmOp("fp8_gemm_tn").run({ a: at, sfa: sfa.transpose(), b: b.transpose(), sfb: sfb.transpose(), c }, {
+          arch: "sm100",
+        }, {
+          model: "sm100_1d1d",
+        }).d;
+      sameBits(d, ref, "sm100_1d1d");
+    });
+    await t.step(`exact bf16, (M, N, K) = (${M}, ${N}, ${K})`, () => {
+      const a = e4m3Tensor(rng, [M, K]), b = e4m3Tensor(rng, [N, K]);
+      const sfa = scaleTensor(rng, [M, kb], false), sfb = scaleTensor(rng, [Math.ceil(N / 128), kb], false);
+      const d = Tensor.zeros("bf16", [M, N]);
+      be.fp8Gemm({ a, sfa, b, sfb, d, model: "exact" });
+      const ref = gemmOp("fp8_gemm_nt").run({ a, sfa, b, sfb }, {}, { model: "exact" }).d;
+      sameBits(d, ref, "exact");
+    });
+  }
+});
+
+Deno.test("CPU backend = TypeScript reference: bf16Gemm()", async (t) => {
+  using be = await openBackend("cpu");
+  const rng = rngFor(4343);
+  for (const [model, out, withC] of [["bf16", "bf16", true], ["bf16", "f32", false], ["exact", "f32", true]] as const) {
+    const M = 1 + rng.int(20), N = 1 + rng.int(20), K = 1 + rng.int(300);
+    await t.step(`${model} ${out}${withC ? " with C" : ""}, (M, N, K) = (${M}, ${N}, ${K})`, () => {
+      const a = bf16Tensor(rng, [M, K]), bt = bf16Tensor(rng, [K, N]);
+      const c = withC ? (out === "bf16" ? bf16Tensor(rng, [M, N]) : scaleTensor(rng, [M, N], false)) : null;
+      const d = Tensor.zeros(out, [M, N]);
+      be.bf16Gemm({ a, b: bt.transpose(), c, d, model });
+      const inputs: Record<string, Tensor> = { a, b: bt };
+      if (c) inputs.c = c;
+      const ref = gemmOp("bf16_gemm_nn").run(inputs, {}, { model, outDtype: out }).d;
+      sameBits(d, ref, model);
+    });
+  }
+});
+
+Deno.test("CPU backend = TypeScript reference: mGroupedFp8GemmContiguous()", async (t) => {
+  using be = await openBackend("cpu");
+  const rng = rngFor(4444);
+  const G = 3, N = 16, K = 256, M = 384;
+  const a = e4m3Tensor(rng, [M, K]), b = e4m3Tensor(rng, [G, N, K]);
+  const sfa = scaleTensor(rng, [M, 2], false), sfb = scaleTensor(rng, [G, 1, 2], false);
+  await t.step("classic layout with -1 padding chunks (sm90)", () => {
+    const labels = Int32Array.from({ length: M }, (_, i) => (i < 128 ? 1 : i < 192 ? 2 : i < 256 ? -1 : 0));
+    const gl = Tensor.from("i32", [M], labels);
+    const d = Tensor.zeros("bf16", [M, N]);
+    be.mGroupedFp8GemmContiguous({ a, sfa, b, sfb, d, groupedLayout: gl });
+    const ref = gemmOp("m_grouped_fp8_gemm_nt_contiguous").run({ a, sfa, b, sfb, grouped_layout: gl }, {}, {}).d;
+    sameBits(d, ref, "classic");
+  });
+  await t.step("psum layout with gaps and ensure_zero_padding", () => {
+    const gl = Tensor.from("i32", [G], new Int32Array([100, 200, 330]));
+    const d = Tensor.zeros("bf16", [M, N]);
+    be.mGroupedFp8GemmContiguous({ a, sfa, b, sfb, d, groupedLayout: gl, usePsumLayout: true });
+    const ref = gemmOp("m_grouped_fp8_gemm_nt_contiguous").run({ a, sfa, b, sfb, grouped_layout: gl }, {
+      use_psum_layout: true,
+    }, {}).d;
+    sameBits(d, ref, "psum");
+  });
+});
+
+Deno.test("CPU backend = TypeScript reference: mGroupedFp8GemmMasked()", async (t) => {
+  using be = await openBackend("cpu");
+  await t.step("whole tiles, zero chunks past masked_m (sm90)", () => {
+    const rng = rngFor(4545);
+    const G = 3, Mmax = 256, N = 8, K = 128;
+    const a = e4m3Tensor(rng, [G, Mmax, K]), b = e4m3Tensor(rng, [G, N, K]);
+    const sfa = scaleTensor(rng, [G, Mmax, 1], false), sfb = scaleTensor(rng, [G, 1, 1], false);
+    const mm = Tensor.from("i32", [G], new Int32Array([70, 0, 129]));
+    const d = Tensor.zeros("bf16", [G, Mmax, N]);
+    be.mGroupedFp8GemmMasked({ a, sfa, b, sfb, d, maskedM: mm });
+    const ref = gemmOp("m_grouped_fp8_gemm_nt_masked").run({ a, sfa, b, sfb, masked_m: mm }, { expected_m: 64 }, {}).d;
+    sameBits(d, ref, "masked");
+  });
+});
+
+Deno.test("CPU backend = TypeScript reference: kGroupedFp8Gemm()", async (t) => {
+  using be = await openBackend("cpu");
+  await t.step("SM90 flat blocks with an empty group", () => {
+    const rng = rngFor(4646);
+    const M = 5, N = 7, ks = [256, 0, 128];
+    const sumK = 384, sumKb = 3;
+    const a = e4m3Tensor(rng, [M * sumK]), b = e4m3Tensor(rng, [N * sumK]);
+    const sfa = scaleTensor(rng, [M, sumKb], false), sfb = scaleTensor(rng, [N, sumKb], false);
+    const c = scaleTensor(rng, [3, M, N], false);
+    const ksT = Tensor.from("i32", [3], Int32Array.from(ks));
+    const d = Tensor.zeros("f32", [3, M, N]);
+    be.kGroupedFp8Gemm({ a, sfa, b, sfb, c, d, ks: ksT, ksHost: ks });
+    const ref = gemmOp("k_grouped_fp8_gemm_nt_contiguous").run(
+      { a, sfa, b, sfb, c, d: Tensor.zeros("f32", [3, M, N]), grouped_layout: ksT },
+      { ks },
+      {},
+    ).d;
+    sameBits(d, ref, "k-grouped");
+  });
+});
+
+Deno.test("CPU backend = TypeScript reference: fp8GemmSkipHeadMid()", async (t) => {
+  using be = await openBackend("cpu");
+  await t.step("head splits (2, 3, 2)", () => {
+    const rng = rngFor(4747);
+    const M = 9, N = 16, K = 256;
+    const a = e4m3Tensor(rng, [M, K]), b = e4m3Tensor(rng, [N, K]);
+    const sfa = scaleTensor(rng, [M, 2], false), sfb = scaleTensor(rng, [1, 2], false);
+    const d = Tensor.zeros("bf16", [M, N + 4 * 3]);
+    be.fp8GemmSkipHeadMid({ a, sfa, b, sfb, d, headSplits: [2, 3, 2] });
+    const ref = gemmOp("fp8_gemm_nt_skip_head_mid").run({ a, sfa, b, sfb, d: Tensor.zeros("bf16", [M, N + 12]) }, {
+      head_splits: [2, 3, 2],
+    }, {}).d;
+    sameBits(d, ref, "skip_head_mid");
+  });
+});
