@@ -14,6 +14,7 @@
 import { buildBackend, CompilerNotFoundError } from "../kernels/build.ts";
 import { DeviceBuffer } from "./device_buffer.ts";
 import { BackendNotAvailableError, NativeError } from "./errors.ts";
+import * as attn from "./attention_ops.ts";
 import * as ops from "./gemm_ops.ts";
 import { type BackendInfo, NativeLibrary } from "./library.ts";
 
@@ -93,6 +94,20 @@ export class Backend implements Disposable {
   /** See {@link ops.kGroupedBf16Gemm}. */
   kGroupedBf16Gemm(args: ops.KGroupedBf16GemmArgs): void {
     ops.kGroupedBf16Gemm(this.library, args);
+  }
+
+  /** See {@link attn.tf32HcPrenormGemm}. */
+  tf32HcPrenormGemm(args: attn.Tf32HcPrenormGemmArgs): void {
+    attn.tf32HcPrenormGemm(this.library, args);
+  }
+  /** See {@link attn.fp8MqaLogits}. */
+  fp8MqaLogits(args: attn.Fp8MqaLogitsArgs): void {
+    attn.fp8MqaLogits(this.library, args);
+  }
+
+  /** See {@link attn.fp8PagedMqaLogits}. */
+  fp8PagedMqaLogits(args: attn.Fp8PagedMqaLogitsArgs): void {
+    attn.fp8PagedMqaLogits(this.library, args);
   }
 
   /** Unloads the library. */

@@ -11,6 +11,7 @@
  * ```
  * @module
  */
+export * from "./attention_ops.ts";
 export * from "./backend.ts";
 export * from "./device_buffer.ts";
 export * from "./errors.ts";

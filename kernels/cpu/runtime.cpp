@@ -274,13 +274,16 @@ int32_t go_backend_info(char* buf, uint64_t cap, uint64_t* needed) {
       << "\"fp8_gemm\":\"sm90_1d2d\",\"m_grouped_fp8_gemm_contiguous\":\"sm90_1d2d\","
       << "\"m_grouped_fp8_gemm_masked\":\"sm90_1d2d\",\"k_grouped_fp8_gemm\":\"sm90_1d1d\","
       << "\"bf16_gemm\":\"bf16\",\"m_grouped_bf16_gemm_contiguous\":\"bf16\",\"m_grouped_bf16_gemm_masked\":\"bf16\","
-      << "\"k_grouped_bf16_gemm\":\"bf16\",\"fp8_gemm_skip_head_mid\":\"sm90_1d2d\"},\"supported_models\":{";
+      << "\"k_grouped_bf16_gemm\":\"bf16\",\"fp8_gemm_skip_head_mid\":\"sm90_1d2d\",\"tf32_hc_prenorm_gemm\":\"tf32\","
+      << "\"fp8_mqa_logits\":\"sm90_mqa\",\"fp8_paged_mqa_logits\":\"sm90_mqa\"},\"supported_models\":{";
     const char* fp8 = "[\"exact\",\"sm90_1d2d\",\"sm90_1d1d\",\"sm100_1d1d\"]";
     const char* bf16 = "[\"exact\",\"bf16\",\"fp32_sequential\"]";
     s << "\"fp8_gemm\":" << fp8 << ",\"m_grouped_fp8_gemm_contiguous\":" << fp8
       << ",\"m_grouped_fp8_gemm_masked\":" << fp8 << ",\"k_grouped_fp8_gemm\":" << fp8 << ",\"bf16_gemm\":" << bf16
       << ",\"m_grouped_bf16_gemm_contiguous\":" << bf16 << ",\"m_grouped_bf16_gemm_masked\":" << bf16
-      << ",\"k_grouped_bf16_gemm\":" << bf16 << ",\"fp8_gemm_skip_head_mid\":" << fp8 << "}}";
+      << ",\"k_grouped_bf16_gemm\":" << bf16 << ",\"fp8_gemm_skip_head_mid\":" << fp8
+      << ",\"tf32_hc_prenorm_gemm\":[\"tf32\"],\"fp8_mqa_logits\":[\"sm90_mqa\",\"exact\"],"
+      << "\"fp8_paged_mqa_logits\":[\"sm90_mqa\",\"exact\"]}}";
     std::string json = s.str();
     uint64_t need = json.size() + 1;
     if (needed == nullptr) fail(GO_ERR_INVALID_ARGUMENT, "go_backend_info: needed is a null pointer");

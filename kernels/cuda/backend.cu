@@ -4,6 +4,7 @@
 // and every launch is checked and turned into a status with a thread-local message.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -994,6 +995,17 @@ int32_t go_fp8_mqa_logits(const go_tensor* q_, const go_tensor* kv_, const go_te
   GO_TRY(check_no_alias(lg, nullptr, {{&q, "q"}, {&kv, "kv"}, {&sf, "kv_sf"}, {&w, "weights"}, {&ks, "ks"}, {&ke, "ke"}}));
   if (S == 0) return GO_OK;
   if (S > 65535) return fail(GO_ERR_UNSUPPORTED, "fp8_mqa_logits: more than 65535 queries");
+  if (max_seqlen_k > 0) {
+    std::vector<int32_t> hks, hke;
+    GO_TRY(copy_to_host(ks, hks, "ks"));
+    GO_TRY(copy_to_host(ke, hke, "ke"));
+    for (int64_t i = 0; i < S; ++i) {
+      const int64_t lo = std::min<int64_t>(std::max<int64_t>(hks[i], 0), Skv), hi = std::min<int64_t>(std::max<int64_t>(hke[i], 0), Skv);
+      if (hi - lo > max_seqlen_k)
+        return fail(GO_ERR_INVALID_ARGUMENT, "fp8_mqa_logits: row %lld has ke - ks = %lld > max_seqlen_k = %d (compressed rows would overflow)",
+                    (long long)i, (long long)(hi - lo), max_seqlen_k);
+    }
+  }
   go_sm90::MqaParams p;
   std::memset(&p, 0, sizeof p);
   p.paged = 0;
@@ -1095,6 +1107,38 @@ int32_t go_fp8_paged_mqa_logits(const go_tensor* q_, const go_tensor* kvc_, cons
 }
 
 // ==== extensions (not yet in gemm_oracle.h) ==========================================================================
+
+int32_t go_ext_einsum_bmk_bnk_mn(const go_tensor* a_, const go_tensor* b_, const go_tensor* c_, const go_tensor* d_) {
+  GO_TRY(bind_device());
+  TV a, b, c, d;
+  GO_TRY(check_tensor(a_, "a", false, {GO_BF16}, 3, 3, a));
+  GO_TRY(check_tensor(b_, "b", false, {GO_BF16}, 3, 3, b));
+  GO_TRY(check_tensor(d_, "d", false, {GO_BF16, GO_F32}, 2, 2, d));
+  GO_TRY(check_tensor(c_, "c", true, {GO_F32}, 2, 2, c));
+  const int64_t S = a.shape[0], M = a.shape[1], K = a.shape[2], N = b.shape[1];
+  if (b.shape[0] != S || b.shape[2] != K) return fail(GO_ERR_INVALID_ARGUMENT, "b: expected [s, n, k] matching a");
+  GO_TRY(expect_shape(d, "d", {M, N}));
+  if (d.dtype == GO_F32 && (!c.present || c.data != d.data))
+    return fail(GO_ERR_INVALID_ARGUMENT, "einsum bmk,bnk->mn: an f32 d requires c to be d itself");
+  if (d.dtype == GO_BF16 && c.present) return fail(GO_ERR_INVALID_ARGUMENT, "einsum bmk,bnk->mn: a bf16 d takes no c");
+  if (K % 64 != 0) return fail(GO_ERR_UNSUPPORTED, "einsum bmk,bnk->mn: k = %lld is not a multiple of 64", (long long)K);
+  GO_TRY(check_no_alias(d, &c, {{&a, "a"}, {&b, "b"}}));
+  if (M == 0 || N == 0) return GO_OK;
+  GemmParams p = params_zero();
+  p.mode = go_sm90::kModeNormal;
+  p.M = M;
+  p.N = N;
+  p.K = S * K;  // one chain over (b, k): k_inner slices of consecutive batches
+  p.k_inner = K;
+  p.a = Mat{a.data, a.strides[1], a.strides[2], a.strides[0]};
+  p.b = Mat{b.data, b.strides[1], b.strides[2], b.strides[0]};
+  p.sfa = mat_none();
+  p.sfb = mat_none();
+  p.d = mat2(d);
+  p.c = c.present ? mat2(c) : mat_none();
+  p.out_kind = out_kind(d, c, false);
+  return launch_status(go_sm90::launch_bf16_gemm(p, 0), "einsum bmk,bnk->mn");
+}
 
 int32_t go_ext_paged_mqa_logits_metadata(const go_tensor* cl_, int32_t block_kv, int32_t num_sms, const go_tensor* out_) {
   GO_TRY(bind_device());

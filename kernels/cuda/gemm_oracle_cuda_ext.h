@@ -11,6 +11,10 @@
 extern "C" {
 #endif
 
+/* einsum("bmk,bnk->mn", a, b, d, c): a bf16 [s, m, k], b bf16 [s, n, k], k % 64 == 0; d bf16 (no c) or f32 with c == d.
+ * Deterministic: one BF16 wgmma chain over (b, k) in order (DeepGEMM's split-K atomics are not reproduced). */
+int32_t go_ext_einsum_bmk_bnk_mn(const go_tensor* a, const go_tensor* b, const go_tensor* c, const go_tensor* d);
+
 /* get_paged_mqa_logits_metadata, SM90 partition (deepgemm-ops.md §8.3): context_lens i32 [B, next_n] contiguous,
  * schedule_meta i32 [num_sms + 1, 2] contiguous. */
 int32_t go_ext_paged_mqa_logits_metadata(const go_tensor* context_lens, int32_t block_kv, int32_t num_sms,

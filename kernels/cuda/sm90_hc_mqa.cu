@@ -193,21 +193,33 @@ __global__ void __launch_bounds__(kThreads) mqa_logits_kernel(const MqaParams p,
   } else {
     sf = p.kv_sf[pos];
   }
-  // Heads h = 8t + 2q + e: S_{q,e} = relu(s_h)*w_h at t = 0, then fma(relu(s_h), w_h, S);
-  // P_q = fl32(fl32(S_{q,0} + S_{q,1}) * sf); logit = (P_0 + P_1) + (P_2 + P_3)   (deepgemm-ops.md §8.1, SM90).
+  // Heads h = 8t + 2q + e. Per (q, e) a chain over t: the first two heads form fma(relu(s_h0), w_h0,
+  // fl32(relu(s_h0+8) * w_h0+8)) (NVCC's contraction of p0 + p1 in DeepGEMM's kernel, probe-verified on an H200:
+  // reference/indexer/head_reduction.ts), later heads fma(relu(s), w, S); P_q = fl32(fl32(S_{q,0} + S_{q,1}) * sf);
+  // logit = (P_0 + P_1) + (P_2 + P_3) (the xor-1 then xor-2 shuffle adds). deepgemm-ops.md §8.1.
   const float* w = p.weights + row * p.w_s_row;
+  const int groups = p.heads / 8;
   float P[4];
 #pragma unroll
   for (int q = 0; q < 4; ++q) {
     float S[2];
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      float acc_s = 0.0f;
-      for (int t = 0; t < p.heads / 8; ++t) {
-        const int h = 8 * t + 2 * q + e;
-        const float v = fmaxf(sP[h * (kMqaCols + 1) + tid], 0.0f);
-        acc_s = t == 0 ? __fmul_rn(v, w[h]) : __fmaf_rn(v, w[h], acc_s);
+      const int h0 = 2 * q + e;
+      auto relu_at = [&](int h) {
+        const float x = sP[h * (kMqaCols + 1) + tid];
+        return x > 0.0f ? x : 0.0f;  // fmaxf(x, 0) semantics: -0 and NaN give +0
+      };
+      float acc_s;
+      int t;
+      if (groups >= 2) {
+        acc_s = __fmaf_rn(relu_at(h0), w[h0], __fmul_rn(relu_at(h0 + 8), w[h0 + 8]));
+        t = 2;
+      } else {
+        acc_s = __fmul_rn(relu_at(h0), w[h0]);
+        t = 1;
       }
+      for (; t < groups; ++t) acc_s = __fmaf_rn(relu_at(h0 + 8 * t), w[h0 + 8 * t], acc_s);
       S[e] = acc_s;
     }
     P[q] = __fmul_rn(__fadd_rn(S[0], S[1]), sf);

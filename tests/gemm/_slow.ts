@@ -115,3 +115,35 @@ export function bf16Bits(x: number): number {
   const u = new Uint32Array(new Float32Array([x]).buffer)[0];
   return ((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) & 0xffff;
 }
+
+/** BF16 model element (deepgemm-ops.md §6.4): k16 fused steps with 25 fraction bits chained from 0, RZ to fp32. */
+export function slowBf16Chain(a: number[], b: number[]): number {
+  let acc = 0n;
+  for (let s = 0; s < a.length; s += 16) {
+    const terms = [];
+    for (let k = s; k < Math.min(a.length, s + 16); k++) terms.push([bf16v(a[k]), bf16v(b[k])]);
+    acc = slowStep(terms, acc, 25, 23);
+  }
+  return roundBig(acc, 23, -126);
+}
+
+function scaled(x: { v: bigint; e: number }, p: number): { v: bigint; e: number } {
+  return { v: p >= 0 ? x.v << BigInt(p) : x.v >> BigInt(-p), e: x.e + p };
+}
+
+/**
+ * SM100 1D1D element (deepgemm-ops.md §6.3, numerics.md §8.1): k32 block-scaled steps with 25 fraction bits from 0,
+ * RZ to fp32; the power-of-two scales 2^xa, 2^xb of each K group scale the operands and add to their exponents.
+ */
+export function slowSm100(a: number[], b: number[], xa: number[], xb: number[], granK: number): number {
+  let acc = 0n;
+  for (let s = 0; s < a.length; s += 32) {
+    const terms = [];
+    for (let k = s; k < Math.min(a.length, s + 32); k++) {
+      const g = Math.floor(k / granK);
+      terms.push([scaled(e4m3(a[k]), xa[g]), scaled(e4m3(b[k]), xb[g])]);
+    }
+    acc = slowStep(terms, acc, 25, 23);
+  }
+  return roundBig(acc, 23, -126);
+}

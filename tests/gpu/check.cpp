@@ -540,18 +540,25 @@ void model_hc(const HT& A, const HT& Bm, HT& D, HT& SQ, int splits, int mode) {
   }
 }
 
-// SM90 MQA head reduction (deepgemm-ops.md §8.1) of scores sc[h] for one (query, key).
+// SM90 MQA head reduction of scores sc[h] for one (query, key): deepgemm-ops.md §8.1 with the first two heads of a
+// chain as fma(relu(s_h0), w_h0, fl32(relu(s_h0+8)·w_h0+8)) (reference/indexer/head_reduction.ts "sm90").
 float mqa_reduce(const float* sc, const float* w, int H, float sf) {
+  auto relu = [](float x) { return x > 0.0f ? x : 0.0f; };
   float P[4];
   for (int q = 0; q < 4; ++q) {
     float S[2];
     for (int e = 0; e < 2; ++e) {
-      float acc = 0.0f;
-      for (int t = 0; t < H / 8; ++t) {
-        const int h = 8 * t + 2 * q + e;
-        const float v = sc[h] > 0.0f ? sc[h] : 0.0f;
-        acc = t == 0 ? v * w[h] : std::fmaf(v, w[h], acc);
+      const int h0 = 2 * q + e, groups = H / 8;
+      float acc;
+      int t;
+      if (groups >= 2) {
+        acc = std::fmaf(relu(sc[h0]), w[h0], relu(sc[h0 + 8]) * w[h0 + 8]);
+        t = 2;
+      } else {
+        acc = relu(sc[h0]) * w[h0];
+        t = 1;
       }
+      for (; t < groups; ++t) acc = std::fmaf(relu(sc[h0 + 8 * t]), w[h0 + 8 * t], acc);
       S[e] = acc;
     }
     P[q] = (S[0] + S[1]) * sf;
@@ -789,6 +796,9 @@ Case bf16_case(Rng& r, int64_t M, int64_t N, int64_t K, const char* view, int ou
   c.call = [with_c](Api& api, std::vector<go_tensor>& g) {
     return api.bf16_gemm(&g[0], &g[1], with_c ? &g[2] : nullptr, &g[3], GO_MODEL_BF16);
   };
+  c.model = [with_c](const Case& cs, std::vector<HT>& out) {
+    model_bf16_gemm(cs.ts[0], cs.ts[1], with_c ? &cs.ts[2] : nullptr, out[0]);
+  };
   return c;
 }
 
@@ -854,6 +864,9 @@ Case hc_case(Rng& r, int64_t M, int64_t N, int64_t K, int splits, int rounding) 
   c.call = [splits, rounding](Api& api, std::vector<go_tensor>& g) {
     return api.hc(&g[0], &g[1], &g[2], &g[3], splits, rounding, GO_MODEL_TF32);
   };
+  c.model = [splits, rounding](const Case& cs, std::vector<HT>& out) {
+    model_hc(cs.ts[0], cs.ts[1], out[0], out[1], splits, rounding);
+  };
   return c;
 }
 
@@ -871,7 +884,9 @@ Case mqa_case(Rng& r, int64_t S, int64_t H, int64_t D, int64_t Skv, bool clean, 
   std::vector<int32_t> ks(static_cast<size_t>(S)), ke(static_cast<size_t>(S));
   for (int64_t i = 0; i < S; ++i) {
     ks[static_cast<size_t>(i)] = static_cast<int32_t>(r.below(Skv / 2 + 1));
-    ke[static_cast<size_t>(i)] = static_cast<int32_t>(ks[static_cast<size_t>(i)] + r.below(Skv - ks[static_cast<size_t>(i)] + 1));
+    int64_t span = r.below(Skv - ks[static_cast<size_t>(i)] + 1);
+    if (max_seqlen_k && span > max_seqlen_k) span = max_seqlen_k;  // compressed rows hold ke - ks <= max_seqlen_k
+    ke[static_cast<size_t>(i)] = static_cast<int32_t>(ks[static_cast<size_t>(i)] + span);
   }
   HT kst = make(GO_I32, {S}), ket = make(GO_I32, {S});
   fill_i32(kst, ks);
@@ -882,6 +897,26 @@ Case mqa_case(Rng& r, int64_t S, int64_t H, int64_t D, int64_t Skv, bool clean, 
   c.outs = {6};
   c.call = [clean, max_seqlen_k](Api& api, std::vector<go_tensor>& g) {
     return api.mqa(&g[0], &g[1], &g[2], &g[3], &g[4], &g[5], &g[6], clean ? 1 : 0, max_seqlen_k, GO_MODEL_SM90_MQA);
+  };
+  c.model = [ks, ke, cols, max_seqlen_k, clean, H, D, Skv](const Case& cs, std::vector<HT>& out) {
+    const HT &Q = cs.ts[0], &KV = cs.ts[1], &SF = cs.ts[2], &W = cs.ts[3];
+    std::vector<uint8_t> qh(static_cast<size_t>(H * D)), kr(static_cast<size_t>(D));
+    std::vector<float> sc(static_cast<size_t>(H)), w(static_cast<size_t>(H));
+    for (int64_t i = 0; i < static_cast<int64_t>(ks.size()); ++i) {
+      for (int64_t x = 0; x < H * D; ++x) qh[static_cast<size_t>(x)] = get<uint8_t>(Q, i * H * D + x);
+      for (int64_t h = 0; h < H; ++h) w[static_cast<size_t>(h)] = get<float>(W, i * H + h);
+      for (int64_t j = 0; j < cols; ++j) {
+        const int64_t pos = max_seqlen_k ? ks[static_cast<size_t>(i)] + j : j;
+        const bool in = pos >= ks[static_cast<size_t>(i)] && pos < ke[static_cast<size_t>(i)] && pos < Skv;
+        if (!in) {
+          if (clean) put<float>(out[0], i * cols + j, -INFINITY);
+          continue;
+        }
+        for (int64_t x = 0; x < D; ++x) kr[static_cast<size_t>(x)] = get<uint8_t>(KV, pos * D + x);
+        for (int64_t h = 0; h < H; ++h) sc[static_cast<size_t>(h)] = mqa_score(&qh[static_cast<size_t>(h * D)], kr.data(), static_cast<int>(D));
+        put<float>(out[0], i * cols + j, mqa_reduce(sc.data(), w.data(), static_cast<int>(H), get<float>(SF, pos)));
+      }
+    }
   };
   c.checked = [ks, ke, cols, max_seqlen_k, clean](int, int64_t li) {
     const int64_t i = li / cols, j = li % cols;
@@ -930,7 +965,178 @@ Case paged_case(Rng& r, int64_t B, int64_t nn, int64_t H, int64_t D, int block_k
   c.call = [block_kv](Api& api, std::vector<go_tensor>& g) {
     return api.paged(&g[0], &g[1], &g[2], &g[3], &g[4], &g[5], block_kv, GO_MODEL_SM90_MQA);
   };
+  c.model = [cl, bt, max_ctx, maxb, B, nn, H, D, block_kv](const Case& cs, std::vector<HT>& out) {
+    const HT &Q = cs.ts[0], &KVC = cs.ts[1], &W = cs.ts[2];
+    std::vector<float> sc(static_cast<size_t>(H));
+    for (int64_t row = 0; row < B * nn; ++row) {
+      const int64_t b = row / nn;
+      for (int64_t pos = 0; pos < cl[static_cast<size_t>(row)]; ++pos) {
+        const int64_t page = bt[static_cast<size_t>(b * maxb + pos / block_kv)], slot = pos % block_kv;
+        const uint8_t* base = KVC.bytes.data() + page * block_kv * (D + 4);
+        float sf;
+        std::memcpy(&sf, base + block_kv * D + slot * 4, 4);
+        for (int64_t h = 0; h < H; ++h) {
+          const uint8_t* qrow = Q.bytes.data() + (row * H + h) * D;
+          sc[static_cast<size_t>(h)] = mqa_score(qrow, base + slot * D, static_cast<int>(D));
+        }
+        std::vector<float> w(static_cast<size_t>(H));
+        for (int64_t h = 0; h < H; ++h) w[static_cast<size_t>(h)] = get<float>(W, row * H + h);
+        put<float>(out[0], row * max_ctx + pos, mqa_reduce(sc.data(), w.data(), static_cast<int>(H), sf));
+      }
+    }
+  };
   c.checked = [cl, max_ctx](int, int64_t li) { return li % max_ctx < cl[static_cast<size_t>(li / max_ctx)]; };
+  return c;
+}
+
+// einsum "bhr,hdr->bhd" (FP8: fp8_einsum; BF16: einsum) as a batched GEMM over h through strided 3-D views, and
+// "bhd,hdr->bhr" (BF16). The CPU backend takes 2-D operands only, so these are checked against the embedded models.
+Case einsum_case(Rng& r, bool fp8, const char* expr, int64_t Bsz, int64_t H, int64_t Dd, int64_t R) {
+  Case c;
+  c.op = fp8 ? "fp8_einsum" : "einsum";
+  c.name = std::string(expr) + " b" + std::to_string(Bsz) + " h" + std::to_string(H) + " d" + std::to_string(Dd) +
+           " r" + std::to_string(R);
+  const int dt = fp8 ? GO_E4M3 : GO_BF16;
+  const bool bhd = std::string(expr) == "bhr,hdr->bhd";
+  const int64_t K = bhd ? R : Dd, N = bhd ? Dd : R;
+  // A: x[b, h, k] viewed [H, Bsz, K]; B: y[h, d, r] viewed [H, N, K]; D: out[b, h, n] viewed [H, Bsz, N].
+  HT a = make(dt, {H, Bsz, K}, {K, H * K, 1});
+  HT b = bhd ? make(dt, {H, Dd, R}) : make(dt, {H, R, Dd}, {Dd * R, 1, R});
+  HT d = make(GO_BF16, {H, Bsz, N}, {N, H * N, 1});
+  if (fp8) {
+    fill_e4m3(a, r, 1);
+    fill_e4m3(b, r, 1);
+    HT sfa = make(GO_F32, {H, Bsz, cdiv(K, 128)}, {cdiv(K, 128), H * cdiv(K, 128), 1});
+    HT sfb = make(GO_F32, {H, cdiv(N, 128), cdiv(K, 128)});
+    fill_scale(sfa, r);
+    fill_scale(sfb, r);
+    c.ts = {a, sfa, b, sfb, make(GO_BF16, {0}), d};
+    c.outs = {5};
+    c.call = [](Api& api, std::vector<go_tensor>& g) {
+      return api.fp8_gemm(&g[0], &g[1], &g[2], &g[3], nullptr, &g[5], 1, 128, 128, 128, GO_MODEL_SM90_1D2D);
+    };
+    c.model = [](const Case& cs, std::vector<HT>& out) { model_fp8_gemm(cs, out, 128); };
+  } else {
+    fill_bf16(a, r);
+    fill_bf16(b, r);
+    c.ts = {a, b, d};
+    c.outs = {2};
+    c.call = [](Api& api, std::vector<go_tensor>& g) { return api.bf16_gemm(&g[0], &g[1], nullptr, &g[2], GO_MODEL_BF16); };
+    c.model = [](const Case& cs, std::vector<HT>& out) { model_bf16_gemm(cs.ts[0], cs.ts[1], nullptr, out[0]); };
+  }
+  return c;
+}
+
+using EinsumBmk = int32_t (*)(const go_tensor*, const go_tensor*, const go_tensor*, const go_tensor*);
+EinsumBmk g_einsum_bmk = nullptr;
+
+// einsum "bmk,bnk->mn" (extension go_ext_einsum_bmk_bnk_mn): one chain over (b, k); model = BF16 GEMM over the
+// concatenated K.
+Case einsum_bmk_case(Rng& r, int64_t Bsz, int64_t M, int64_t N, int64_t K, bool f32_with_c) {
+  Case c;
+  c.op = "einsum";
+  c.name = "bmk,bnk->mn b" + std::to_string(Bsz) + " m" + std::to_string(M) + " n" + std::to_string(N) + " k" +
+           std::to_string(K) + (f32_with_c ? " f32 c=d" : " bf16");
+  HT a = make(GO_BF16, {Bsz, M, K}), b = make(GO_BF16, {Bsz, N, K});
+  fill_bf16(a, r);
+  fill_bf16(b, r);
+  HT d = make(f32_with_c ? GO_F32 : GO_BF16, {M, N});
+  if (f32_with_c) fill_f32(d, r, 4.0);
+  c.ts = {a, b, d};
+  c.outs = {2};
+  c.call = [f32_with_c](Api& api, std::vector<go_tensor>& g) -> int32_t {
+    if (!g_einsum_bmk || api.name != "cuda") return GO_ERR_UNSUPPORTED;
+    return g_einsum_bmk(&g[0], &g[1], f32_with_c ? &g[2] : nullptr, &g[2]);
+  };
+  c.model = [Bsz, M, N, K, f32_with_c](const Case& cs, std::vector<HT>& out) {
+    HT a2 = make(GO_BF16, {M, Bsz * K}), b2 = make(GO_BF16, {N, Bsz * K});
+    for (int64_t z = 0; z < Bsz; ++z)
+      for (int64_t k = 0; k < K; ++k) {
+        for (int64_t m = 0; m < M; ++m) put<uint16_t>(a2, m * Bsz * K + z * K + k, get<uint16_t>(cs.ts[0], (z * M + m) * K + k));
+        for (int64_t n = 0; n < N; ++n) put<uint16_t>(b2, n * Bsz * K + z * K + k, get<uint16_t>(cs.ts[1], (z * N + n) * K + k));
+      }
+    model_bf16_gemm(a2, b2, f32_with_c ? &cs.ts[2] : nullptr, out[0]);
+  };
+  return c;
+}
+
+using MetaFn = int32_t (*)(const go_tensor*, int32_t, int32_t, const go_tensor*);
+using CleanFn = int32_t (*)(const go_tensor*, const go_tensor*, const go_tensor*, int64_t, int32_t);
+MetaFn g_meta = nullptr;
+CleanFn g_clean = nullptr;
+
+// get_paged_mqa_logits_metadata (SM90 partition, deepgemm-ops.md §8.3), extension entry.
+Case metadata_case(std::vector<int32_t> cl, int64_t B, int64_t nn, int num_sms) {
+  Case c;
+  c.op = "paged_mqa_logits_metadata";
+  c.name = "B" + std::to_string(B) + " next_n" + std::to_string(nn) + " sms" + std::to_string(num_sms);
+  HT clt = make(GO_I32, {B, nn});
+  fill_i32(clt, cl);
+  c.ts = {clt, make(GO_I32, {num_sms + 1, 2})};
+  c.outs = {1};
+  c.call = [num_sms](Api& api, std::vector<go_tensor>& g) -> int32_t {
+    if (!g_meta || api.name != "cuda") return GO_ERR_UNSUPPORTED;
+    return g_meta(&g[0], 64, num_sms, &g[1]);
+  };
+  c.model = [cl, B, nn, num_sms](const Case&, std::vector<HT>& out) {
+    const int64_t atoms = nn >= 2 ? (nn + 1) / 2 : nn;
+    std::vector<int64_t> cb(static_cast<size_t>(B)), P(static_cast<size_t>(B));
+    int64_t acc = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      cb[static_cast<size_t>(b)] = (cl[static_cast<size_t>(b * nn + nn - 1)] + 255) / 256;
+      acc += cb[static_cast<size_t>(b)];
+      P[static_cast<size_t>(b)] = acc;
+    }
+    const int64_t total = acc * atoms, q = total / num_sms, rr = total % num_sms, pivot = num_sms - rr;
+    for (int s = 0; s <= num_sms; ++s) {
+      int64_t r0 = B * atoms, r1 = 0;
+      if (s < num_sms) {
+        const int64_t seg = s * q + std::max<int64_t>(0, s - pivot);
+        int64_t b = 0;
+        while (b < B && P[static_cast<size_t>(b)] * atoms <= seg) ++b;
+        if (b < B) {
+          const int64_t off = seg - (b ? P[static_cast<size_t>(b - 1)] : 0) * atoms, nb = cb[static_cast<size_t>(b)];
+          r0 = nb ? b * atoms + off / nb : 0;
+          r1 = nb ? off % nb : 0;
+        }
+      }
+      put<int32_t>(out[0], 2 * s, static_cast<int32_t>(r0));
+      put<int32_t>(out[0], 2 * s + 1, static_cast<int32_t>(r1));
+    }
+  };
+  return c;
+}
+
+// clean_logits (deepgemm-ops.md §8.4), extension entry.
+Case clean_case(Rng& r, int64_t rows, int64_t width, int64_t valid, int nn, bool with_ks) {
+  Case c;
+  c.op = "clean_logits";
+  c.name = "rows" + std::to_string(rows) + " width" + std::to_string(width) + " valid" + std::to_string(valid) +
+           " next_n" + std::to_string(nn) + (with_ks ? "" : " no-ks");
+  const int64_t R = rows / nn;
+  std::vector<int32_t> ks(static_cast<size_t>(R)), ke(static_cast<size_t>(R));
+  for (int64_t i = 0; i < R; ++i) {
+    ks[static_cast<size_t>(i)] = static_cast<int32_t>(r.below(valid / 2));
+    ke[static_cast<size_t>(i)] = static_cast<int32_t>(ks[static_cast<size_t>(i)] + nn + r.below(valid));
+  }
+  HT kst = make(GO_I32, {R}), ket = make(GO_I32, {R}), lg = make(GO_F32, {rows, width});
+  fill_i32(kst, ks);
+  fill_i32(ket, ke);
+  fill_f32(lg, r, 3.0);
+  c.ts = {kst, ket, lg};
+  c.outs = {2};
+  c.call = [valid, nn, with_ks](Api& api, std::vector<go_tensor>& g) -> int32_t {
+    if (!g_clean || api.name != "cuda") return GO_ERR_UNSUPPORTED;
+    return g_clean(with_ks ? &g[0] : nullptr, &g[1], &g[2], valid, nn);
+  };
+  c.model = [ks, ke, rows, width, valid, nn, with_ks](const Case&, std::vector<HT>& out) {
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t lo = with_ks ? ks[static_cast<size_t>(i / nn)] : 0;
+      const int64_t hi = ke[static_cast<size_t>(i / nn)] - nn + (i % nn) + 1;
+      for (int64_t j = 0; j < width; ++j)
+        if (j >= valid || j < lo || j >= hi) put<float>(out[0], i * width + j, -INFINITY);
+    }
+  };
   return c;
 }
 
@@ -978,6 +1184,9 @@ int main(int argc, char** argv) {
     return ok ? 0 : 1;
   }
   std::printf("cuda devices: %d; cpu backend: %s\n", ndev, have_cpu ? argv[2] : "(none)");
+  g_einsum_bmk = reinterpret_cast<EinsumBmk>(dlsym(cuda.h, "go_ext_einsum_bmk_bnk_mn"));
+  g_meta = reinterpret_cast<MetaFn>(dlsym(cuda.h, "go_ext_paged_mqa_logits_metadata"));
+  g_clean = reinterpret_cast<CleanFn>(dlsym(cuda.h, "go_ext_clean_logits"));
 
   Rng r(seed);
   std::vector<Case> cases;
@@ -1018,6 +1227,12 @@ int main(int argc, char** argv) {
   cases.push_back(mgrouped_case(r, false, true, {100, 0, 1, 257}, 256, 256));
   cases.push_back(masked_case(r, false, {0, 1, 256, 100}, 256, 384, 256));
   cases.push_back(kgrouped_bf16_case(r, {128, 0, 256}, 96, 160, true));
+  // Einsum forms (batched strided views; bmk,bnk->mn through the extension entry).
+  cases.push_back(einsum_case(r, true, "bhr,hdr->bhd", 37, 4, 256, 384));
+  cases.push_back(einsum_case(r, false, "bhr,hdr->bhd", 37, 4, 136, 192));
+  cases.push_back(einsum_case(r, false, "bhd,hdr->bhr", 20, 3, 128, 200));
+  cases.push_back(einsum_bmk_case(r, 3, 128, 128, 128, false));
+  cases.push_back(einsum_bmk_case(r, 2, 64, 192, 256, true));
   // HyperConnection prenorm.
   cases.push_back(hc_case(r, 137, 24, 1280, 1, 0));
   cases.push_back(hc_case(r, 13, 24, 1280, 16, 1));
@@ -1027,6 +1242,10 @@ int main(int argc, char** argv) {
   cases.push_back(mqa_case(r, 9, 32, 32, 260, false, 150));
   cases.push_back(paged_case(r, 3, 2, 64, 128, 64, 300));
   cases.push_back(paged_case(r, 2, 1, 32, 64, 64, 130));
+  cases.push_back(metadata_case({300, 5000, 0, 0, 70000, 70001, 1, 256}, 4, 2, 132));
+  cases.push_back(metadata_case({5, 9000, 0, 1000}, 4, 1, 7));
+  cases.push_back(clean_case(r, 6, 300, 250, 2, true));
+  cases.push_back(clean_case(r, 5, 129, 129, 1, false));
 
   int failures = 0;
   int64_t total_elems = 0, total_model_elems = 0;

@@ -34,7 +34,7 @@ if has build; then
     set -x
     # CPU backend and the drivers build in the background while the CUDA backend compiles.
     (g++ -O2 -std=c++17 -fPIC -shared -pthread -o "$CPU_SO" kernels/cpu/*.cpp && echo "cpu backend ok") &
-    (g++ -O2 -std=c++17 -o "$B/check" tests/gpu/check.cpp -ldl && g++ -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && echo "drivers ok") &
+    (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && g++ -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && echo "drivers ok") &
     built=""
     if [ -x .device/enter.sh ]; then
       if timeout 300 bash .device/enter.sh deno task build --cuda; then
