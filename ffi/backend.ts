@@ -5,9 +5,19 @@
  * `kernels/gemm_oracle.h`.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../reference/tensor/tensor.ts";
+ * import { openBackend } from "./backend.ts";
  * using backend = await openBackend("cpu");
- * backend.fp8Gemm({ a, sfa, b, sfb, d });
+ * assert.equal(backend.info.models.fp8_gemm, "sm90_1d2d");
+ * // 1 × 8 × 32, A = 1.0 (e4m3 0x38), B = 0.5 (0x30): D = 16 (bf16 0x4180).
+ * const a = Tensor.from("e4m3", [1, 32], new Uint8Array(32).fill(0x38));
+ * const b = Tensor.from("e4m3", [8, 32], new Uint8Array(256).fill(0x30));
+ * const one = Tensor.from("f32", [1, 1], new Float32Array([1]));
+ * const d = Tensor.zeros("bf16", [1, 8]);
+ * backend.fp8Gemm({ a, sfa: one, b, sfb: one, d });
+ * assert.equal(d.at(0, 7), 0x4180);
  * ```
  * @module
  */
@@ -23,7 +33,10 @@ export class Backend implements Disposable {
   /** The library. */
   readonly library: NativeLibrary;
 
-  /** @param library an opened library */
+  /**
+   * Wraps an opened library.
+   * @param library an opened library
+   */
   constructor(library: NativeLibrary) {
     this.library = library;
   }

@@ -3,11 +3,15 @@
  * Copies are bounds-checked here before the native call (and again by the backend's allocation registry).
  *
  * @example
- * ```ts ignore
- * using buf = DeviceBuffer.alloc(lib, 16);
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openBackend } from "./backend.ts";
+ * using backend = await openBackend("cpu");
+ * using buf = backend.alloc(16);
  * buf.copyIn(new Float32Array([1, 2, 3, 4]));
  * const back = new Float32Array(4);
  * buf.copyOut(back);
+ * assert.deepEqual([...back], [1, 2, 3, 4]);
  * ```
  * @module
  */

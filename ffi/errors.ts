@@ -34,6 +34,7 @@ export class NativeError extends Error {
   /** The C function that failed. */
   readonly fn: string;
   /**
+   * An error for a failed native call.
    * @param status the returned status
    * @param message `go_last_error()` text
    * @param fn the C function name
@@ -51,6 +52,7 @@ export class NativeError extends Error {
 /** A library could not be opened or is not a usable backend (missing file, symbol, wrong ABI version). */
 export class LibraryLoadError extends Error {
   /**
+   * A load failure.
    * @param message what went wrong
    * @param options the underlying error
    */
@@ -63,6 +65,7 @@ export class LibraryLoadError extends Error {
 /** A backend cannot run on this machine (e.g. "CUDA not available": no nvcc, no GPU or no driver). */
 export class BackendNotAvailableError extends Error {
   /**
+   * A backend that cannot run here.
    * @param message why
    * @param options the underlying error
    */

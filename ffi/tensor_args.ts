@@ -13,6 +13,8 @@
  * @module
  */
 import { type DType, DTYPES } from "../reference/tensor/dtype.ts";
+export type { DType, Storage } from "../reference/tensor/dtype.ts";
+export { Tensor } from "../reference/tensor/tensor.ts";
 import { Tensor } from "../reference/tensor/tensor.ts";
 import { DeviceBuffer } from "./device_buffer.ts";
 import type { NativeLibrary } from "./library.ts";
@@ -53,8 +55,11 @@ export type TensorArg = Tensor | DeviceTensor;
 
 /** Shape/dtype facts of an argument, whichever kind it is. */
 export interface TensorMeta {
+  /** Element type. */
   dtype: DType;
+  /** Extents. */
   shape: readonly number[];
+  /** Element strides. */
   strides: readonly number[];
 }
 
@@ -164,7 +169,10 @@ export class Staging implements Disposable {
   readonly #buffers: DeviceBuffer[] = [];
   readonly #outputs: { host: Tensor; dev: DeviceTensor; lo: number; count: number }[] = [];
 
-  /** @param lib the backend library */
+  /**
+   * A staging area for one call.
+   * @param lib the backend library
+   */
   constructor(lib: NativeLibrary) {
     this.#lib = lib;
   }

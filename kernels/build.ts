@@ -44,6 +44,7 @@ export class BuildError extends Error {
   /** The compiler's standard error. */
   readonly stderr: string;
   /**
+   * A failed build.
    * @param message what failed
    * @param stderr the compiler output
    */
@@ -56,7 +57,10 @@ export class BuildError extends Error {
 
 /** The compiler is not installed (e.g. "nvcc not found"). */
 export class CompilerNotFoundError extends BuildError {
-  /** @param compiler the missing executable */
+  /**
+   * A missing compiler.
+   * @param compiler the missing executable
+   */
   constructor(compiler: string) {
     super(`${compiler} not found: install it or put it on PATH`);
     this.name = "CompilerNotFoundError";

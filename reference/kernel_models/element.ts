@@ -177,7 +177,7 @@ export function makeElement(model: ResolvedModel, aFormat: string, bFormat: stri
     }
     return F;
   };
-  const fp32ThenCast = model.epilogue === "fp32_then_cast";
+  const finish = makeEpilogue(model);
   return (inp, aOff, bOff, K, sao, sbo, c) => {
     if (scalesAtPromotion && inp.sfa && inp.granK !== 128 && promote !== 0) {
       throw new RangeError(`Scales applied at promotion need gran_k = 128, got ${inp.granK}`);
@@ -199,9 +199,31 @@ export function makeElement(model: ResolvedModel, aFormat: string, bFormat: stri
         F = s === 0 ? Fs : Math.fround(F + Fs);
       }
     }
-    if (fp32ThenCast) return roundOut(c === null ? F : Math.fround(F + c), out);
+    return finish(F, c);
+  };
+}
+
+/**
+ * The epilogue of a (non-exact) model: the output value from the fp32 accumulator F and the C element (or null).
+ * @param model the resolved model
+ * @returns `(F, c) → output value` (exact in the output type)
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { makeEpilogue } from "./element.ts";
+ * import { resolveModel } from "./kernel_models.ts";
+ * // BF16 output with C rounds twice on DeepGEMM (reduce-add of the rounded output): bf16(1 + bf16(2^-8 + 2^-16)).
+ * const e = makeEpilogue(resolveModel({ model: "sm100_1d1d" }));
+ * assert.equal(e(2 ** -8 + 2 ** -16, 1), 1);
+ * ```
+ */
+export function makeEpilogue(model: ResolvedModel): (F: number, c: number | null) => number {
+  const out = model.outDtype;
+  if (model.epilogue === "fp32_then_cast") return (F, c) => roundOut(c === null ? F : Math.fround(F + c), out);
+  // D pre-filled with C, reduce-add of the rounded output (deepgemm-ops §6.3)
+  return (F, c) => {
     const o = roundOut(F, out);
-    return c === null ? o : roundOut(c + o, out); // D pre-filled with C, reduce-add of the rounded output (deepgemm-ops §6.3)
+    return c === null ? o : roundOut(c + o, out);
   };
 }
 
