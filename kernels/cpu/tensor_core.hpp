@@ -143,9 +143,19 @@ inline float fused_dot_add(const Dec* a, const Dec* b, int count, float c, int s
     return special_result(sum);  // a NaN/Inf operand always makes that sum NaN or Inf
   }
   if (pmax + scale_exp > E) E = pmax + scale_exp;
-  const double sp = pow2d(N + scale_exp - E);
   int64_t s = shift_trunc(pc.sig, N + pc.exp - E - 23);
-  for (int i = 0; i < count; i++) s += int64_t(double(a[i].val) * double(b[i].val) * sp);
+  const int k = N + scale_exp - E;
+  if (N <= 13 && k <= 100) {
+    // FP8 steps: every term is below 2^(N+2) = 2^15, so fp32 holds a·b·2^k exactly (a·b has at most 8 significant
+    // bits; a result below 2^-126 truncates to 0 either way) and 32 terms sum in int32 without overflow.
+    const float spf = float(pow2d(k));
+    int32_t si = 0;
+    for (int i = 0; i < count; i++) si += int32_t(a[i].val * b[i].val * spf);
+    s += si;
+  } else {
+    const double sp = pow2d(k);
+    for (int i = 0; i < count; i++) s += int64_t(double(a[i].val) * double(b[i].val) * sp);
+  }
   return normalize_rz(s, E - N, KEEP);
 }
 

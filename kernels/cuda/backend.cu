@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -16,6 +17,7 @@
 
 #include "../gemm_oracle.h"
 #include "gemm_oracle_cuda_ext.h"
+#include "sm90_fast.h"
 #include "sm90_params.h"
 
 using go_sm90::GemmParams;
@@ -303,7 +305,13 @@ GemmParams params_zero() {
 
 int32_t launch_status(cudaError_t e, const char* what) {
   if (e != cudaSuccess) return cuda_fail(e, what);
-  // Surface asynchronous faults of this call (illegal address, ...) as this call's status.
+  // Surface asynchronous faults of this call (illegal address, ...) as this call's status. GO_CUDA_ASYNC=1 (benchmarks)
+  // leaves that to go_synchronize.
+  static const bool async = [] {
+    const char* v = std::getenv("GO_CUDA_ASYNC");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  if (async) return GO_OK;
   const cudaError_t s = cudaDeviceSynchronize();
   if (s != cudaSuccess) return cuda_fail(s, what);
   return GO_OK;
@@ -365,6 +373,55 @@ int out_kind(const TV& d, const TV& c, bool fp8_model) {
   if (d.dtype == GO_F32) return c.present ? go_sm90::kOutF32AddC : go_sm90::kOutF32;
   if (!c.present) return go_sm90::kOutBf16;
   return fp8_model ? go_sm90::kOutBf16AddCOnce : go_sm90::kOutBf16AddC;
+}
+
+// The fast path (sm90_fp8_fast.cu) takes K-major A and B with 16-byte aligned rows, f32 scales with gran_a_mn = 1 and
+// gran_b_mn = 128, and BF16 output without C. GO_CUDA_KERNEL=simple forces the simple kernel (for A/B checks).
+bool fast_allowed() {
+  const char* e = std::getenv("GO_CUDA_KERNEL");
+  return e == nullptr || std::strcmp(e, "simple") != 0;
+}
+
+bool kmajor16(const TV& t) {
+  return t.stride(-1) == 1 && t.stride(-2) % 16 == 0 && reinterpret_cast<uintptr_t>(t.data) % 16 == 0 &&
+         t.dim(-1) % 16 == 0 && t.dim(-1) < (int64_t(1) << 31) && t.dim(-2) < (int64_t(1) << 31);
+}
+
+bool fast_fp8_ok(const TV& a, const TV& b, const TV& sfa, const TV& sfb, const TV& d, int32_t gam, int32_t gbm) {
+  return fast_allowed() && kmajor16(a) && kmajor16(b) && sfa.dtype == GO_F32 && sfb.dtype == GO_F32 && gam == 1 &&
+         gbm == 128 && d.dtype == GO_BF16 && d.stride(-1) == 1;
+}
+
+go_sm90::FastParams fast_params(int mode, int64_t M, int64_t N, int64_t K, int64_t G, const TV& sfa, const TV& sfb,
+                                const TV& d) {
+  go_sm90::FastParams f;
+  std::memset(&f, 0, sizeof f);
+  f.mode = mode;
+  f.M = static_cast<int>(M);
+  f.N = static_cast<int>(N);
+  f.K = static_cast<int>(K);
+  f.G = static_cast<int>(G);
+  f.sfa = reinterpret_cast<const float*>(sfa.data);
+  f.sfa_s_row = sfa.stride(-2);
+  f.sfa_s_kb = sfa.stride(-1);
+  f.sfa_s_batch = sfa.ndim == 3 ? sfa.strides[0] : 0;
+  f.sfb = reinterpret_cast<const float*>(sfb.data);
+  f.sfb_s_row = sfb.stride(-2);
+  f.sfb_s_kb = sfb.stride(-1);
+  f.sfb_s_batch = sfb.ndim == 3 ? sfb.strides[0] : 0;
+  f.d = reinterpret_cast<__nv_bfloat16*>(d.data);
+  f.d_s_row = d.stride(-2);
+  f.d_s_batch = d.ndim == 3 ? d.strides[0] : 0;
+  f.mk_align = 128;
+  return f;
+}
+
+// Runs the fast kernel when the tensor maps can be built; *done = false means "use the simple kernel".
+int32_t run_fast(const go_sm90::FastParams& f, const TV& a, int64_t a_rows, const TV& b, int64_t b_rows,
+                 const char* what, bool* done) {
+  const cudaError_t e = go_sm90::launch_fp8_gemm_fast(f, a.data, a_rows, a.stride(-2), b.data, b_rows, b.stride(-2), 0, done);
+  if (!*done) return GO_OK;
+  return launch_status(e, what);
 }
 
 // Host validation of an m-grouped layout.
@@ -456,6 +513,11 @@ int32_t fp8_gemm_impl(const go_tensor* a_, const go_tensor* sfa_, const go_tenso
   p.head_l = left;
   p.head_mid = mid;
   p.head_r = right;
+  if (!lead && !c.present && left + right == 0 && mid == 0 && K > 0 && fast_fp8_ok(a, b, sfa, sfb, d, gam, gbm)) {
+    bool done = false;
+    GO_TRY(run_fast(fast_params(go_sm90::kFastNormal, M, N, K, 1, sfa, sfb, d), a, M, b, N, family, &done));
+    if (done) return GO_OK;
+  }
   return launch_status(go_sm90::launch_fp8_gemm(p, 0), family);
 }
 
@@ -653,6 +715,14 @@ int32_t go_m_grouped_fp8_gemm_contiguous(const go_tensor* a_, const go_tensor* s
   p.num_groups = static_cast<int>(G);
   p.mk_align = mk_alignment;
   if (gl.strides[0] != 1) return fail(GO_ERR_UNSUPPORTED, "grouped_layout must be contiguous");
+  if (K > 0 && mk_alignment % 128 == 0 && b.strides[0] == N * b.strides[1] && fast_fp8_ok(a, b, sfa, sfb, d, gam, gbm)) {
+    bool done = false;
+    go_sm90::FastParams f = fast_params(use_psum_layout ? go_sm90::kFastPsum : go_sm90::kFastClassic, M, N, K, G, sfa, sfb, d);
+    f.gl = p.grouped_layout;
+    f.mk_align = mk_alignment;
+    GO_TRY(run_fast(f, a, M, b, G * N, "m_grouped_fp8_gemm_contiguous", &done));
+    if (done) return GO_OK;
+  }
   return launch_status(go_sm90::launch_fp8_gemm(p, 0), "m_grouped_fp8_gemm_contiguous");
 }
 
@@ -689,6 +759,14 @@ int32_t go_m_grouped_fp8_gemm_masked(const go_tensor* a_, const go_tensor* sfa_,
   p.c = mat_none();
   p.out_kind = out_kind(d, TV(), true);
   p.masked_m = reinterpret_cast<const int32_t*>(mm.data);
+  if (K > 0 && a.strides[0] == Mmax * a.strides[1] && b.strides[0] == N * b.strides[1] &&
+      fast_fp8_ok(a, b, sfa, sfb, d, gam, gbm)) {
+    bool done = false;
+    go_sm90::FastParams f = fast_params(go_sm90::kFastMasked, Mmax, N, K, G, sfa, sfb, d);
+    f.masked_m = p.masked_m;
+    GO_TRY(run_fast(f, a, G * Mmax, b, G * N, "m_grouped_fp8_gemm_masked", &done));
+    if (done) return GO_OK;
+  }
   return launch_status(go_sm90::launch_fp8_gemm(p, 0), "m_grouped_fp8_gemm_masked");
 }
 

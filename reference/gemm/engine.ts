@@ -15,7 +15,8 @@
  * ```
  * @module
  */
-import { makeElement } from "../kernel_models/element.ts";
+import { makeElement, makeEpilogue } from "../kernel_models/element.ts";
+import { sm90Fp8Tile, sm90Fp8TileApplies, TileScratch } from "../kernel_models/sm90_fp8_tile.ts";
 import type { SampleOptions } from "../kernel_models/kernel_models.ts";
 import { Prng } from "../random/prng.ts";
 import { mmaExponent, type OperandFormat, operandTable } from "../tensor_core/operand_tables.ts";
@@ -107,6 +108,11 @@ function scaleExps(s: Float64Array | null): Int32Array | null {
  */
 export function evaluateTiles(job: GemmJob, tiles: readonly Tile[]): TileResults {
   const el = makeElement(job.model, job.aFormat, job.bFormat);
+  const fast = sm90Fp8TileApplies(job);
+  const finish = fast ? makeEpilogue(job.model) : null;
+  const scratch = fast ? new TileScratch() : null;
+  const F = fast ? new Float64Array(TILE * TILE) : null;
+  const fastScales = job.model.scales === "promotion" && job.sfa !== null && job.sfb !== null;
   const inUnit = job.model.scales === "in_unit";
   const sfaExp = inUnit ? scaleExps(job.sfa) : null, sfbExp = inUnit ? scaleExps(job.sfb) : null;
   let count = 0;
@@ -121,6 +127,32 @@ export function evaluateTiles(job: GemmJob, tiles: readonly Tile[]): TileResults
     const p = job.problems[pi];
     const r0 = ti * TILE, r1 = Math.min(p.aOff.length, r0 + TILE);
     const c0 = tj * TILE, c1 = Math.min(p.bOff.length, c0 + TILE);
+    if (
+      fast && sm90Fp8Tile(
+        job.a as Uint8Array,
+        p.aOff.subarray(r0, r1),
+        job.b as Uint8Array,
+        p.bOff.subarray(c0, c1),
+        p.K,
+        fastScales ? job.sfa : null,
+        fastScales && p.sfaOff ? p.sfaOff.subarray(r0, r1) : null,
+        fastScales ? job.sfb : null,
+        fastScales && p.sfbOff ? p.sfbOff.subarray(c0, c1) : null,
+        F!,
+        scratch!,
+      )
+    ) {
+      const C = c1 - c0;
+      for (let i = r0; i < r1; i++) {
+        const zeroRow = p.aOff[i] < 0, dr = p.dRow[i], fo = (i - r0) * C;
+        for (let j = c0; j < c1; j++) {
+          const di = dr + p.dCol[j];
+          index[w] = di;
+          value[w++] = zeroRow ? 0 : finish!(F![fo + j - c0], job.c === null ? null : job.c[di]);
+        }
+      }
+      continue;
+    }
     const A = decodeRows(job.a, p.aOff, r0, r1, p.K, job.aFormat);
     const B = decodeRows(job.b, p.bOff, c0, c1, p.K, job.bFormat);
     const inp = {

@@ -18,3 +18,4 @@ export * from "./clean_logits.ts";
 export * from "./mqa_logits.ts";
 export * from "./paged_mqa_logits.ts";
 export * from "./paged_mqa_logits_metadata.ts";
+export * from "./mqa_logits_parallel.ts";

@@ -151,7 +151,9 @@ export function fp8MqaLogits(inputs: MqaLogitsInputs, options: MqaLogitsOptions 
   const defined = Tensor.zeros("u8", [S, width]);
   const def = defined.data as Uint8Array;
 
-  const qd = decodeOperand("e4m3", q.contiguous().data as Uint8Array);
+  // Only the evaluated query rows are decoded (workers and samples touch a slice of Q).
+  const qc = q.contiguous();
+  const qd = decodeOperand("e4m3", (qc.data as Uint8Array).subarray(qc.offset + r0 * H * D, qc.offset + r1 * H * D));
   const kvd = decodeOperand("e4m3", kv.contiguous().data as Uint8Array);
   const sf = kvSf.contiguous().data as Float32Array, w = weights.contiguous().data as Float32Array;
   const score = scorerFor(model.tensorCore);
@@ -162,7 +164,7 @@ export function fp8MqaLogits(inputs: MqaLogitsInputs, options: MqaLogitsOptions 
       throw new RangeError(`${fn}: row ${i} has ke − ks = ${hi - lo} > max_seqlen_k = ${maxSeqlenK} (writes past the row)`);
     }
     for (let j = lo; j < hi; j++) {
-      for (let h = 0; h < H; h++) s[h] = score(qd, (i * H + h) * D, kvd, j * D, D);
+      for (let h = 0; h < H; h++) s[h] = score(qd, ((i - r0) * H + h) * D, kvd, j * D, D);
       const v = reduceHeads(model.reduction, s, 0, w, i * H, H, sf[j]);
       const c = maxSeqlenK > 0 ? j - ks[i] : j;
       out.store(i, c, v);

@@ -1199,6 +1199,13 @@ int main(int argc, char** argv) {
   cases.push_back(fp8_gemm_case(r, 200, 136, 640, "nt", 128, GO_BF16, false, false, 0));
   cases.push_back(fp8_gemm_case(r, 65, 200, 300, "nt", 128, GO_BF16, false, false, 1));
   if (!small) cases.push_back(fp8_gemm_case(r, 64, 256, 7168, "nt", 128, GO_BF16, false, false, 1));
+  if (!small) {
+    // More tiles than SMs (the fast kernel's persistent loop runs several tiles per CTA); checked against the CPU
+    // backend only (the scalar model would take minutes).
+    cases.push_back(fp8_gemm_case(r, 1536, 2304, 512, "nt", 128, GO_BF16, false, false, 1));
+    cases.back().model = nullptr;
+    cases.push_back(masked_case(r, true, {384, 0, 129, 300, 1, 257}, 384, 512, 1024));
+  }
   cases.push_back(fp8_gemm_case(r, 96, 192, 384, "nn", 128, GO_BF16, false, false, 1));
   cases.push_back(fp8_gemm_case(r, 96, 192, 384, "tn", 128, GO_BF16, false, false, 1));
   cases.push_back(fp8_gemm_case(r, 96, 192, 384, "tt", 128, GO_BF16, false, false, 1));

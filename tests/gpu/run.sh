@@ -62,9 +62,14 @@ fi
 if has check; then
   cpu_arg=-
   [ -f "$CPU_SO" ] && cpu_arg=$CPU_SO
-  timeout 480 "$B/check" "$CUDA_SO" "$cpu_arg" --reruns "${RERUNS:-20}" >"$OUT/check.log" 2>&1
+  timeout 420 "$B/check" "$CUDA_SO" "$cpu_arg" --reruns "${RERUNS:-20}" >"$OUT/check.log" 2>&1
   rc=$?
-  note "check: exit $rc; $(grep SUMMARY "$OUT/check.log" | tail -1)"
+  note "check (fast FP8 path where eligible): exit $rc; $(grep SUMMARY "$OUT/check.log" | tail -1)"
+  # The same cases through the simple kernels only: both paths must give the models' bits.
+  echo "==== GO_CUDA_KERNEL=simple ====" >>"$OUT/check.log"
+  GO_CUDA_KERNEL=simple timeout 300 "$B/check" "$CUDA_SO" "$cpu_arg" --reruns 2 >>"$OUT/check.log" 2>&1
+  rc=$?
+  note "check (simple kernels only): exit $rc; $(grep SUMMARY "$OUT/check.log" | tail -1)"
 fi
 
 if has sanitize; then
@@ -83,7 +88,9 @@ fi
 if has bench; then
   {
     echo "== CUDA backend (tests/gpu/bench.cpp) =="
-    timeout 300 "$B/bench" "$CUDA_SO" ${BENCH_QUICK:+--quick}
+    GO_CUDA_ASYNC=1 timeout 300 "$B/bench" "$CUDA_SO" ${BENCH_QUICK:+--quick}
+    echo "== CUDA backend, simple kernel (GO_CUDA_KERNEL=simple) =="
+    GO_CUDA_ASYNC=1 GO_CUDA_KERNEL=simple timeout 120 "$B/bench" "$CUDA_SO" --quick
     echo "== torch (tests/gpu/bench_torch.py) =="
     timeout 240 python3 tests/gpu/bench_torch.py
   } >"$OUT/bench.log" 2>&1

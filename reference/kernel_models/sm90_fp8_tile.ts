@@ -1,0 +1,221 @@
+/**
+ * The SM90 FP8 promotion model (`sm90_1d2d`, `sm90_1d1d`, `cublaslt`: per 128-K block four chained
+ * `hopper_wgmma_fp8` k32 steps from zero, then promotion to the fp32 accumulator F) specialised for e4m3 × e4m3
+ * and evaluated a whole output tile at a time. It computes exactly what the generic path (`element.ts` over
+ * `fused_dot_add.ts`) computes — the GEMM tests check the bits against both — only faster:
+ *
+ * - operands are decoded once per tile into typed arrays (value as float32, MMA-Sim exponent as int8);
+ * - the loops run K-block outer, elements inner, so a 128-K block of A and B stays in cache while every element
+ *   of the tile takes its four k32 steps and its promotion;
+ * - one k32 step (numerics.md §8.1–8.2): E = max(exponent of the carried c, max_k e_a + e_b); each product
+ *   v_a·v_b·2^(13−E) is exact in binary64 (≤ 8 significant bits) and `Math.trunc` truncates it toward zero exactly;
+ *   the integer sum (< 2^21) is RZ'd to 14 significant bits with integer ops; c is carried as an integer mantissa
+ *   and a power-of-two weight, so no step allocates or leaves int32/binary64-exact arithmetic.
+ *
+ * e4m3 NaN codes (0x7F, 0xFF) are not handled here: the function reports them and the caller uses the generic path.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sm90Fp8Tile, TileScratch } from "./sm90_fp8_tile.ts";
+ * // One row, one column, K = 64: A = 256 (0x78) then 63 × 2^-6 (0x18); B = 1.0 (0x38). Chained k32 steps keep 256.
+ * const a = new Uint8Array(64).fill(0x18); a[0] = 0x78;
+ * const b = new Uint8Array(64).fill(0x38);
+ * const F = new Float64Array(1);
+ * const ok = sm90Fp8Tile(a, new Int32Array([0]), b, new Int32Array([0]), 64, null, null, null, null, F,
+ *   new TileScratch());
+ * assert.equal(ok, true);
+ * assert.equal(F[0], 256);
+ * ```
+ * @module
+ */
+import { fma32 } from "../fp32.ts";
+import { operandTable } from "../tensor_core/operand_tables.ts";
+import { tensorCoreProfile } from "../tensor_core/profiles.ts";
+import type { ResolvedModel } from "./kernel_models.ts";
+
+/** K elements per promotion (DeepGEMM BLOCK_K, `deepgemm-ops.md` §6.1). */
+const BLOCK_K = 128;
+/** Products per fused step and fraction bits kept (`hopper_wgmma_fp8` row of `profiles.ts`, numerics.md §8.2). */
+const STEP = 32;
+const FRAC = 13;
+
+/** Exact powers of two 2^(i − POW_OFF) for the exponent range used here. */
+const POW_OFF = 400;
+const POW = (() => {
+  const t = new Float64Array(2 * POW_OFF + 1);
+  let p = 1;
+  for (let i = 0; i <= POW_OFF; i++, p *= 2) t[POW_OFF + i] = p;
+  p = 1;
+  for (let i = 0; i <= POW_OFF; i++, p /= 2) t[POW_OFF - i] = p;
+  return t;
+})();
+
+const E4M3 = operandTable("e4m3");
+const VAL = Float32Array.from(E4M3.values); // NaN codes stay NaN (checked separately)
+const EXP = Int8Array.from(E4M3.exps); // zero → −126, subnormals → −6 (MMA-Sim clamp)
+const IS_NAN = Uint8Array.from(E4M3.values, (v) => (v !== v ? 1 : 0));
+
+/** Reusable decode buffers (one per thread; grown on demand, never shrunk). */
+export class TileScratch {
+  /** A values, row-major [rows, K]. */
+  av: Float32Array = new Float32Array(0);
+  /** A exponents. */
+  ae: Int8Array = new Int8Array(0);
+  /** B values. */
+  bv: Float32Array = new Float32Array(0);
+  /** B exponents. */
+  be: Int8Array = new Int8Array(0);
+
+  /** Makes room for `na` A and `nb` B elements. */
+  reserve(na: number, nb: number): void {
+    if (this.av.length < na) (this.av = new Float32Array(na), this.ae = new Int8Array(na));
+    if (this.bv.length < nb) (this.bv = new Float32Array(nb), this.be = new Int8Array(nb));
+  }
+}
+
+function decode(
+  codes: Uint8Array,
+  offs: Int32Array,
+  K: number,
+  v: Float32Array,
+  e: Int8Array,
+): boolean {
+  for (let i = 0; i < offs.length; i++) {
+    const src = offs[i], o = i * K;
+    if (src < 0) {
+      v.fill(0, o, o + K);
+      e.fill(-126, o, o + K);
+      continue;
+    }
+    for (let k = 0; k < K; k++) {
+      const c = codes[src + k];
+      if (IS_NAN[c]) return false;
+      v[o + k] = VAL[c];
+      e[o + k] = EXP[c];
+    }
+  }
+  return true;
+}
+
+/**
+ * The promoted fp32 accumulator F of every element of a tile (before the epilogue), row-major `[rows, cols]`.
+ * With scales, each 128-K block promotes as `F = fma32(fl32(sa·sb), P, F)` (`deepgemm-ops.md` §6.1); without,
+ * as `F = fl32(F + P)` (cuBLASLt, `numerics.md` §8.2b).
+ * @param a A codes (e4m3)
+ * @param aOff offset in `a` of each tile row's K codes (−1: a zero row)
+ * @param b B codes (e4m3)
+ * @param bOff offset in `b` of each tile column's K codes
+ * @param K the reduction length
+ * @param sfa A scales per (row, 128-K group), or null without scales
+ * @param sfaOff offset in `sfa` of each tile row's groups
+ * @param sfb B scales per (column, group)
+ * @param sfbOff offset in `sfb` of each tile column's groups
+ * @param F output, `rows·cols` values
+ * @param scratch reusable buffers
+ * @returns false when an operand holds a NaN code (nothing useful was written; use the generic path)
+ */
+export function sm90Fp8Tile(
+  a: Uint8Array,
+  aOff: Int32Array,
+  b: Uint8Array,
+  bOff: Int32Array,
+  K: number,
+  sfa: Float64Array | null,
+  sfaOff: Int32Array | null,
+  sfb: Float64Array | null,
+  sfbOff: Int32Array | null,
+  F: Float64Array,
+  scratch: TileScratch,
+): boolean {
+  const R = aOff.length, C = bOff.length;
+  scratch.reserve(R * K, C * K);
+  const av = scratch.av, ae = scratch.ae, bv = scratch.bv, be = scratch.be;
+  if (!decode(a, aOff, K, av, ae) || !decode(b, bOff, K, bv, be)) return false;
+  F.fill(0, 0, R * C);
+  const scaled = sfa !== null && sfb !== null && sfaOff !== null && sfbOff !== null;
+  const pow = POW;
+  for (let k0 = 0, g = 0; k0 < K; k0 += BLOCK_K, g++) {
+    const k1 = K - k0 < BLOCK_K ? K : k0 + BLOCK_K;
+    for (let i = 0; i < R; i++) {
+      const ao = i * K;
+      const sa = scaled ? sfa[sfaOff[i] + g] : 0;
+      const fo = i * C;
+      for (let j = 0; j < C; j++) {
+        const bo = j * K;
+        // P of this block: chained k32 steps from zero. c = cm·2^cw with exponent ce (−126 for zero).
+        let cm = 0, cw = 0, ce = -126;
+        for (let s = k0; s < k1; s += STEP) {
+          const e1 = k1 - s < STEP ? k1 : s + STEP;
+          let E = ce;
+          for (let k = s; k < e1; k++) {
+            const x = ae[ao + k] + be[bo + k];
+            if (x > E) E = x;
+          }
+          const sc = pow[POW_OFF + FRAC - E];
+          let sum = cm === 0 ? 0 : Math.trunc(cm * pow[POW_OFF + cw + FRAC - E]);
+          for (let k = s; k < e1; k++) sum += Math.trunc(av[ao + k] * bv[bo + k] * sc);
+          if (sum === 0) {
+            cm = 0;
+            ce = -126;
+            continue;
+          }
+          // RZ to FRAC + 1 significant bits (|sum| < 2^21, so int32 ops are exact).
+          let mag = sum < 0 ? -sum : sum;
+          const bl = 32 - Math.clz32(mag);
+          if (bl > FRAC + 1) {
+            const sh = bl - FRAC - 1;
+            mag = (mag >>> sh) << sh;
+          }
+          cm = sum < 0 ? -mag : mag;
+          cw = E - FRAC;
+          ce = bl - 1 + cw;
+        }
+        const P = cm * pow[POW_OFF + cw];
+        const f = fo + j;
+        F[f] = scaled ? fma32(Math.fround(sa * sfb[sfbOff[j] + g]), P, F[f]) : Math.fround(F[f] + P);
+      }
+    }
+  }
+  return true;
+}
+
+/** The parts of a job {@link sm90Fp8TileApplies} looks at. */
+export interface TileJobShape {
+  /** The resolved model. */
+  model: ResolvedModel;
+  /** A's operand format. */
+  aFormat: string;
+  /** B's operand format. */
+  bFormat: string;
+  /** A scales (null without). */
+  sfa: Float64Array | null;
+  /** K elements per scale group. */
+  granK: number;
+}
+
+/**
+ * Whether {@link sm90Fp8Tile} computes a job's elements bit for bit as the generic path: e4m3 × e4m3 operands, a
+ * tensor-core profile with the `hopper_wgmma_fp8` parameters, promotion every 128, no split-K, scales applied at
+ * promotion with gran_k 128 (or no scales), and a non-exact epilogue.
+ * @param job the job (model, formats, scales)
+ * @returns true when the specialised kernel applies
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { resolveModel } from "./kernel_models.ts";
+ * import { sm90Fp8TileApplies } from "./sm90_fp8_tile.ts";
+ * const job = { model: resolveModel({ model: "sm90_1d2d" }), aFormat: "e4m3", bFormat: "e4m3", sfa: null, granK: 128 };
+ * assert.equal(sm90Fp8TileApplies(job), true);
+ * assert.equal(sm90Fp8TileApplies({ ...job, model: resolveModel({ model: "sm90_1d2d", splitK: 2 }) }), false);
+ * ```
+ */
+export function sm90Fp8TileApplies(job: TileJobShape): boolean {
+  const m = job.model;
+  if (job.aFormat !== "e4m3" || job.bFormat !== "e4m3") return false;
+  if (m.epilogue === "exact" || m.promotion !== BLOCK_K || m.splitK !== 1 || m.scales === "in_unit") return false;
+  if (m.scales === "promotion" && job.sfa !== null && job.granK !== BLOCK_K) return false;
+  const p = tensorCoreProfile(m.tensorCore);
+  return p.termsPerStep === STEP && p.fractionBits === FRAC && p.output === "rz_e8m13" &&
+    p.blockScale === "none" && !p.truncateToTf32;
+}
