@@ -17,3 +17,7 @@ export * from "./formats/mod.ts";
 export * from "./compare/mod.ts";
 export * from "./quant/mod.ts";
 export * from "./layout/mod.ts";
+export * from "./indexer/mod.ts";
+export * from "./hyperconnection/mod.ts";
+export * from "./mega_moe/mod.ts";
+export * from "./ops_extra/mod.ts";

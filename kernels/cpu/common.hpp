@@ -9,6 +9,7 @@
 #include <functional>
 #include <initializer_list>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ int32_t guard(F&& body) noexcept {
     return e.status;
   } catch (const std::bad_alloc&) {
     set_last_error("out of host memory");
+    return GO_ERR_OUT_OF_MEMORY;
+  } catch (const std::length_error&) {
+    set_last_error("out of host memory (a working buffer would exceed the maximum size)");
     return GO_ERR_OUT_OF_MEMORY;
   } catch (const std::exception& e) {
     set_last_error(std::string("internal error: ") + e.what());
@@ -85,6 +89,13 @@ struct View {
 // size overflow, extent inside one live allocation. `optional`: a NULL descriptor or NULL data gives an absent view.
 View view_of(const go_tensor* t, const char* name, std::initializer_list<int32_t> dtypes, int ndim,
              bool optional = false);
+
+// a·b, failing with GO_ERR_INVALID_ARGUMENT (naming `what`) when it overflows int64.
+inline int64_t checked_mul(int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw Error{GO_ERR_INVALID_ARGUMENT, std::string(what) + ": size overflows 64 bits"};
+  return r;
+}
 
 // Fails unless v.shape == expected (names the argument and both shapes).
 void expect_shape(const View& v, std::initializer_list<int64_t> expected);

@@ -201,7 +201,9 @@ int32_t go_k_grouped_bf16_gemm(const go_tensor* a_, const go_tensor* b_, const g
       if (k < 0) fail(GO_ERR_INVALID_ARGUMENT, "ks[" + std::to_string(g) + "] = " + std::to_string(k) + " is negative");
       kv[size_t(g)] = k;
       start[size_t(g)] = total;
-      total += k;
+      if (__builtin_add_overflow(total, int64_t(k), &total) || total > (int64_t(1) << 48)) {
+        fail(GO_ERR_INVALID_ARGUMENT, "ks: the sum of the group K values exceeds 2^48");
+      }
     }
     View a = view_of(a_, "a", {GO_BF16}, 2), b = view_of(b_, "b", {GO_BF16}, 2);
     expect_shape(a, {total, M});

@@ -40,7 +40,7 @@ struct RowJob {
   const Dec* bbase = nullptr;
   int64_t K = 0;
   int64_t sa_row = 0;    // row of the A scale table
-  int64_t sb_row0 = 0;   // A scale table row of B's first row (group offset)
+  int64_t sb_row0 = 0;   // B scale table row of the group's first B row
   int64_t sf_col0 = 0;   // first scale column (K-grouped: the group's first K block)
   char* drow = nullptr;  // D element (row, 0)
   const char* crow = nullptr;  // C element (row, 0) or null

@@ -119,7 +119,7 @@ int32_t go_fp8_gemm_skip_head_mid(const go_tensor* a_, const go_tensor* sfa_, co
                                         std::to_string(left + right));
     }
     int64_t heads = N / (left + right);
-    expect_shape(d, {M, N + heads * mid});
+    expect_shape(d, {M, N + checked_mul(heads, mid, "d (heads·mid)")});
     View sfa = view_of(sfa_, "sfa", kScale, 2), sfb = view_of(sfb_, "sfb", kScale, 2);
     expect_shape(sfa, {ceil_div(M, gran_a_mn), ceil_div(K, gran_a_k)});
     expect_shape(sfb, {ceil_div(N, gran_b_mn), ceil_div(K, gran_b_k)});
@@ -341,15 +341,17 @@ int32_t go_k_grouped_fp8_gemm(const go_tensor* a_, const go_tensor* sfa_, const 
       kv[size_t(g)] = k;
       start[size_t(g)] = total_k;
       kb0[size_t(g)] = total_kb;
-      total_k += k;
+      if (__builtin_add_overflow(total_k, int64_t(k), &total_k) || total_k > (int64_t(1) << 48)) {
+        fail(GO_ERR_INVALID_ARGUMENT, "ks: the sum of the group K values exceeds 2^48");
+      }
       total_kb += ceil_div(k, gran_k);
     }
     View a = view_of(a_, "a", kFp8, flat ? 1 : 2), b = view_of(b_, "b", kFp8, flat ? 1 : 2);
     View sfa = view_of(sfa_, "sfa", kScale, 2), sfb = view_of(sfb_, "sfb", kScale, 2);
     if (flat) {
       // 64-bit products: numel(A) == M·ΣK overflowed int32 in DeepGEMM once (deepgemm-ops.md §14.1).
-      expect_shape(a, {M * total_k});
-      expect_shape(b, {N * total_k});
+      expect_shape(a, {checked_mul(M, total_k, "a (M·ΣK)")});
+      expect_shape(b, {checked_mul(N, total_k, "b (N·ΣK)")});
       expect_shape(sfa, {M, total_kb});
       expect_shape(sfb, {N, total_kb});
     } else {

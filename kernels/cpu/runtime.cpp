@@ -123,6 +123,14 @@ View view_of(const go_tensor* t, const char* name, std::initializer_list<int32_t
     if (s == 0) empty = true;
   }
   if (empty) return v;
+  // Element counts bound every buffer the backend sizes from shapes (decoded operands, row lists): with broadcast
+  // (stride 0) views a tiny allocation can describe a huge tensor, so the count is capped, not only the extent.
+  uint64_t count = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (__builtin_mul_overflow(count, uint64_t(v.shape[i]), &count) || count > (uint64_t(1) << 48)) {
+      fail(GO_ERR_INVALID_ARGUMENT, std::string(name) + ": more than 2^48 elements");
+    }
+  }
   for (int i = 0; i < ndim; i++) {
     uint64_t term;
     if (__builtin_mul_overflow(uint64_t(v.shape[i] - 1), uint64_t(v.strides[i]), &term) ||

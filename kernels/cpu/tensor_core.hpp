@@ -99,12 +99,12 @@ inline float normalize_rz(int64_t s, int unit_exp, int keep) {
   if (x > 127) return neg ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
   int lsb_exp = (x < -126 ? -126 : x) - keep;
   int drop = lsb_exp - unit_exp;
-  double v;
+  double v;  // mag has at most 64 bits and the power of two is a normal double: the products are exact
   if (drop > 0) {
     mag = drop >= 64 ? 0 : mag >> drop;
-    v = std::ldexp(double(mag), lsb_exp);
+    v = double(mag) * pow2d(lsb_exp);
   } else {
-    v = std::ldexp(double(mag), unit_exp);
+    v = double(mag) * pow2d(unit_exp);
   }
   float r = float(v);  // exact: at most keep+1 significant bits inside the fp32 range
   return neg ? -r : r;
@@ -145,17 +145,8 @@ inline float fused_dot_add(const Dec* a, const Dec* b, int count, float c, int s
   if (pmax + scale_exp > E) E = pmax + scale_exp;
   int64_t s = shift_trunc(pc.sig, N + pc.exp - E - 23);
   const int k = N + scale_exp - E;
-  if (N <= 13 && k <= 100) {
-    // FP8 steps: every term is below 2^(N+2) = 2^15, so fp32 holds a·b·2^k exactly (a·b has at most 8 significant
-    // bits; a result below 2^-126 truncates to 0 either way) and 32 terms sum in int32 without overflow.
-    const float spf = float(pow2d(k));
-    int32_t si = 0;
-    for (int i = 0; i < count; i++) si += int32_t(a[i].val * b[i].val * spf);
-    s += si;
-  } else {
-    const double sp = pow2d(k);
-    for (int i = 0; i < count; i++) s += int64_t(double(a[i].val) * double(b[i].val) * sp);
-  }
+  const double sp = pow2d(k);
+  for (int i = 0; i < count; i++) s += int64_t(double(a[i].val) * double(b[i].val) * sp);
   return normalize_rz(s, E - N, KEEP);
 }
 

@@ -698,10 +698,13 @@ int32_t go_m_grouped_fp8_gemm_contiguous(const go_tensor* a_, const go_tensor* s
   GO_TRY(expect_shape(d, "d", {M, N}));
   GO_TRY(check_fp8_scales(sfa, sfb, M, N, K, gam, gak, gbm, gbk, 0, 0, 1, G));
   GO_TRY(check_no_alias(d, nullptr, {{&a, "a"}, {&b, "b"}, {&sfa, "sfa"}, {&sfb, "sfb"}, {&gl, "grouped_layout"}}));
-  GO_TRY(check_grouped_layout(gl, M, G, use_psum_layout != 0, mk_alignment));
+  if (use_psum_layout < 0 || use_psum_layout > 3 || use_psum_layout == 2)
+    return fail(GO_ERR_INVALID_ARGUMENT, "use_psum_layout %d: expected 0, 1 or 3 (psum + ensure_zero_padding)", use_psum_layout);
+  GO_TRY(check_grouped_layout(gl, M, G, (use_psum_layout & 1) != 0, mk_alignment));
   if (M == 0 || N == 0 || G == 0) return GO_OK;
   GemmParams p = params_zero();
-  p.mode = use_psum_layout ? go_sm90::kModeMGroupPsum : go_sm90::kModeMGroupClassic;
+  p.mode = (use_psum_layout & 1) ? go_sm90::kModeMGroupPsum : go_sm90::kModeMGroupClassic;
+  p.psum_flags = use_psum_layout;
   p.M = M;
   p.N = N;
   p.K = K;
@@ -717,8 +720,9 @@ int32_t go_m_grouped_fp8_gemm_contiguous(const go_tensor* a_, const go_tensor* s
   if (gl.strides[0] != 1) return fail(GO_ERR_UNSUPPORTED, "grouped_layout must be contiguous");
   if (K > 0 && mk_alignment % 128 == 0 && b.strides[0] == N * b.strides[1] && fast_fp8_ok(a, b, sfa, sfb, d, gam, gbm)) {
     bool done = false;
-    go_sm90::FastParams f = fast_params(use_psum_layout ? go_sm90::kFastPsum : go_sm90::kFastClassic, M, N, K, G, sfa, sfb, d);
+    go_sm90::FastParams f = fast_params((use_psum_layout & 1) ? go_sm90::kFastPsum : go_sm90::kFastClassic, M, N, K, G, sfa, sfb, d);
     f.gl = p.grouped_layout;
+    f.psum_flags = use_psum_layout;
     f.mk_align = mk_alignment;
     GO_TRY(run_fast(f, a, M, b, G * N, "m_grouped_fp8_gemm_contiguous", &done));
     if (done) return GO_OK;
@@ -894,11 +898,14 @@ int32_t go_m_grouped_bf16_gemm_contiguous(const go_tensor* a_, const go_tensor* 
   if (b.shape[2] != K) return fail(GO_ERR_INVALID_ARGUMENT, "b: K differs from a's");
   GO_TRY(expect_shape(d, "d", {M, N}));
   GO_TRY(check_no_alias(d, nullptr, {{&a, "a"}, {&b, "b"}, {&gl, "grouped_layout"}}));
-  GO_TRY(check_grouped_layout(gl, M, G, use_psum_layout != 0, mk_alignment));
+  if (use_psum_layout < 0 || use_psum_layout > 3 || use_psum_layout == 2)
+    return fail(GO_ERR_INVALID_ARGUMENT, "use_psum_layout %d: expected 0, 1 or 3 (psum + ensure_zero_padding)", use_psum_layout);
+  GO_TRY(check_grouped_layout(gl, M, G, (use_psum_layout & 1) != 0, mk_alignment));
   if (gl.strides[0] != 1) return fail(GO_ERR_UNSUPPORTED, "grouped_layout must be contiguous");
   if (M == 0 || N == 0 || G == 0) return GO_OK;
   GemmParams p = params_zero();
-  p.mode = use_psum_layout ? go_sm90::kModeMGroupPsum : go_sm90::kModeMGroupClassic;
+  p.mode = (use_psum_layout & 1) ? go_sm90::kModeMGroupPsum : go_sm90::kModeMGroupClassic;
+  p.psum_flags = use_psum_layout;
   p.M = M;
   p.N = N;
   p.K = K;

@@ -24,6 +24,7 @@ struct FastParams {
   const int32_t* gl;
   const int32_t* masked_m;
   int mk_align;
+  int psum_flags;  // bit 1: ensure_zero_padding
 };
 
 // a: 2-D TMA view [a_rows, K] (masked: G * Mmax rows), b: [b_rows, K] (grouped: G * N rows); row strides in bytes.

@@ -56,6 +56,7 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, u
       "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_addr(bar))
       : "memory");
 }
+__device__ __forceinline__ void wgmma_wait1() { asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
 __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
@@ -101,10 +102,11 @@ __device__ __forceinline__ TileInfo decode_tile(const FastParams& p, int t) {
       ti.valid = false;
       for (int g = 0; g < p.G; ++g) {
         const int end = p.gl[g], start = (prev + p.mk_align - 1) / p.mk_align * p.mk_align;
-        if (ti.m0 >= start && ti.m0 < end) {
+        const int stop = ((p.psum_flags & 2) && end > start) ? (end + p.mk_align - 1) / p.mk_align * p.mk_align : end;
+        if (ti.m0 >= start && ti.m0 < stop) {
           ti.valid = true;
           ti.g = g;
-          rows_end = end;
+          rows_end = min(stop, p.M);
           break;
         }
         prev = end;
@@ -112,9 +114,9 @@ __device__ __forceinline__ TileInfo decode_tile(const FastParams& p, int t) {
       break;
     }
     case kFastMasked:
+      // Tiles starting below masked_m are computed; a 64-row chunk starting at or after masked_m is written as 0.
       ti.g = ti.z;
-      rows_end = p.masked_m[ti.z];
-      if (ti.m0 >= rows_end) ti.valid = false;
+      if (ti.m0 >= p.masked_m[ti.z]) ti.valid = false;
       break;
   }
   ti.a_row = (p.mode == kFastMasked ? ti.z * p.M : 0) + ti.m0;
@@ -123,7 +125,8 @@ __device__ __forceinline__ TileInfo decode_tile(const FastParams& p, int t) {
   for (int w = 0; w < 2; ++w) {
     const int r0 = ti.m0 + 64 * w;
     ti.store_rows[w] = max(0, min(64, rows_end - r0));
-    ti.zero[w] = p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0;
+    ti.zero[w] = (p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
+                 (p.mode == kFastMasked && r0 >= p.masked_m[ti.z]);
   }
   return ti;
 }
@@ -180,37 +183,65 @@ __global__ void __launch_bounds__(kFastThreads, 1)
     const int w = wg - 1;
     __nv_bfloat16* epi = sEpi + w * 64 * kEpiPitch;
     uint32_t it = 0;
-    float F[64], P[64];
+    float F[64], P[64], P2[64];
 #pragma unroll
-    for (int i = 0; i < 64; ++i) P[i] = 0.0f;
+    for (int i = 0; i < 64; ++i) P[i] = 0.0f, P2[i] = 0.0f;
     for (int t = blockIdx.x; t < total; t += gridDim.x) {
       const TileInfo ti = decode_tile(p, t);
       if (!ti.valid) continue;
 #pragma unroll
       for (int i = 0; i < 64; ++i) F[i] = 0.0f;
-      for (int kb = 0; kb < nkb; ++kb, ++it) {
-        const int s = it % kStages;
-        mbar_wait(&full[s], (it / kStages) & 1);
+      // Two accumulator sets: the 4 wgmmas of block kb+1 run on the tensor cores while block kb is promoted on the
+      // CUDA cores. Same instructions and the same F = fma(fl32(sa * sb), P, F) order, so the bits do not change.
+      auto issue = [&](float(&acc)[64], uint32_t at) {
+        const int s = at % kStages;
+        mbar_wait(&full[s], (at / kStages) & 1);
         const uint8_t* a_tile = sA + s * kStageA + w * 64 * 128;
         const uint8_t* b_tile = sB + s * kStageB;
-        fence_operand(P);
+        fence_operand(acc);
         wgmma_fence();
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          wgmma_fp8_m64n128k32(P, desc_kmajor_sw128(smem_addr(a_tile + j * 32)),
+          wgmma_fp8_m64n128k32(acc, desc_kmajor_sw128(smem_addr(a_tile + j * 32)),
                                desc_kmajor_sw128(smem_addr(b_tile + j * 32)), j);
         }
         wgmma_commit();
-        wgmma_wait0();
-        fence_operand(P);
+      };
+      auto promote = [&](float(&acc)[64], uint32_t at) {
+        fence_operand(acc);
+        const int s = at % kStages;
         const int r0 = acc_row(tid, 0);
         const float sa0 = sSfa[s * kFBM + w * 64 + r0], sa1 = sSfa[s * kFBM + w * 64 + r0 + 8];
         const float sb = sSfb[s];
         mbar_arrive(&empty[s]);
-        // Promotion: F = fma(fl32(sa * sb), P, F), exactly as fp8_gemm_kernel.
         const float s0 = __fmul_rn(sa0, sb), s1 = __fmul_rn(sa1, sb);
 #pragma unroll
-        for (int i = 0; i < 64; ++i) F[i] = __fmaf_rn((i & 2) ? s1 : s0, P[i], F[i]);
+        for (int i = 0; i < 64; ++i) F[i] = __fmaf_rn((i & 2) ? s1 : s0, acc[i], F[i]);
+      };
+      issue(P, it);
+      int kb = 0;
+      for (; kb + 2 < nkb; kb += 2) {  // at the top, block kb is in flight in P
+        issue(P2, it + 1);
+        wgmma_wait1();
+        promote(P, it);
+        ++it;
+        issue(P, it + 1);
+        wgmma_wait1();
+        promote(P2, it);
+        ++it;
+      }
+      if (nkb - kb == 2) {
+        issue(P2, it + 1);
+        wgmma_wait1();
+        promote(P, it);
+        ++it;
+        wgmma_wait0();
+        promote(P2, it);
+        ++it;
+      } else {
+        wgmma_wait0();
+        promote(P, it);
+        ++it;
       }
       // Epilogue: bf16 RNE into shared memory, then 16-byte coalesced stores with M/N bounds.
       const bool zero = w ? ti.zero[1] : ti.zero[0];

@@ -69,9 +69,11 @@ __device__ bool setup_tile(const GemmParams& p, int mt, int nt, int z, Tile& t) 
       for (int g = 0; g < p.num_groups; ++g) {
         const int64_t end = p.grouped_layout[g];
         const int64_t start = (prev_end + p.mk_align - 1) / p.mk_align * p.mk_align;
-        if (row0 >= start && row0 < end) {
+        // psum_flags bit 1 (ensure_zero_padding): a non-empty group also computes [end, align(end, mk_align)).
+        const int64_t stop = ((p.psum_flags & 2) && end > start) ? (end + p.mk_align - 1) / p.mk_align * p.mk_align : end;
+        if (row0 >= start && row0 < stop) {
           gb = g;
-          rows_valid = end - row0;
+          rows_valid = (stop < p.M ? stop : p.M) - row0;
           break;
         }
         prev_end = end;
@@ -79,10 +81,14 @@ __device__ bool setup_tile(const GemmParams& p, int mt, int nt, int z, Tile& t) 
       if (gb < 0) return false;
       break;
     }
-    case kModeMasked:
-      rows_valid = static_cast<int64_t>(p.masked_m[z]) - row0;
-      if (rows_valid <= 0) return false;
+    case kModeMasked: {
+      // As DeepGEMM's BLOCK_M = 128 tiles: tiles starting below masked_m are computed; inside them SM90 writes 0 for a
+      // 64-row chunk starting at or after masked_m (gemm_oracle.h, deepgemm-ops.md §5.4); later rows are not written.
+      const int64_t mm = p.masked_m[z];
+      if (row0 / 128 * 128 >= mm) return false;
+      if (row0 >= mm) t.zero = true;
       break;
+    }
     case kModeKGroupFlat:
     case kModeKGroupStrided: {
       int64_t s = 0, sb = 0;

@@ -18,7 +18,8 @@ enum GemmMode : int {
   kModeMGroupClassic,   // grouped_layout[M]: group of a tile = grouped_layout[tile start] (clamped at 0);
                         // 64-row chunks whose first row is -1 write 0
   kModeMGroupPsum,      // grouped_layout[G]: cumulative end rows; group g = [align(end_{g-1}, mk_align), end_g)
-  kModeMasked,          // grid z = group; rows < masked_m[z] valid
+  kModeMasked,          // grid z = group; 128-row tiles starting below masked_m[z] computed, 64-row chunks
+                        // starting at or after masked_m[z] inside them written as 0
   kModeKGroupFlat,      // SM90 k_grouped_fp8_gemm_nt_contiguous: group g's A is an [M, k_g] row-major block
   kModeKGroupStrided,   // k_grouped_bf16_gemm_tn_contiguous: group g = K rows [s_g, s_g + k_g) of strided A, B
 };
@@ -40,6 +41,7 @@ struct GemmParams {
   int gran_a, gran_b;   // rows (columns) per scale row
   int sfa_ue8m0, sfb_ue8m0;
   int mk_align;         // m-grouped contiguous: tile of the group lookup / group start alignment (multiple of 64)
+  int psum_flags;       // psum layout: bit 1 = ensure_zero_padding (compute [end_g, align(end_g, mk_align)))
   Mat d, c;             // d(m, n), c(m, n)
   int out_kind;
   const int32_t* grouped_layout;

@@ -16,11 +16,15 @@
  * @module
  */
 import { makeElement, makeEpilogue } from "../kernel_models/element.ts";
+import { exactTile, exactTileApplies } from "../kernel_models/exact_tile.ts";
 import { sm90Fp8Tile, sm90Fp8TileApplies, TileScratch } from "../kernel_models/sm90_fp8_tile.ts";
 import type { SampleOptions } from "../kernel_models/kernel_models.ts";
 import { Prng } from "../random/prng.ts";
 import { mmaExponent, type OperandFormat, operandTable } from "../tensor_core/operand_tables.ts";
 import type { GemmJob, GemmProblem } from "./job.ts";
+
+/** Decode buffers of the specialised kernel, kept for the life of the thread (grown to the largest tile seen). */
+const SCRATCH = new TileScratch();
 
 /** Output tile edge used for evaluation and sampling (DeepGEMM's BLOCK_M = BLOCK_N = 128 granularity). */
 export const TILE = 128;
@@ -110,9 +114,13 @@ export function evaluateTiles(job: GemmJob, tiles: readonly Tile[]): TileResults
   const el = makeElement(job.model, job.aFormat, job.bFormat);
   const fast = sm90Fp8TileApplies(job);
   const finish = fast ? makeEpilogue(job.model) : null;
-  const scratch = fast ? new TileScratch() : null;
+  const scratch = fast ? SCRATCH : null;
   const F = fast ? new Float64Array(TILE * TILE) : null;
   const fastScales = job.model.scales === "promotion" && job.sfa !== null && job.sfb !== null;
+  const exact = job.model.epilogue === "exact";
+  const exactScaled = job.sfa !== null && job.sfb !== null;
+  const tileOut = new Float64Array(TILE * TILE);
+  const tileC = job.c === null ? null : new Float64Array(TILE * TILE);
   const inUnit = job.model.scales === "in_unit";
   const sfaExp = inUnit ? scaleExps(job.sfa) : null, sfbExp = inUnit ? scaleExps(job.sfb) : null;
   let count = 0;
@@ -149,6 +157,40 @@ export function evaluateTiles(job: GemmJob, tiles: readonly Tile[]): TileResults
           const di = dr + p.dCol[j];
           index[w] = di;
           value[w++] = zeroRow ? 0 : finish!(F![fo + j - c0], job.c === null ? null : job.c[di]);
+        }
+      }
+      continue;
+    }
+    if (exact && exactTileApplies(job.aFormat, job.bFormat, exactScaled, p.K)) {
+      const C = c1 - c0;
+      if (tileC !== null) {
+        for (let i = r0; i < r1; i++) {
+          for (let j = c0; j < c1; j++) tileC[(i - r0) * C + j - c0] = job.c![p.dRow[i] + p.dCol[j]];
+        }
+      }
+      exactTile(
+        job.aFormat,
+        job.bFormat,
+        job.a,
+        p.aOff.subarray(r0, r1),
+        job.b,
+        p.bOff.subarray(c0, c1),
+        p.K,
+        exactScaled ? job.sfa : null,
+        exactScaled && p.sfaOff ? p.sfaOff.subarray(r0, r1) : null,
+        exactScaled ? job.sfb : null,
+        exactScaled && p.sfbOff ? p.sfbOff.subarray(c0, c1) : null,
+        job.granK,
+        tileC,
+        job.model.outDtype,
+        tileOut,
+        SCRATCH,
+      );
+      for (let i = r0; i < r1; i++) {
+        const zeroRow = p.aOff[i] < 0, dr = p.dRow[i], fo = (i - r0) * C;
+        for (let j = c0; j < c1; j++) {
+          index[w] = dr + p.dCol[j];
+          value[w++] = zeroRow ? 0 : tileOut[fo + j - c0];
         }
       }
       continue;

@@ -4,7 +4,7 @@
  * {@link fp8MqaLogits}'s for any worker count.
  * @module
  */
-import { Tensor } from "../tensor/tensor.ts";
+import type { Tensor } from "../tensor/tensor.ts";
 import { fp8MqaLogits, type MqaLogitsInputs, type MqaLogitsOptions, type MqaLogitsResult } from "./mqa_logits.ts";
 
 /**

@@ -30,14 +30,14 @@ export const MQA_MODELS: Readonly<Record<string, MqaModel>> = Object.freeze({
     arch: "sm90",
     tensorCore: "hopper_wgmma_fp8",
     reduction: "sm90",
-    status: "reduction order verified on H200 (probe of the epilogue's arithmetic shape); scores: hopper_wgmma_fp8",
+    status: "verified on H200: 100 % of 38,118 logits of DeepGEMM's sm90_fp8_mqa_logits kernel bit for bit",
   }),
   sm90_spec81: Object.freeze({
     name: "sm90_spec81",
     arch: "sm90",
     tensorCore: "hopper_wgmma_fp8",
     reduction: "sm90_spec81",
-    status: "deepgemm-ops.md §8.1 as written; differs from the kernel in about 1 logit in 10",
+    status: "deepgemm-ops.md §8.1 as written; 85.8–89.3 % of the kernel's logits on an H200",
   }),
   sm100: Object.freeze({
     name: "sm100",

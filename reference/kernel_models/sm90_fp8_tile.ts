@@ -18,8 +18,8 @@
  * ```ts
  * import assert from "node:assert/strict";
  * import { sm90Fp8Tile, TileScratch } from "./sm90_fp8_tile.ts";
- * // One row, one column, K = 64: A = 256 (0x78) then 63 × 2^-6 (0x18); B = 1.0 (0x38). Chained k32 steps keep 256.
- * const a = new Uint8Array(64).fill(0x18); a[0] = 0x78;
+ * // One row, one column, K = 64: A = 256 (0x78) then 63 × 2^-6 (0x08); B = 1.0 (0x38). Chained k32 steps keep 256.
+ * const a = new Uint8Array(64).fill(0x08); a[0] = 0x78;
  * const b = new Uint8Array(64).fill(0x38);
  * const F = new Float64Array(1);
  * const ok = sm90Fp8Tile(a, new Int32Array([0]), b, new Int32Array([0]), 64, null, null, null, null, F,
@@ -51,57 +51,66 @@ const POW = (() => {
   return t;
 })();
 
+/**
+ * Zero codes get exponent −40 instead of MMA-Sim's −126 so that exponent sums fit int8 arithmetic. This never
+ * changes a step: a product with a zero factor has exponent ≤ −40 + 8, below every nonzero product (≥ −12) and
+ * every nonzero carried c (≥ 2^−25 after a step, since E ≥ −12); and a step whose terms are all zero sums to 0
+ * whatever E is.
+ */
+const ZERO_EXP = -40;
+
 const E4M3 = operandTable("e4m3");
-const VAL = Float32Array.from(E4M3.values); // NaN codes stay NaN (checked separately)
-const EXP = Int8Array.from(E4M3.exps); // zero → −126, subnormals → −6 (MMA-Sim clamp)
+const VAL = Float64Array.from(E4M3.values); // NaN codes stay NaN (checked separately)
+const EXP = Int8Array.from(E4M3.values, (v, c) => (v === 0 ? ZERO_EXP : E4M3.exps[c])); // subnormals → −6 (MMA-Sim clamp)
 const IS_NAN = Uint8Array.from(E4M3.values, (v) => (v !== v ? 1 : 0));
 
 /** Reusable decode buffers (one per thread; grown on demand, never shrunk). */
 export class TileScratch {
   /** A values, row-major [rows, K]. */
-  av: Float32Array = new Float32Array(0);
+  av: Float64Array = new Float64Array(0);
   /** A exponents. */
   ae: Int8Array = new Int8Array(0);
   /** B values. */
-  bv: Float32Array = new Float32Array(0);
+  bv: Float64Array = new Float64Array(0);
   /** B exponents. */
   be: Int8Array = new Int8Array(0);
 
   /** Makes room for `na` A and `nb` B elements. */
   reserve(na: number, nb: number): void {
-    if (this.av.length < na) (this.av = new Float32Array(na), this.ae = new Int8Array(na));
-    if (this.bv.length < nb) (this.bv = new Float32Array(nb), this.be = new Int8Array(nb));
+    if (this.av.length < na) (this.av = new Float64Array(na), this.ae = new Int8Array(na));
+    if (this.bv.length < nb) (this.bv = new Float64Array(nb), this.be = new Int8Array(nb));
   }
 }
 
-function decode(
-  codes: Uint8Array,
-  offs: Int32Array,
-  K: number,
-  v: Float32Array,
-  e: Int8Array,
-): boolean {
+function decode(codes: Uint8Array, offs: Int32Array, K: number, v: Float64Array, e: Int8Array): boolean {
+  const val = VAL, exp = EXP, nan = IS_NAN;
+  let bad = 0;
   for (let i = 0; i < offs.length; i++) {
     const src = offs[i], o = i * K;
     if (src < 0) {
       v.fill(0, o, o + K);
-      e.fill(-126, o, o + K);
+      e.fill(ZERO_EXP, o, o + K);
       continue;
     }
     for (let k = 0; k < K; k++) {
       const c = codes[src + k];
-      if (IS_NAN[c]) return false;
-      v[o + k] = VAL[c];
-      e[o + k] = EXP[c];
+      v[o + k] = val[c];
+      e[o + k] = exp[c];
+      bad |= nan[c];
     }
   }
-  return true;
+  return bad === 0;
+}
+
+/** One promotion: `fma32(s, P, F)` with the scale product s, or `fl32(F + P)` without scales. */
+function promote(F: number, P: number, scaled: boolean, s: number): number {
+  return scaled ? fma32(s, P, F) : Math.fround(F + P);
 }
 
 /**
  * The promoted fp32 accumulator F of every element of a tile (before the epilogue), row-major `[rows, cols]`.
  * With scales, each 128-K block promotes as `F = fma32(fl32(sa·sb), P, F)` (`deepgemm-ops.md` §6.1); without,
- * as `F = fl32(F + P)` (cuBLASLt, `numerics.md` §8.2b).
+ * as `F = fl32(F + P)` (cuBLASLt, `numerics.md` §8.2b). Columns are processed four at a time, sharing A's loads.
  * @param a A codes (e4m3)
  * @param aOff offset in `a` of each tile row's K codes (−1: a zero row)
  * @param b B codes (e4m3)
@@ -135,45 +144,108 @@ export function sm90Fp8Tile(
   F.fill(0, 0, R * C);
   const scaled = sfa !== null && sfb !== null && sfaOff !== null && sfbOff !== null;
   const pow = POW;
+  const C4 = C - (C % 4);
   for (let k0 = 0, g = 0; k0 < K; k0 += BLOCK_K, g++) {
     const k1 = K - k0 < BLOCK_K ? K : k0 + BLOCK_K;
     for (let i = 0; i < R; i++) {
       const ao = i * K;
       const sa = scaled ? sfa[sfaOff[i] + g] : 0;
       const fo = i * C;
-      for (let j = 0; j < C; j++) {
-        const bo = j * K;
-        // P of this block: chained k32 steps from zero. c = cm·2^cw with exponent ce (−126 for zero).
-        let cm = 0, cw = 0, ce = -126;
+      for (let j = 0; j < C4; j += 4) {
+        const o0 = j * K, o1 = o0 + K, o2 = o1 + K, o3 = o2 + K;
+        // Carried c per column: mantissa m, weight w (c = m·2^w), MMA-Sim exponent x (−126 for zero).
+        let m0 = 0, w0 = 0, x0 = -126, m1 = 0, w1 = 0, x1 = -126;
+        let m2 = 0, w2 = 0, x2 = -126, m3 = 0, w3 = 0, x3 = -126;
         for (let s = k0; s < k1; s += STEP) {
           const e1 = k1 - s < STEP ? k1 : s + STEP;
-          let E = ce;
+          // Pass 1: E per column = max(exponent of c, e_a + e_b over the step).
+          let E0 = x0, E1 = x1, E2 = x2, E3 = x3;
           for (let k = s; k < e1; k++) {
-            const x = ae[ao + k] + be[bo + k];
-            if (x > E) E = x;
+            const x = ae[ao + k];
+            const y0 = x + be[o0 + k], y1 = x + be[o1 + k], y2 = x + be[o2 + k], y3 = x + be[o3 + k];
+            if (y0 > E0) E0 = y0;
+            if (y1 > E1) E1 = y1;
+            if (y2 > E2) E2 = y2;
+            if (y3 > E3) E3 = y3;
           }
-          const sc = pow[POW_OFF + FRAC - E];
-          let sum = cm === 0 ? 0 : Math.trunc(cm * pow[POW_OFF + cw + FRAC - E]);
-          for (let k = s; k < e1; k++) sum += Math.trunc(av[ao + k] * bv[bo + k] * sc);
-          if (sum === 0) {
-            cm = 0;
-            ce = -126;
-            continue;
+          // Pass 2: every term (and c) truncated toward zero at 2^(E − FRAC), summed exactly.
+          const s0 = pow[POW_OFF + FRAC - E0], s1 = pow[POW_OFF + FRAC - E1];
+          const s2 = pow[POW_OFF + FRAC - E2], s3 = pow[POW_OFF + FRAC - E3];
+          let u0 = m0 === 0 ? 0 : Math.trunc(m0 * pow[POW_OFF + w0 + FRAC - E0]);
+          let u1 = m1 === 0 ? 0 : Math.trunc(m1 * pow[POW_OFF + w1 + FRAC - E1]);
+          let u2 = m2 === 0 ? 0 : Math.trunc(m2 * pow[POW_OFF + w2 + FRAC - E2]);
+          let u3 = m3 === 0 ? 0 : Math.trunc(m3 * pow[POW_OFF + w3 + FRAC - E3]);
+          for (let k = s; k < e1; k++) {
+            const v = av[ao + k];
+            u0 += Math.trunc(v * bv[o0 + k] * s0);
+            u1 += Math.trunc(v * bv[o1 + k] * s1);
+            u2 += Math.trunc(v * bv[o2 + k] * s2);
+            u3 += Math.trunc(v * bv[o3 + k] * s3);
           }
-          // RZ to FRAC + 1 significant bits (|sum| < 2^21, so int32 ops are exact).
-          let mag = sum < 0 ? -sum : sum;
-          const bl = 32 - Math.clz32(mag);
-          if (bl > FRAC + 1) {
-            const sh = bl - FRAC - 1;
-            mag = (mag >>> sh) << sh;
+          // RZ of each sum to FRAC + 1 significant bits (rz_e8m13; |u| < 2^21, so int32 ops are exact).
+          {
+            const g = u0 < 0 ? -u0 : u0, bl = 32 - Math.clz32(g), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
+            const t = (g >>> sh) << sh;
+            m0 = u0 < 0 ? -t : t;
+            w0 = E0 - FRAC;
+            x0 = t === 0 ? -126 : bl - 1 + w0;
           }
-          cm = sum < 0 ? -mag : mag;
-          cw = E - FRAC;
-          ce = bl - 1 + cw;
+          {
+            const g = u1 < 0 ? -u1 : u1, bl = 32 - Math.clz32(g), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
+            const t = (g >>> sh) << sh;
+            m1 = u1 < 0 ? -t : t;
+            w1 = E1 - FRAC;
+            x1 = t === 0 ? -126 : bl - 1 + w1;
+          }
+          {
+            const g = u2 < 0 ? -u2 : u2, bl = 32 - Math.clz32(g), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
+            const t = (g >>> sh) << sh;
+            m2 = u2 < 0 ? -t : t;
+            w2 = E2 - FRAC;
+            x2 = t === 0 ? -126 : bl - 1 + w2;
+          }
+          {
+            const g = u3 < 0 ? -u3 : u3, bl = 32 - Math.clz32(g), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
+            const t = (g >>> sh) << sh;
+            m3 = u3 < 0 ? -t : t;
+            w3 = E3 - FRAC;
+            x3 = t === 0 ? -126 : bl - 1 + w3;
+          }
         }
-        const P = cm * pow[POW_OFF + cw];
         const f = fo + j;
-        F[f] = scaled ? fma32(Math.fround(sa * sfb[sfbOff[j] + g]), P, F[f]) : Math.fround(F[f] + P);
+        const sb = scaled ? sfbOff : null;
+        F[f] = promote(F[f], m0 * pow[POW_OFF + w0], scaled, sb ? Math.fround(sa * sfb![sb[j] + g]) : 0);
+        F[f + 1] = promote(F[f + 1], m1 * pow[POW_OFF + w1], scaled, sb ? Math.fround(sa * sfb![sb[j + 1] + g]) : 0);
+        F[f + 2] = promote(F[f + 2], m2 * pow[POW_OFF + w2], scaled, sb ? Math.fround(sa * sfb![sb[j + 2] + g]) : 0);
+        F[f + 3] = promote(F[f + 3], m3 * pow[POW_OFF + w3], scaled, sb ? Math.fround(sa * sfb![sb[j + 3] + g]) : 0);
+      }
+      for (let j = C4; j < C; j++) {
+        const o0 = j * K;
+        let m0 = 0, w0 = 0, x0 = -126;
+        for (let s = k0; s < k1; s += STEP) {
+          const e1 = k1 - s < STEP ? k1 : s + STEP;
+          let E0 = x0;
+          for (let k = s; k < e1; k++) {
+            const y0 = ae[ao + k] + be[o0 + k];
+            if (y0 > E0) E0 = y0;
+          }
+          const s0 = pow[POW_OFF + FRAC - E0];
+          let u0 = m0 === 0 ? 0 : Math.trunc(m0 * pow[POW_OFF + w0 + FRAC - E0]);
+          for (let k = s; k < e1; k++) u0 += Math.trunc(av[ao + k] * bv[o0 + k] * s0);
+          {
+            const g = u0 < 0 ? -u0 : u0, bl = 32 - Math.clz32(g), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
+            const t = (g >>> sh) << sh;
+            m0 = u0 < 0 ? -t : t;
+            w0 = E0 - FRAC;
+            x0 = t === 0 ? -126 : bl - 1 + w0;
+          }
+        }
+        F[fo + j] = promote(
+          F[fo + j],
+          m0 * pow[POW_OFF + w0],
+          scaled,
+          scaled ? Math.fround(sa * sfb[sfbOff[j] + g]) : 0,
+        );
       }
     }
   }

@@ -62,13 +62,18 @@ export class ExactSum {
   #limbs = new Float64Array(NLIMBS);
   #scratch = new Float64Array(NLIMBS);
   #adds = 0;
+  // Watermarks: every limb outside [#lo, #hi] is zero, so reset and round touch only the limbs in use.
+  #lo = NLIMBS;
+  #hi = -1;
   #nan = false;
   #posInf = false;
   #negInf = false;
 
   /** Clears the sum to zero. */
   reset(): void {
-    this.#limbs.fill(0);
+    if (this.#hi >= this.#lo) this.#limbs.fill(0, this.#lo, this.#hi + 1);
+    this.#lo = NLIMBS;
+    this.#hi = -1;
     this.#adds = 0;
     this.#nan = this.#posInf = this.#negInf = false;
   }
@@ -110,6 +115,8 @@ export class ExactSum {
     const mid = Math.floor(rem / TWO32);
     const l = rem - mid * TWO32;
     const L = this.#limbs;
+    if (i < this.#lo) this.#lo = i;
+    if (i + 2 > this.#hi) this.#hi = i + 2;
     if (x > 0) {
       L[i] += l;
       L[i + 1] += mid;
@@ -119,7 +126,10 @@ export class ExactSum {
       L[i + 1] -= mid;
       L[i + 2] -= h;
     }
-    if (++this.#adds >= 1 << 20) this.#carry(L);
+    if (++this.#adds >= 1 << 20) {
+      this.#carry(L, 0, NLIMBS - 1);
+      this.#hi = NLIMBS - 1; // a negative sum carries −1 up to the top limb
+    }
   }
 
   /**
@@ -146,8 +156,9 @@ export class ExactSum {
     this.add(al * bl);
   }
 
-  #carry(L: Float64Array): void {
-    for (let i = 0; i < NLIMBS - 1; i++) {
+  /** Normalises limbs lo … top − 1 to [0, 2^32), pushing carries up to limb `top`. */
+  #carry(L: Float64Array, lo: number, top: number): void {
+    for (let i = lo; i < top; i++) {
       const v = L[i];
       if (v >= 0 && v < TWO32) continue;
       const q = Math.floor(v / TWO32);
@@ -170,26 +181,32 @@ export class ExactSum {
     if (this.#nan || (this.#posInf && this.#negInf)) return NaN;
     if (this.#posInf) return Infinity;
     if (this.#negInf) return -Infinity;
+    const lo = this.#lo, hi = this.#hi;
+    if (hi < lo) return 0;
+    // Limbs above hi are zero. Each limb is below 2^53 in magnitude, so after normalising lo … hi + 1 the carry into
+    // limb hi + 2 is 0 or −1 (the sign); the top limb itself is never normalised, as in the full-width carry.
+    const top = hi + 2 < NLIMBS - 1 ? hi + 2 : NLIMBS - 1;
     const S = this.#scratch;
-    S.set(this.#limbs);
-    this.#carry(S);
+    const L = this.#limbs;
+    for (let i = lo; i <= top; i++) S[i] = i <= hi ? L[i] : 0;
+    this.#carry(S, lo, top);
     let neg = false;
-    if (S[NLIMBS - 1] < 0) {
+    if (S[top] < 0) {
       neg = true;
-      for (let i = 0; i < NLIMBS; i++) S[i] = -S[i];
-      this.#carry(S);
+      for (let i = lo; i <= top; i++) S[i] = -S[i];
+      this.#carry(S, lo, top);
     }
-    let t = NLIMBS - 1;
-    while (t >= 0 && S[t] === 0) t--;
-    if (t < 0) return 0;
+    let t = top;
+    while (t >= lo && S[t] === 0) t--;
+    if (t < lo) return 0;
     const msbPos = t * 32 + (31 - Math.clz32(S[t]));
     const msbExp = msbPos + MINE;
     const qe = Math.max(msbExp, minExp) - fracBits;
     const qpos = qe - MINE;
-    let q = qpos > msbPos ? 0 : bits(S, qpos, msbPos);
-    if (mode === "rne" && qpos > 0) {
+    let q = qpos > msbPos ? 0 : bits(S, qpos, msbPos, lo);
+    if (mode === "rne" && qpos > 0 && qpos - 1 >= lo * 32) {
       const half = bitAt(S, qpos - 1);
-      if (half && (q % 2 === 1 || anyBelow(S, qpos - 1))) q += 1;
+      if (half && (q % 2 === 1 || anyBelow(S, qpos - 1, lo))) q += 1;
     }
     let r = q * pow2(qe);
     if (r >= pow2(maxExp + 1)) r = Infinity;
@@ -201,18 +218,23 @@ function bitAt(S: Float64Array, pos: number): boolean {
   return ((S[pos >>> 5] >>> (pos & 31)) & 1) === 1;
 }
 
-function anyBelow(S: Float64Array, pos: number): boolean {
+/** Whether any bit below `pos` is set (limbs below `lo` are zero). */
+function anyBelow(S: Float64Array, pos: number, lo: number): boolean {
   const j = pos >>> 5, r = pos & 31;
   if (r > 0 && ((S[j] >>> 0) & ((r === 32 ? 0 : (1 << r) >>> 0) - 1)) !== 0) return true;
-  for (let i = j - 1; i >= 0; i--) if (S[i] !== 0) return true;
+  for (let i = j - 1; i >= lo; i--) if (S[i] !== 0) return true;
   return false;
 }
 
-// Bits lo..hi (inclusive, hi - lo < 53) of the magnitude as an integer.
-function bits(S: Float64Array, lo: number, hi: number): number {
+// Bits lo..hi (inclusive, hi - lo < 53) of the magnitude as an integer; limbs below `limbLo` are zero.
+function bits(S: Float64Array, lo: number, hi: number, limbLo: number): number {
   let v = 0;
   let p = hi;
   while (p >= lo) {
+    if (p < limbLo * 32) {
+      v *= POW2_SMALL[p - lo + 1];
+      break;
+    }
     const j = p >>> 5;
     const low = Math.max(lo, j * 32);
     const nb = p - low + 1;

@@ -148,7 +148,7 @@ Deno.test("fp8Gemm() argument checks", async (t) => {
       native("GO_ERR_INVALID_ARGUMENT", /a: 1 dimensions where 2/),
     );
     assert.throws(
-      () => call({ a: rawDesc(a.address(), DTYPE_CODES.e4m3!, [4, 2 ** 62], [2 ** 62, 1]) }),
+      () => call({ a: rawDesc(a.address(), DTYPE_CODES.e4m3!, [4, 128], [2 ** 62, 1]) }),
       native("GO_ERR_INVALID_ARGUMENT", /extent overflows/),
     );
   });
@@ -258,6 +258,59 @@ Deno.test("mGroupedFp8GemmMasked() argument checks", async (t) => {
           maskedM: Tensor.from("i32", [1], new Int32Array([5])),
         }),
       native("GO_ERR_INVALID_ARGUMENT", /masked_m\[0\] = 5 is outside \[0, 4\]/),
+    );
+  });
+});
+
+Deno.test("broadcast views of huge tensors", async (t) => {
+  using be = await openBackend("cpu");
+  const lib = be.library;
+  await t.step("native: a stride-0 view with more than 2^48 elements is rejected, not allocated", () => {
+    using a = be.alloc(64), sfa = be.alloc(64), b = be.alloc(64), sfb = be.alloc(64), d = be.alloc(64);
+    const huge = 2 ** 40;
+    const call = () =>
+      lib.check(
+        lib.symbols.go_fp8_gemm!(
+          rawDesc(a.address(), DTYPE_CODES.e4m3!, [huge, huge], [0, 0]),
+          rawDesc(sfa.address(), DTYPE_CODES.f32!, [huge, 1], [0, 0]),
+          rawDesc(b.address(), DTYPE_CODES.e4m3!, [1, huge], [0, 0]),
+          rawDesc(sfb.address(), DTYPE_CODES.f32!, [1, 1], [0, 0]),
+          null,
+          rawDesc(d.address(), DTYPE_CODES.bf16!, [huge, 1], [0, 0]),
+          1,
+          128,
+          128,
+          128,
+          -1,
+        ),
+        "go_fp8_gemm",
+      );
+    assert.throws(call, native("GO_ERR_INVALID_ARGUMENT", /a: more than 2\^48 elements/));
+  });
+
+  await t.step("native: head_splits whose mid width overflows 64 bits are rejected", () => {
+    using a = be.alloc(128), sfa = be.alloc(4), b = be.alloc(1024), sfb = be.alloc(4), d = be.alloc(64);
+    assert.throws(
+      () =>
+        lib.check(
+          lib.symbols.go_fp8_gemm_skip_head_mid!(
+            rawDesc(a.address(), DTYPE_CODES.e4m3!, [1, 128], [128, 1]),
+            rawDesc(sfa.address(), DTYPE_CODES.f32!, [1, 1], [1, 1]),
+            rawDesc(b.address(), DTYPE_CODES.e4m3!, [2 ** 40, 128], [0, 1]),
+            rawDesc(sfb.address(), DTYPE_CODES.f32!, [1, 1], [0, 1]),
+            rawDesc(d.address(), DTYPE_CODES.bf16!, [1, 8], [8, 1]),
+            1,
+            128,
+            128,
+            128,
+            1,
+            2 ** 31 - 1,
+            1,
+            -1,
+          ),
+          "go_fp8_gemm_skip_head_mid",
+        ),
+      native("GO_ERR_INVALID_ARGUMENT", /d \(heads·mid\): size overflows 64 bits/),
     );
   });
 });

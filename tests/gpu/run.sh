@@ -100,7 +100,7 @@ fi
 if has verify; then
   # The suite's own verify through Deno; guarded so a failure here cannot hide the driver's results above.
   if [ -x .device/enter.sh ]; then
-    timeout 420 bash .device/enter.sh deno task verify --backend cuda >"$OUT/verify.log" 2>&1
+    timeout ${VERIFY_TIMEOUT:-180} bash .device/enter.sh deno task verify --backend cuda >"$OUT/verify.log" 2>&1
     note "deno task verify --backend cuda: exit $?"
   else
     note "verify: .device/enter.sh not carried"

@@ -83,8 +83,14 @@ Deno.test("tf32HcPrenormGemm()", async (t) => {
   });
 
   await t.step("rejects shapes and dtypes the host rejects, naming the rule", () => {
-    assert.throws(() => tf32HcPrenormGemm(Tensor.zeros("bf16", [2, 96]), Tensor.zeros("f32", [8, 96])), /multiple of 64/);
-    assert.throws(() => tf32HcPrenormGemm(Tensor.zeros("bf16", [2, 64]), Tensor.zeros("f32", [12, 64])), /multiple of 8/);
+    assert.throws(
+      () => tf32HcPrenormGemm(Tensor.zeros("bf16", [2, 96]), Tensor.zeros("f32", [8, 96])),
+      /multiple of 64/,
+    );
+    assert.throws(
+      () => tf32HcPrenormGemm(Tensor.zeros("bf16", [2, 64]), Tensor.zeros("f32", [12, 64])),
+      /multiple of 8/,
+    );
     assert.throws(() => tf32HcPrenormGemm(Tensor.zeros("bf16", [2, 64]), Tensor.zeros("f32", [40, 64])), /n ≤ 32/);
     assert.throws(() => tf32HcPrenormGemm(Tensor.zeros("f32", [2, 64]), Tensor.zeros("f32", [8, 64])), TypeError);
     assert.throws(() => tf32HcPrenormGemm(Tensor.zeros("bf16", [2, 64]), Tensor.zeros("bf16", [8, 64])), TypeError);

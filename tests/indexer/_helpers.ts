@@ -44,8 +44,17 @@ export function mqaInputs(seed: number, S: number, H: number, D: number, Skv: nu
  * Slow independent SM90 logit: scores through the readable fusedDotAdd, then the epilogue simulated lane by lane as the
  * kernel source writes it (sum[4] per lane, NVCC's contraction of the first pair, per-lane scale, xor-1 then xor-2).
  */
-export function slowSm90Logit(qCodes: ArrayLike<number>, qOff: number, kvCodes: ArrayLike<number>, kvOff: number,
-  w: ArrayLike<number>, wOff: number, H: number, D: number, sf: number): number {
+export function slowSm90Logit(
+  qCodes: ArrayLike<number>,
+  qOff: number,
+  kvCodes: ArrayLike<number>,
+  kvOff: number,
+  w: ArrayLike<number>,
+  wOff: number,
+  H: number,
+  D: number,
+  sf: number,
+): number {
   const s: number[] = [];
   for (let h = 0; h < H; h++) {
     const a: number[] = [], b: number[] = [];
@@ -66,9 +75,11 @@ export function slowSm90Logit(qCodes: ArrayLike<number>, qOff: number, kvCodes: 
       const [x0, y0] = tr(k), [x1, y1] = tr(4 + k);
       return H >= 16 ? fma32(x0, y0, f(x1 * y1)) : f(x0 * y0);
     });
-    for (let j = 2; j < H / 8; j++) for (let k = 0; k < 2; k++) {
-      const [x, y] = tr(4 * j + k);
-      sum[k] = fma32(x, y, sum[k]);
+    for (let j = 2; j < H / 8; j++) {
+      for (let k = 0; k < 2; k++) {
+        const [x, y] = tr(4 * j + k);
+        sum[k] = fma32(x, y, sum[k]);
+      }
     }
     v.push(f(f(sum[0] + sum[1]) * sf));
   }

@@ -22,7 +22,9 @@ Deno.test("extraOp()", async (t) => {
     const direct = fp8MqaLogits(inp);
     assert.deepEqual(out.logits.shape, [4, 20]);
     assert.ok(out.logits.isContiguous());
-    for (let i = 0; i < 4; i++) for (let j = 0; j < 20; j++) assert.ok(Object.is(out.logits.at(i, j), direct.logits.at(i, j)));
+    for (let i = 0; i < 4; i++) {
+      for (let j = 0; j < 20; j++) assert.ok(Object.is(out.logits.at(i, j), direct.logits.at(i, j)));
+    }
     assert.equal(out.logits_defined.at(2, 3), 1); // ks = ke: cleaned
   });
 
@@ -48,7 +50,10 @@ Deno.test("extraOp()", async (t) => {
     );
     assert.deepEqual(Array.from(meta.schedule_meta.data as Int32Array), [0, 0, 0, 1, 1, 0]);
     const hc = extraOp("tf32_hc_prenorm_gemm").run(
-      { a: Tensor.from("bf16", [1, 64], new Uint16Array(64).fill(0x3f80)), b: Tensor.from("f32", [8, 64], new Float32Array(512).fill(2)) },
+      {
+        a: Tensor.from("bf16", [1, 64], new Uint16Array(64).fill(0x3f80)),
+        b: Tensor.from("f32", [8, 64], new Float32Array(512).fill(2)),
+      },
       { num_splits: 2 },
       {},
     );

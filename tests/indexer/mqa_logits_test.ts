@@ -95,7 +95,10 @@ Deno.test("fp8MqaLogits()", async (t) => {
     const bad = (over: Partial<typeof inp>, opts = {}) => () => fp8MqaLogits({ ...inp, ...over }, opts);
     const q16 = Tensor.zeros("e4m3", [S, 16, D]);
     assert.throws(bad({ q: q16, weights: Tensor.zeros("f32", [S, 16]) }), /sm90 supports H ∈ \{32, 64\}/);
-    assert.throws(bad({ q: Tensor.zeros("e4m3", [S, H, 96]), kv: Tensor.zeros("e4m3", [Skv, 96]) }), /D must be 32, 64 or 128/);
+    assert.throws(
+      bad({ q: Tensor.zeros("e4m3", [S, H, 96]), kv: Tensor.zeros("e4m3", [Skv, 96]) }),
+      /D must be 32, 64 or 128/,
+    );
     assert.throws(bad({ weights: Tensor.zeros("bf16", [S, H]) }), TypeError);
     assert.throws(bad({ kv: Tensor.zeros("bf16", [Skv, D]) }), /kv must have dtype e4m3/);
     assert.throws(bad({ ks: Tensor.zeros("i32", [S + 1]) }), TypeError);

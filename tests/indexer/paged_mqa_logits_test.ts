@@ -85,7 +85,10 @@ Deno.test("fp8PagedMqaLogits()", async (t) => {
 
   await t.step("rejects a KV-cache page of the wrong width", () => {
     const kv_cache = Tensor.zeros("u8", [4, 64, 1, D]);
-    assert.throws(() => fp8PagedMqaLogits({ ...c.inputs, kv_cache }, { maxContextLen: 130 }), /page width must be D \+ 4 = 36/);
+    assert.throws(
+      () => fp8PagedMqaLogits({ ...c.inputs, kv_cache }, { maxContextLen: 130 }),
+      /page width must be D \+ 4 = 36/,
+    );
   });
 
   await t.step("raises for clean_logits = true, like DeepGEMM", () => {

@@ -2,7 +2,7 @@
 // TypeScript GEMM reference (reference/gemm), on seeded random cases of every family both implement.
 import assert from "node:assert/strict";
 import { gemmOp } from "../../reference/gemm/registry.ts";
-import { f32FromBits } from "../../reference/fp32.ts";
+import { bf16ToF32, f32FromBits } from "../../reference/fp32.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 import { type Backend, openBackend } from "../../ffi/mod.ts";
 import { bf16Tensor, bitsOf, e4m3Tensor, rngFor, scaleTensor } from "./_cases.ts";
@@ -25,10 +25,13 @@ function sameBits(native: Tensor, reference: Tensor, what: string): void {
   assert.equal(x.length, y.length);
 }
 
+/** Random shapes per model: a seeded sample in the normal run, a sweep with GEMM_ORACLE_FULL=1 (`deno task test:full:kernels`). */
+const TRIALS = Deno.env.get("GEMM_ORACLE_FULL") ? 40 : 3;
+
 Deno.test("CPU backend = TypeScript reference: fp8Gemm()", async (t) => {
   using be: Backend = await openBackend("cpu");
   const rng = rngFor(4242);
-  for (let trial = 0; trial < 3; trial++) {
+  for (let trial = 0; trial < TRIALS; trial++) {
     const M = 1 + rng.int(40), N = 8 * (1 + rng.int(6)), K = 32 * (1 + rng.int(14));
     const kb = Math.ceil(K / 128);
     await t.step(`sm90_1d2d bf16, (M, N, K) = (${M}, ${N}, ${K})`, () => {
@@ -76,7 +79,13 @@ Deno.test("CPU backend = TypeScript reference: fp8Gemm()", async (t) => {
 Deno.test("CPU backend = TypeScript reference: bf16Gemm()", async (t) => {
   using be = await openBackend("cpu");
   const rng = rngFor(4343);
-  for (const [model, out, withC] of [["bf16", "bf16", true], ["bf16", "f32", false], ["exact", "f32", true]] as const) {
+  const combos = [["bf16", "bf16", true], ["bf16", "f32", false], ["exact", "f32", true], [
+    "bf16",
+    "bf16",
+    false,
+  ]] as const;
+  for (let trial = 0; trial < TRIALS; trial++) {
+    const [model, out, withC] = combos[trial % combos.length];
     const M = 1 + rng.int(20), N = 1 + rng.int(20), K = 1 + rng.int(300);
     await t.step(`${model} ${out}${withC ? " with C" : ""}, (M, N, K) = (${M}, ${N}, ${K})`, () => {
       const a = bf16Tensor(rng, [M, K]), bt = bf16Tensor(rng, [K, N]);
@@ -165,5 +174,93 @@ Deno.test("CPU backend = TypeScript reference: fp8GemmSkipHeadMid()", async (t) 
       head_splits: [2, 3, 2],
     }, {}).d;
     sameBits(d, ref, "skip_head_mid");
+  });
+});
+
+Deno.test("CPU backend = TypeScript reference: BF16 grouped GEMMs", async (t) => {
+  using be = await openBackend("cpu");
+  const rng = rngFor(4848);
+  await t.step("m-grouped contiguous, classic layout with -1 chunks (SM90)", () => {
+    const G = 2, N = 8, K = 64, M = 256;
+    const a = bf16Tensor(rng, [M, K]), b = bf16Tensor(rng, [G, N, K]);
+    const gl = Tensor.from("i32", [M], Int32Array.from({ length: M }, (_, i) => (i < 128 ? 1 : i < 192 ? -1 : 0)));
+    const d = Tensor.zeros("bf16", [M, N]);
+    be.mGroupedBf16GemmContiguous({ a, b, d, groupedLayout: gl });
+    const ref = gemmOp("m_grouped_bf16_gemm_nt_contiguous").run({ a, b, grouped_layout: gl }, { arch: "sm90" }, {}).d;
+    sameBits(d, ref, "bf16 contiguous");
+  });
+  await t.step("masked, whole tiles (SM90)", () => {
+    const G = 2, Mmax = 192, N = 8, K = 64;
+    const a = bf16Tensor(rng, [G, Mmax, K]), b = bf16Tensor(rng, [G, N, K]);
+    const mm = Tensor.from("i32", [G], new Int32Array([65, 130]));
+    const d = Tensor.zeros("bf16", [G, Mmax, N]);
+    be.mGroupedBf16GemmMasked({ a, b, d, maskedM: mm });
+    const ref =
+      gemmOp("m_grouped_bf16_gemm_nt_masked").run({ a, b, masked_m: mm }, { expected_m: 64, arch: "sm90" }, {})
+        .d;
+    sameBits(d, ref, "bf16 masked");
+  });
+  await t.step("k-grouped tn with C and an empty group", () => {
+    const M = 6, N = 5, ks = [128, 0, 256];
+    const a = bf16Tensor(rng, [384, M]), b = bf16Tensor(rng, [384, N]);
+    const c = scaleTensor(rng, [3, M, N], false);
+    const ksT = Tensor.from("i32", [3], Int32Array.from(ks));
+    const d = Tensor.zeros("f32", [3, M, N]);
+    be.kGroupedBf16Gemm({ a, b, c, d, ks: ksT, ksHost: ks });
+    const ref = gemmOp("k_grouped_bf16_gemm_tn_contiguous").run(
+      { a, b, c, d: Tensor.zeros("f32", [3, M, N]), grouped_layout: ksT },
+      { ks },
+      {},
+    ).d;
+    sameBits(d, ref, "bf16 k-grouped");
+  });
+});
+
+/** Any bf16 pattern, NaN and Inf included when `specials` (subnormals and the full exponent range always). */
+function wildBf16(rng: Prng, shape: number[], specials: boolean): Tensor {
+  const n = shape.reduce((x, y) => x * y, 1);
+  return Tensor.from(
+    "bf16",
+    shape,
+    Uint16Array.from({ length: n }, () => {
+      for (;;) {
+        const v = rng.int(65536);
+        if (specials || (v & 0x7f80) !== 0x7f80) return v;
+      }
+    }),
+  );
+}
+
+/** Bits with every NaN mapped to one pattern (NaN payloads differ between implementations; NaN-ness must not). */
+function nanFolded(t: Tensor): number[] {
+  return bitsOf(t).map((b) =>
+    t.dtype === "bf16" ? ((b & 0x7fff) > 0x7f80 ? 0x7fff : b) : ((b & 0x7fffffff) >>> 0 > 0x7f800000 ? 0x7fffffff : b)
+  );
+}
+
+Deno.test("CPU backend = TypeScript reference: extreme operands", async (t) => {
+  using be = await openBackend("cpu");
+  const rng = rngFor(4949);
+  for (const [model, specials] of [["bf16", false], ["exact", false], ["bf16", true]] as const) {
+    await t.step(`bf16Gemm ${model} over the whole bf16 range${specials ? " with NaN and Inf" : ""}`, () => {
+      const M = 9, N = 11, K = 150;
+      const a = wildBf16(rng, [M, K], specials), b = wildBf16(rng, [N, K], specials);
+      const d = Tensor.zeros("f32", [M, N]);
+      be.bf16Gemm({ a, b, d, model });
+      const ref = gemmOp("bf16_gemm_nt").run({ a, b }, {}, { model, outDtype: "f32" }).d;
+      assert.deepEqual(nanFolded(d), nanFolded(ref));
+    });
+  }
+  await t.step("fp8Gemm sm90_1d2d with NaN codes and subnormal-only rows", () => {
+    const M = 8, N = 16, K = 256;
+    const a = e4m3Tensor(rng, [M, K]), b = e4m3Tensor(rng, [N, K]);
+    (a.data as Uint8Array)[3 * K + 17] = 0x7f; // a NaN in row 3
+    for (let k = 0; k < K; k++) (b.data as Uint8Array)[5 * K + k] = rng.int(8) | (rng.int(2) << 7); // subnormals only
+    const sfa = scaleTensor(rng, [M, 2], false), sfb = scaleTensor(rng, [1, 2], false);
+    const d = Tensor.zeros("bf16", [M, N]);
+    be.fp8Gemm({ a, sfa, b, sfb, d });
+    const ref = gemmOp("fp8_gemm_nt").run({ a, sfa, b, sfb }, {}, {}).d;
+    assert.deepEqual(nanFolded(d), nanFolded(ref));
+    assert.ok(Number.isNaN(bf16ToF32(d.at(3, 0))));
   });
 });

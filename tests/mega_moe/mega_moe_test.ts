@@ -24,13 +24,16 @@ function equalBits(a: Tensor, b: Tensor): boolean {
 Deno.test("megaMoe()", async (t) => {
   for (const clamp of [undefined, 10]) {
     for (const fastMath of [true, false]) {
-      await t.step(`FP8×FP4: fused equals the composed pipeline bit for bit (clamp ${clamp}, fast_math ${fastMath})`, () => {
-        const c = fp8Case(1, T, E, K, IDX);
-        const fused = megaMoe(c, { clamp, fastMath }), ref = megaMoeUnfused(c, { clamp, fastMath });
-        assert.ok(equalBits(fused.y, ref.y));
-        assert.ok(equalBits(fused.recv_stats, ref.recv_stats));
-        assert.ok((fused.y.data as Uint16Array).some((v) => v !== 0));
-      });
+      await t.step(
+        `FP8×FP4: fused equals the composed pipeline bit for bit (clamp ${clamp}, fast_math ${fastMath})`,
+        () => {
+          const c = fp8Case(1, T, E, K, IDX);
+          const fused = megaMoe(c, { clamp, fastMath }), ref = megaMoeUnfused(c, { clamp, fastMath });
+          assert.ok(equalBits(fused.y, ref.y));
+          assert.ok(equalBits(fused.recv_stats, ref.recv_stats));
+          assert.ok((fused.y.data as Uint16Array).some((v) => v !== 0));
+        },
+      );
     }
   }
 
@@ -56,7 +59,10 @@ Deno.test("megaMoe()", async (t) => {
 
   await t.step("a duplicated expert contributes twice in slot order", () => {
     const c = fp8Case(1, T, E, K, IDX);
-    const once = megaMoe({ ...c, topk_idx: Tensor.from("i64", [T, K], BigInt64Array.from(IDX.map((v, i) => i === 10 ? -1 : v), BigInt)) });
+    const once = megaMoe({
+      ...c,
+      topk_idx: Tensor.from("i64", [T, K], BigInt64Array.from(IDX.map((v, i) => i === 10 ? -1 : v), BigInt)),
+    });
     assert.ok(!equalBits(once.y, megaMoe(c).y));
   });
 
@@ -81,14 +87,34 @@ Deno.test("megaMoe()", async (t) => {
 
   await t.step("rejects bad input naming the rule", () => {
     const c = fp8Case(1, T, E, K, IDX);
-    assert.throws(() => megaMoe({ ...c, l1: Tensor.zeros("bf16", [E, 256, 128]) }), /l1 weights must be 3-D packed FP4/);
-    assert.throws(() => megaMoe({ ...c, x: Tensor.zeros("e4m3", [T, 96]), x_sf: Tensor.zeros("u8", [T, 3]) }), /hidden must be a multiple of 128/);
-    assert.throws(() => megaMoe({ ...c, topk_idx: Tensor.from("i64", [T, K], BigInt64Array.from(IDX.map((v) => v === 3 ? 4 : v), BigInt)) }), /outside \[-1, 4\)/);
+    assert.throws(
+      () => megaMoe({ ...c, l1: Tensor.zeros("bf16", [E, 256, 128]) }),
+      /l1 weights must be 3-D packed FP4/,
+    );
+    assert.throws(
+      () => megaMoe({ ...c, x: Tensor.zeros("e4m3", [T, 96]), x_sf: Tensor.zeros("u8", [T, 3]) }),
+      /hidden must be a multiple of 128/,
+    );
+    assert.throws(
+      () =>
+        megaMoe({
+          ...c,
+          topk_idx: Tensor.from(
+            "i64",
+            [T, K],
+            BigInt64Array.from(IDX.map((v) => v === 3 ? 4 : v), BigInt),
+          ),
+        }),
+      /outside \[-1, 4\)/,
+    );
     assert.throws(() => megaMoe({ ...c, l2_sf: Tensor.zeros("u8", [E, 128, 3]) }), /l2_sf must be UE8M0 bytes/);
     assert.throws(() => megaMoe({ ...c, x_sf: undefined }), /x_sf is required/);
     assert.throws(() => megaMoe({ ...c, x: Tensor.zeros("f32", [T, 128]) }), TypeError);
     const wide = Tensor.zeros("i64", [T, 33]);
-    assert.throws(() => megaMoe({ ...c, topk_idx: wide, topk_weights: Tensor.zeros("f32", [T, 33]) }), /topk must be ≤ 32/);
+    assert.throws(
+      () => megaMoe({ ...c, topk_idx: wide, topk_weights: Tensor.zeros("f32", [T, 33]) }),
+      /topk must be ≤ 32/,
+    );
   });
 });
 
@@ -112,13 +138,16 @@ Deno.test("requantPer32()", async (t) => {
     assert.ok(codes.every((c) => c === 0));
   });
 
-  await t.step("follows the exponent-bit arithmetic for an infinite amax: sf = Inf, sf_inv wraps to −Inf, −448 saturated", () => {
-    const a = new Float32Array(32).fill(1);
-    a[1] = Infinity;
-    const r = requantPer32(a);
-    assert.equal(r.sf[0], 255);
-    assert.equal(r.codes[2], 0xfe); // 1·(−Inf) saturates to −448 (cvt.rn.satfinite), never NaN
-  });
+  await t.step(
+    "follows the exponent-bit arithmetic for an infinite amax: sf = Inf, sf_inv wraps to −Inf, −448 saturated",
+    () => {
+      const a = new Float32Array(32).fill(1);
+      a[1] = Infinity;
+      const r = requantPer32(a);
+      assert.equal(r.sf[0], 255);
+      assert.equal(r.codes[2], 0xfe); // 1·(−Inf) saturates to −448 (cvt.rn.satfinite), never NaN
+    },
+  );
 });
 
 Deno.test("transformWeightsForMegaMoe()", async (t) => {
@@ -157,7 +186,9 @@ Deno.test("siluOfBf16()", async (t) => {
     let diff = 0;
     for (let b = 0; b < 0x7f80; b += 7) {
       const g = bf16ToF32(b);
-      if (f32Bits(siluOfBf16(g, "fast", "h200_measured")) !== f32Bits(siluOfBf16(g, "fast", "correctly_rounded"))) diff++;
+      if (f32Bits(siluOfBf16(g, "fast", "h200_measured")) !== f32Bits(siluOfBf16(g, "fast", "correctly_rounded"))) {
+        diff++;
+      }
     }
     assert.ok(diff > 0 && diff < 300, `${diff}`);
   });

@@ -119,6 +119,44 @@ Deno.test("ExactSum", async (t) => {
   });
 });
 
+Deno.test("ExactSum.reset()", async (t) => {
+  await t.step("one accumulator reused: far-apart ranges, cancellation, sticky bits 900 binades below", () => {
+    const s = new ExactSum();
+    const sum = (xs: number[], frac = 23) => {
+      s.reset();
+      for (const x of xs) s.add(x);
+      return s.round(frac, -126, 127);
+    };
+    assert.equal(sum([2 ** 100, 3 * 2 ** -50]), 2 ** 100);
+    assert.equal(sum([1, 2 ** -8]), 1 + 2 ** -8); // limbs of the previous sum must not leak in
+    assert.equal(sum([1, 2 ** -8], 7), 1); // bf16 tie to even
+    assert.equal(sum([1, 2 ** -8, 2 ** -900], 7), 1 + 2 ** -7); // a sticky bit far below breaks the tie
+    assert.equal(sum([-1, -(2 ** -8), -(2 ** -900)], 7), -(1 + 2 ** -7));
+    assert.equal(sum([2 ** 60, 1, -(2 ** 60), -(2 ** -1000)]), 1);
+    assert.equal(sum([2 ** -1000, -(2 ** 60), 2 ** 60]), 0); // below the fp32 subnormal quantum: 0
+    assert.equal(sum([-3, 2 ** -1074]), -3);
+    assert.equal(sum([]), 0);
+  });
+  await t.step("agrees with a fresh accumulator on random mixed-sign sums", () => {
+    const r = new Prng(9), reused = new ExactSum();
+    for (let trial = 0; trial < 300; trial++) {
+      const fresh = new ExactSum();
+      reused.reset();
+      const n = 1 + r.int(12);
+      for (let i = 0; i < n; i++) {
+        const v = (r.int(1 << 24) - (1 << 23)) * 2 ** (r.int(400) - 200);
+        fresh.add(v);
+        reused.add(v);
+        if (r.int(4) === 0) (fresh.add(-v), reused.add(-v));
+      }
+      for (const [f, lo] of [[23, -126], [7, -126], [52, -1022]]) {
+        assert.equal(reused.round(f, lo, 1023), fresh.round(f, lo, 1023));
+        assert.equal(reused.round(f, lo, 1023, "rz"), fresh.round(f, lo, 1023, "rz"));
+      }
+    }
+  });
+});
+
 Deno.test("TENSOR_CORE_PROFILES", async (t) => {
   await t.step("marks Blackwell rows as not verified here", () => {
     for (const n of ["tcgen05", "tcgen05_mxf8f6f4", "tcgen05_mxf4nvf4"]) {
