@@ -21,3 +21,7 @@ export * from "./indexer/mod.ts";
 export * from "./hyperconnection/mod.ts";
 export * from "./mega_moe/mod.ts";
 export * from "./ops_extra/mod.ts";
+export * from "./tensor_core/mod.ts";
+export * from "./kernel_models/mod.ts";
+export * from "./gemm/mod.ts";
+export * from "./parallel/mod.ts";

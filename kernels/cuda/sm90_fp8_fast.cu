@@ -9,6 +9,8 @@
 #include <cuda_bf16.h>
 #include <cudaTypedefs.h>
 
+#include <cstdlib>
+
 #include "sm90_common.cuh"
 #include "sm90_fast.h"
 
@@ -17,19 +19,22 @@ namespace go_sm90 {
 namespace {
 
 constexpr int kStages = 5;
-constexpr int kFBM = 128, kFBN = 128, kFBK = 128;
-constexpr int kStageA = kFBM * kFBK, kStageB = kFBN * kFBK;  // bytes
-constexpr int kEpiPitch = kFBN + 8;                            // bf16 elements per epilogue row (bank spread)
+constexpr int kFBM = 128, kFBK = 128;
+constexpr int kStageA = kFBM * kFBK;  // bytes
 constexpr int kFastThreads = 384;
 
+// BLOCK_N = BN (128, or 64 when there are fewer 128-wide tiles than SMs).
+template <int BN>
 struct SmemLayout {
+  static constexpr int stage_b = BN * kFBK;
+  static constexpr int pitch = BN + 8;  // bf16 elements per epilogue row (bank spread)
   static constexpr int a = 0;
   static constexpr int b = kStages * kStageA;
-  static constexpr int sfa = b + kStages * kStageB;
+  static constexpr int sfa = b + kStages * stage_b;
   static constexpr int sfb = sfa + kStages * kFBM * 4;
   static constexpr int bars = (sfb + kStages * 4 + 7) / 8 * 8;
   static constexpr int epi = (bars + 2 * kStages * 8 + 15) / 16 * 16;
-  static constexpr int total = epi + 2 * 64 * kEpiPitch * 2;
+  static constexpr int total = epi + 2 * 64 * pitch * 2;
 };
 
 __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
@@ -46,8 +51,17 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }
-__device__ __forceinline__ void mbar_arrive_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+// 4-byte asynchronous copy global -> shared; src_size 0 writes zero (nothing is read).
+__device__ __forceinline__ void cp_async4(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(valid ? 4 : 0)
+               : "memory");
+}
+// Arrives on the barrier once this thread's earlier cp.async copies have landed (counts as the thread's arrival).
+__device__ __forceinline__ void cp_async_arrive(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }
 __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y) {
   asm volatile(
@@ -71,6 +85,7 @@ struct TileInfo {
   bool zero[2];
 };
 
+template <int BN>
 __device__ __forceinline__ TileInfo decode_tile(const FastParams& p, int t) {
   TileInfo ti;
   ti.valid = true;
@@ -87,7 +102,7 @@ __device__ __forceinline__ TileInfo decode_tile(const FastParams& p, int t) {
   const int in = t - group * 8 * p.n_blocks;
   const int mb = first_m + in % gm, nb = in / gm;
   ti.m0 = mb * kFBM;
-  ti.n0 = nb * kFBN;
+  ti.n0 = nb * BN;
   int rows_end = p.M;  // rows below this are stored
   switch (p.mode) {
     case kFastNormal:
@@ -131,18 +146,21 @@ __device__ __forceinline__ TileInfo decode_tile(const FastParams& p, int t) {
   return ti;
 }
 
+template <int BN>
 __global__ void __launch_bounds__(kFastThreads, 1)
     fp8_gemm_fast_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                          const FastParams p) {
+  using L = SmemLayout<BN>;
+  constexpr int kStageB = L::stage_b, kEpiPitch = L::pitch, NA = BN / 2;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = align1024(smem_raw);
-  uint8_t* sA = smem + SmemLayout::a;
-  uint8_t* sB = smem + SmemLayout::b;
-  float* sSfa = reinterpret_cast<float*>(smem + SmemLayout::sfa);
-  float* sSfb = reinterpret_cast<float*>(smem + SmemLayout::sfb);
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + SmemLayout::bars);
+  uint8_t* sA = smem + L::a;
+  uint8_t* sB = smem + L::b;
+  float* sSfa = reinterpret_cast<float*>(smem + L::sfa);
+  float* sSfb = reinterpret_cast<float*>(smem + L::sfb);
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + L::bars);
   uint64_t* empty = full + kStages;
-  __nv_bfloat16* sEpi = reinterpret_cast<__nv_bfloat16*>(smem + SmemLayout::epi);
+  __nv_bfloat16* sEpi = reinterpret_cast<__nv_bfloat16*>(smem + L::epi);
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -156,44 +174,47 @@ __global__ void __launch_bounds__(kFastThreads, 1)
   const int total = p.tiles;
   const int nkb = (p.K + kFBK - 1) / kFBK;
   if (wg == 0) {
-    // Producer: TMA for A and B, plain loads for the scales; every thread arrives on the stage's full barrier.
+    // Producer: TMA for A and B, cp.async for the scales; every thread arrives on the stage's full barrier.
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     uint32_t it = 0;
     for (int t = blockIdx.x; t < total; t += gridDim.x) {
-      const TileInfo ti = decode_tile(p, t);
+      const TileInfo ti = decode_tile<BN>(p, t);
       if (!ti.valid) continue;
       const float* sfa_base = p.sfa + ti.z * p.sfa_s_batch + static_cast<int64_t>(ti.m0) * p.sfa_s_row;
       const float* sfb_base = p.sfb + ti.g * p.sfb_s_batch + static_cast<int64_t>(ti.n0 / 128) * p.sfb_s_row;
       for (int kb = 0; kb < nkb; ++kb, ++it) {
         const int s = it % kStages;
         mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
-        sSfa[s * kFBM + tid] = tid < ti.sfa_rows ? sfa_base[tid * p.sfa_s_row + kb * p.sfa_s_kb] : 0.0f;
+        // The scales travel by cp.async and the operands by TMA, all completing on the stage's full barrier, so
+        // the producer never waits on a global load.
         if (tid == 0) {
-          sSfb[s] = sfb_base[kb * p.sfb_s_kb];
-          mbar_arrive_tx(&full[s], kStageA + kStageB);
+          mbar_expect_tx(&full[s], kStageA + kStageB);
           tma_load_2d(sA + s * kStageA, &map_a, &full[s], kb * kFBK, ti.a_row);
           tma_load_2d(sB + s * kStageB, &map_b, &full[s], kb * kFBK, ti.b_row);
-        } else {
-          mbar_arrive(&full[s]);
+          cp_async4(&sSfb[s], sfb_base + kb * p.sfb_s_kb, true);
         }
+        const bool ok = tid < ti.sfa_rows;
+        cp_async4(&sSfa[s * kFBM + tid], ok ? sfa_base + tid * p.sfa_s_row + kb * p.sfa_s_kb : sfa_base, ok);
+        cp_async_arrive(&full[s]);
       }
     }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const int w = wg - 1;
     __nv_bfloat16* epi = sEpi + w * 64 * kEpiPitch;
     uint32_t it = 0;
-    float F[64], P[64], P2[64];
+    float F[NA], P[NA], P2[NA];
 #pragma unroll
-    for (int i = 0; i < 64; ++i) P[i] = 0.0f, P2[i] = 0.0f;
+    for (int i = 0; i < NA; ++i) P[i] = 0.0f, P2[i] = 0.0f;
     for (int t = blockIdx.x; t < total; t += gridDim.x) {
-      const TileInfo ti = decode_tile(p, t);
+      const TileInfo ti = decode_tile<BN>(p, t);
       if (!ti.valid) continue;
 #pragma unroll
-      for (int i = 0; i < 64; ++i) F[i] = 0.0f;
+      for (int i = 0; i < NA; ++i) F[i] = 0.0f;
       // Two accumulator sets: the 4 wgmmas of block kb+1 run on the tensor cores while block kb is promoted on the
       // CUDA cores. Same instructions and the same F = fma(fl32(sa * sb), P, F) order, so the bits do not change.
-      auto issue = [&](float(&acc)[64], uint32_t at) {
+      auto issue = [&](float(&acc)[NA], uint32_t at) {
         const int s = at % kStages;
         mbar_wait(&full[s], (at / kStages) & 1);
         const uint8_t* a_tile = sA + s * kStageA + w * 64 * 128;
@@ -202,12 +223,12 @@ __global__ void __launch_bounds__(kFastThreads, 1)
         wgmma_fence();
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          wgmma_fp8_m64n128k32(acc, desc_kmajor_sw128(smem_addr(a_tile + j * 32)),
-                               desc_kmajor_sw128(smem_addr(b_tile + j * 32)), j);
+          wgmma_fp8(acc, desc_kmajor_sw128(smem_addr(a_tile + j * 32)), desc_kmajor_sw128(smem_addr(b_tile + j * 32)),
+                    j);
         }
         wgmma_commit();
       };
-      auto promote = [&](float(&acc)[64], uint32_t at) {
+      auto promote = [&](float(&acc)[NA], uint32_t at) {
         fence_operand(acc);
         const int s = at % kStages;
         const int r0 = acc_row(tid, 0);
@@ -216,7 +237,7 @@ __global__ void __launch_bounds__(kFastThreads, 1)
         mbar_arrive(&empty[s]);
         const float s0 = __fmul_rn(sa0, sb), s1 = __fmul_rn(sa1, sb);
 #pragma unroll
-        for (int i = 0; i < 64; ++i) F[i] = __fmaf_rn((i & 2) ? s1 : s0, acc[i], F[i]);
+        for (int i = 0; i < NA; ++i) F[i] = __fmaf_rn((i & 2) ? s1 : s0, acc[i], F[i]);
       };
       issue(P, it);
       int kb = 0;
@@ -246,7 +267,7 @@ __global__ void __launch_bounds__(kFastThreads, 1)
       // Epilogue: bf16 RNE into shared memory, then 16-byte coalesced stores with M/N bounds.
       const bool zero = w ? ti.zero[1] : ti.zero[0];
 #pragma unroll
-      for (int i = 0; i < 64; i += 2) {
+      for (int i = 0; i < NA; i += 2) {
         const int r = acc_row(tid, i), c = acc_col(tid, i);
         __nv_bfloat162 v;
         v.x = __float2bfloat16_rn(zero ? 0.0f : F[i]);
@@ -256,8 +277,8 @@ __global__ void __launch_bounds__(kFastThreads, 1)
       named_sync(1 + w, 128);
       const int rows = w ? ti.store_rows[1] : ti.store_rows[0];
       __nv_bfloat16* dbase = p.d + ti.z * p.d_s_batch + static_cast<int64_t>(ti.m0 + 64 * w) * p.d_s_row + ti.n0;
-      for (int idx = tid; idx < 64 * 16; idx += 128) {
-        const int r = idx >> 4, c = (idx & 15) * 8;
+      for (int idx = tid; idx < 64 * (BN / 8); idx += 128) {
+        const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
         if (r >= rows) continue;
         __nv_bfloat16* dst = dbase + static_cast<int64_t>(r) * p.d_s_row + c;
         const __nv_bfloat16* src = epi + r * kEpiPitch + c;
@@ -287,12 +308,12 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
   return fn;
 }
 
-bool make_map(CUtensorMap* map, const void* base, uint64_t rows, uint64_t k, uint64_t row_stride_bytes) {
+bool make_map(CUtensorMap* map, const void* base, uint64_t rows, uint64_t k, uint64_t row_stride_bytes, uint32_t box_rows) {
   auto fn = encode_fn();
   if (!fn) return false;
   const cuuint64_t dims[2] = {k, rows};
   const cuuint64_t strides[1] = {row_stride_bytes};
-  const cuuint32_t box[2] = {kFBK, kFBM};
+  const cuuint32_t box[2] = {kFBK, box_rows};
   const cuuint32_t estr[2] = {1, 1};
   return fn(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base), dims, strides, box, estr,
             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -301,29 +322,36 @@ bool make_map(CUtensorMap* map, const void* base, uint64_t rows, uint64_t k, uin
 
 }  // namespace
 
-cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, int64_t a_row_stride, const void* b,
-                                 int64_t b_rows, int64_t b_row_stride, cudaStream_t stream, bool* used) {
-  *used = false;
-  CUtensorMap ma, mb;
-  if (!make_map(&ma, a, a_rows, p.K, a_row_stride) || !make_map(&mb, b, b_rows, p.K, b_row_stride)) return cudaSuccess;
-  p.m_blocks = (p.M + kFBM - 1) / kFBM;
-  p.n_blocks = (p.N + kFBN - 1) / kFBN;
+template <int BN>
+cudaError_t launch_bn(FastParams p, const CUtensorMap& ma, const CUtensorMap& mb, int sms, cudaStream_t stream) {
+  p.n_blocks = (p.N + BN - 1) / BN;
   p.tiles = p.m_blocks * p.n_blocks * (p.mode == kFastMasked ? p.G : 1);
-  if (p.tiles == 0) {
-    *used = true;
-    return cudaSuccess;
-  }
-  int dev = 0, sms = 132;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  const size_t smem = SmemLayout::total + 1024;
-  cudaError_t e = cudaFuncSetAttribute(fp8_gemm_fast_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  if (p.tiles == 0) return cudaSuccess;
+  const size_t smem = SmemLayout<BN>::total + 1024;
+  cudaError_t e = cudaFuncSetAttribute(fp8_gemm_fast_kernel<BN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(smem));
   if (e != cudaSuccess) return e;
   const int grid = p.tiles < sms ? p.tiles : sms;
-  fp8_gemm_fast_kernel<<<grid, kFastThreads, smem, stream>>>(ma, mb, p);
-  *used = true;
+  fp8_gemm_fast_kernel<BN><<<grid, kFastThreads, smem, stream>>>(ma, mb, p);
   return cudaGetLastError();
+}
+
+cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, int64_t a_row_stride, const void* b,
+                                 int64_t b_rows, int64_t b_row_stride, cudaStream_t stream, bool* used) {
+  *used = false;
+  int dev = 0, sms = 132;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  p.m_blocks = (p.M + kFBM - 1) / kFBM;
+  // Per-shape BLOCK_N: 64 when 128-wide tiles would leave SMs idle (small M), else 128. GO_CUDA_BLOCK_N forces one.
+  const int64_t tiles128 = static_cast<int64_t>(p.m_blocks) * ((p.N + 127) / 128) * (p.mode == kFastMasked ? p.G : 1);
+  int bn = tiles128 < sms ? 64 : 128;
+  if (const char* f = std::getenv("GO_CUDA_BLOCK_N")) bn = std::atoi(f) == 64 ? 64 : 128;
+  CUtensorMap ma, mb;
+  if (!make_map(&ma, a, a_rows, p.K, a_row_stride, kFBM) || !make_map(&mb, b, b_rows, p.K, b_row_stride, bn))
+    return cudaSuccess;
+  *used = true;
+  return bn == 64 ? launch_bn<64>(p, ma, mb, sms, stream) : launch_bn<128>(p, ma, mb, sms, stream);
 }
 
 }  // namespace go_sm90

@@ -11,6 +11,7 @@
  * @module
  */
 import { bf16Rne, bf16ToF32, f32Bits } from "../fp32.ts";
+import { ceilDiv } from "../layout/tma_aligned.ts";
 import type { ModelOptions } from "../kernel_models/kernel_models.ts";
 import type { DType } from "../tensor/dtype.ts";
 import { Tensor } from "../tensor/tensor.ts";
@@ -18,6 +19,8 @@ import type { TileResults } from "./engine.ts";
 import type { GemmJob } from "./job.ts";
 
 export type { ModelOptions } from "../kernel_models/kernel_models.ts";
+// ceil_div / align of deepgemm-ops.md "Notation": the layout module's, one definition in the package.
+export { align, ceilDiv } from "../layout/tma_aligned.ts";
 
 /** One DeepGEMM operation's reference. */
 export interface OpSpec {
@@ -51,16 +54,6 @@ export interface Plan {
   job: GemmJob | null;
   /** The output tensor, already holding C / the caller's d / zeros as DeepGEMM would before the kernel runs. */
   d: Tensor;
-}
-
-/** Integer ceil(a / b). */
-export function ceilDiv(a: number, b: number): number {
-  return Math.floor((a + b - 1) / b);
-}
-
-/** Integer align(a, b) = ceil(a / b)·b. */
-export function align(a: number, b: number): number {
-  return ceilDiv(a, b) * b;
 }
 
 /** Fetches a required tensor argument, checking its dtype(s) and rank. */

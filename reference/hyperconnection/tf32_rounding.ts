@@ -1,7 +1,10 @@
 /**
- * fp32 → TF32 (1 sign, 8 exponent, 10 fraction bits, stored in an fp32 container). How the TMA unit rounds when a
- * tensor map has data type `TFLOAT32` is not documented (`deepgemm-ops.md` §7, [unknown]); both candidates are named
- * model parameters until a GPU probe pins the answer.
+ * fp32 → TF32 (1 sign, 8 exponent, 10 fraction bits, stored in an fp32 container). `deepgemm-ops.md` §7 left the TMA
+ * unit's rounding for tensor maps of data type `TFLOAT32` open; it is pinned here: DeepGEMM's own
+ * `sm90_tf32_hc_prenorm_gemm` kernel on an H200 (tests/hyperconnection/gpu_probe/deepgemm_hc_run.cu, 2,049 exact ties
+ * among 8,192 B values) matched RNE in 2,048 of 2,048 outputs, truncation in 0 and round-half-away in 0
+ * [verified on H200]. Truncation (MMA-Sim's `truncate_to_tf32`, what the MMA does with raw fp32 bits) stays a named
+ * variant.
  * @module
  */
 import { f32Bits, f32FromBits } from "../fp32.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { fusedDotAdd, fusedStep, STEP_ROUNDINGS } from "../tensor_core/fused_dot_add.ts";
-import { operandTable, type OperandFormat } from "../tensor_core/operand_tables.ts";
+import { type OperandFormat, operandTable } from "../tensor_core/operand_tables.ts";
 import { type TensorCoreProfile, tensorCoreProfile } from "../tensor_core/profiles.ts";
 
 /** Decoded operand rows: values and MMA exponents of every code, flattened. */
@@ -42,7 +42,9 @@ export function scorerFor(profileName: string, format: OperandFormat = "e4m3"): 
     const r = STEP_ROUNDINGS[p.output], n = p.fractionBits, step = p.termsPerStep;
     return (a, aOff, b, bOff, D) => {
       let acc = 0;
-      for (let k = 0; k < D; k += step) acc = fusedStep(a.v, a.e, aOff + k, b.v, b.e, bOff + k, Math.min(step, D - k), acc, 0, n, r);
+      for (let k = 0; k < D; k += step) {
+        acc = fusedStep(a.v, a.e, aOff + k, b.v, b.e, bOff + k, Math.min(step, D - k), acc, 0, n, r);
+      }
       return acc;
     };
   }

@@ -37,7 +37,11 @@ import { f32, fma32 } from "../fp32.ts";
 export type HeadReductionOrder = "sm90" | "sm90_spec81" | "sm100_fp32";
 
 /** Every head-reduction order, for CLI validation and loops in tests. */
-export const HEAD_REDUCTION_ORDERS: readonly HeadReductionOrder[] = Object.freeze(["sm90", "sm90_spec81", "sm100_fp32"]);
+export const HEAD_REDUCTION_ORDERS: readonly HeadReductionOrder[] = Object.freeze([
+  "sm90",
+  "sm90_spec81",
+  "sm100_fp32",
+]);
 
 /**
  * Checks that a name is a head-reduction order.

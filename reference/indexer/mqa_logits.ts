@@ -113,6 +113,9 @@ export function allocLogits(
 export function fp8MqaLogits(inputs: MqaLogitsInputs, options: MqaLogitsOptions = {}): MqaLogitsResult {
   const fn = "fp8_mqa_logits";
   const model = resolveMqaModel(options);
+  if (inputs.q?.dtype === "i8" || inputs.q?.dtype === "u8") {
+    throw new RangeError(`${fn}: FP4 Q/KV (the SM100 path of fp8_fp4_*mqa_logits) is not modelled; pass e4m3 Q and KV`);
+  }
   const q = checkTensor(fn, "q", inputs.q, ["e4m3"], 3);
   const [S, H, D] = q.shape;
   checkHeadsAndDim(fn, model.arch, H, D);
@@ -124,7 +127,9 @@ export function fp8MqaLogits(inputs: MqaLogitsInputs, options: MqaLogitsOptions 
   const weights = checkTensor(fn, "weights", inputs.weights, ["f32", "bf16"], 2);
   if (weights.dtype !== "f32") {
     throw new TypeError(
-      `${fn}: weights must be f32 (${model.arch === "sm90" ? "SM90 takes only fp32 weights" : "the SM100 bf16 reduction is not modelled"})`,
+      `${fn}: weights must be f32 (${
+        model.arch === "sm90" ? "SM90 takes only fp32 weights" : "the SM100 bf16 reduction is not modelled"
+      })`,
     );
   }
   checkShape(fn, "weights", weights, [S, H]);
@@ -136,7 +141,9 @@ export function fp8MqaLogits(inputs: MqaLogitsInputs, options: MqaLogitsOptions 
   const clean = options.cleanLogits ?? true;
   const maxSeqlenK = options.maxSeqlenK ?? 0;
   if (!Number.isSafeInteger(maxSeqlenK) || maxSeqlenK < 0) throw new RangeError(`${fn}: max_seqlen_k must be ≥ 0`);
-  if (maxSeqlenK > 0 && clean) throw new RangeError(`${fn}: compressed logits (max_seqlen_k > 0) need clean_logits = false`);
+  if (maxSeqlenK > 0 && clean) {
+    throw new RangeError(`${fn}: compressed logits (max_seqlen_k > 0) need clean_logits = false`);
+  }
   const dtype = options.logitsDtype ?? "f32";
   if (dtype !== "f32" && dtype !== "bf16") throw new RangeError(`${fn}: logits dtype must be f32 or bf16`);
   const [r0, r1] = options.rows ?? [0, S];
@@ -161,7 +168,9 @@ export function fp8MqaLogits(inputs: MqaLogitsInputs, options: MqaLogitsOptions 
   for (let i = r0; i < r1; i++) {
     const lo = Math.min(ks[i], Skv), hi = Math.min(ke[i], Skv);
     if (maxSeqlenK > 0 && hi - lo > maxSeqlenK) {
-      throw new RangeError(`${fn}: row ${i} has ke − ks = ${hi - lo} > max_seqlen_k = ${maxSeqlenK} (writes past the row)`);
+      throw new RangeError(
+        `${fn}: row ${i} has ke − ks = ${hi - lo} > max_seqlen_k = ${maxSeqlenK} (writes past the row)`,
+      );
     }
     for (let j = lo; j < hi; j++) {
       for (let h = 0; h < H; h++) s[h] = score(qd, ((i - r0) * H + h) * D, kvd, j * D, D);

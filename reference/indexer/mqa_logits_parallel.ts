@@ -23,7 +23,9 @@ export async function fp8MqaLogitsParallel(
   const S = inputs.q.shape[0];
   const [r0, r1] = options.rows ?? [0, S];
   const w = Math.min(workers ?? Math.max(1, navigator.hardwareConcurrency ?? 1), Math.max(1, r1 - r0));
-  if (!Number.isSafeInteger(w) || w < 1) throw new RangeError(`Worker count must be a positive integer, got ${workers}`);
+  if (!Number.isSafeInteger(w) || w < 1) {
+    throw new RangeError(`Worker count must be a positive integer, got ${workers}`);
+  }
   // Validates everything (and allocates the output) on this thread: errors surface here, not in a Worker.
   const out = fp8MqaLogits(inputs, { ...options, rows: [r0, r0] });
   if (w <= 1) return fp8MqaLogits(inputs, { ...options, rows: [r0, r1] });
@@ -34,22 +36,24 @@ export async function fp8MqaLogitsParallel(
   }
   const n = r1 - r0, ranges: [number, number][] = [];
   for (let i = 0; i < w; i++) ranges.push([r0 + Math.floor(n * i / w), r0 + Math.floor(n * (i + 1) / w)]);
-  const parts = await Promise.all(ranges.map((rows) =>
-    new Promise<{ rows: Tensor["data"]; defined: Uint8Array }>((resolve, reject) => {
-      const worker = new Worker(new URL("./_mqa_worker.ts", import.meta.url).href, { type: "module" });
-      worker.onmessage = (e) => {
-        worker.terminate();
-        if (e.data.ok) resolve(e.data);
-        else reject(new Error(`MQA worker failed: ${e.data.message}`));
-      };
-      worker.onerror = (e) => {
-        e.preventDefault();
-        worker.terminate();
-        reject(new Error(`MQA worker failed: ${e.message}`));
-      };
-      worker.postMessage({ inputs: plain, options: { ...options, rows } });
-    })
-  ));
+  const parts = await Promise.all(
+    ranges.map((rows) =>
+      new Promise<{ rows: Tensor["data"]; defined: Uint8Array }>((resolve, reject) => {
+        const worker = new Worker(new URL("./_mqa_worker.ts", import.meta.url).href, { type: "module" });
+        worker.onmessage = (e) => {
+          worker.terminate();
+          if (e.data.ok) resolve(e.data);
+          else reject(new Error(`MQA worker failed: ${e.data.message}`));
+        };
+        worker.onerror = (e) => {
+          e.preventDefault();
+          worker.terminate();
+          reject(new Error(`MQA worker failed: ${e.message}`));
+        };
+        worker.postMessage({ inputs: plain, options: { ...options, rows } });
+      })
+    ),
+  );
   const width = out.logits.shape[1], stride = out.logits.strides[0];
   // deno-lint-ignore no-explicit-any
   const data = out.logits.data as any, def = out.defined.data as Uint8Array;

@@ -79,6 +79,9 @@ export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMq
 } {
   const fn = "fp8_paged_mqa_logits";
   const model = resolveMqaModel(options);
+  if (inputs.q?.dtype === "i8" || inputs.q?.dtype === "u8") {
+    throw new RangeError(`${fn}: FP4 Q/KV (the SM100 path of fp8_fp4_*mqa_logits) is not modelled; pass e4m3 Q and KV`);
+  }
   const q = checkTensor(fn, "q", inputs.q, ["e4m3"], 4);
   const [B, nextN, H, D] = q.shape;
   if (nextN < 1) throw new RangeError(`${fn}: next_n must be ≥ 1`);
@@ -89,17 +92,23 @@ export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMq
   const cache = checkTensor(fn, "kv_cache", inputs.kv_cache, ["u8"], 4);
   const [numBlocks, blockKv, headsKv, width] = cache.shape;
   if (model.arch === "sm90" ? blockKv !== 64 : blockKv !== 32 && blockKv !== 64) {
-    throw new RangeError(`${fn}: ${model.arch} supports block_kv ${model.arch === "sm90" ? "= 64" : "∈ {32, 64}"}, got ${blockKv}`);
+    throw new RangeError(
+      `${fn}: ${model.arch} supports block_kv ${model.arch === "sm90" ? "= 64" : "∈ {32, 64}"}, got ${blockKv}`,
+    );
   }
   if (headsKv !== 1) throw new TypeError(`${fn}: kv_cache must have 1 KV head, got ${headsKv}`);
   if (width !== D + 4) {
-    throw new TypeError(`${fn}: kv_cache page width must be D + 4 = ${D + 4} bytes per token (FP8 values + fp32 scale), got ${width}`);
+    throw new TypeError(
+      `${fn}: kv_cache page width must be D + 4 = ${D + 4} bytes per token (FP8 values + fp32 scale), got ${width}`,
+    );
   }
   if (cache.strides[1] !== width || cache.strides[3] !== 1) {
     throw new TypeError(`${fn}: kv_cache must have stride(1) = ${width} and stride(3) = 1`);
   }
   const pageStride = cache.strides[0];
-  if (pageStride % 4 !== 0) throw new TypeError(`${fn}: kv_cache page stride ${pageStride} must be a multiple of 4 bytes`);
+  if (pageStride % 4 !== 0) {
+    throw new TypeError(`${fn}: kv_cache page stride ${pageStride} must be a multiple of 4 bytes`);
+  }
   const weights = checkTensor(fn, "weights", inputs.weights, ["f32", "bf16"], 2);
   if (weights.dtype !== "f32") throw new TypeError(`${fn}: weights must be f32 (bf16 weights are not modelled)`);
   checkShape(fn, "weights", weights, [B * nextN, H]);
@@ -112,7 +121,9 @@ export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMq
     if (m.shape[1] !== 2) throw new TypeError(`${fn}: schedule_meta must be [num_sms + 1, 2]`);
   }
   if (options.cleanLogits) {
-    throw new RangeError(`${fn}: clean_logits = true is rejected by DeepGEMM (its host asserts "not 2-D context lens", and only 2-D is accepted)`);
+    throw new RangeError(
+      `${fn}: clean_logits = true is rejected by DeepGEMM (its host asserts "not 2-D context lens", and only 2-D is accepted)`,
+    );
   }
   const maxLen = options.maxContextLen;
   if (!Number.isSafeInteger(maxLen) || maxLen < 0) throw new RangeError(`${fn}: max_context_len must be ≥ 0`);
@@ -129,12 +140,16 @@ export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMq
     const last = row[nextN - 1];
     if (row.some((x) => x > last)) {
       throw new RangeError(
-        `${fn}: context_lens[${b}] = [${row.join(", ")}]: the last entry must be the row maximum (the kernel computes pages up to the last entry only)`,
+        `${fn}: context_lens[${b}] = [${
+          row.join(", ")
+        }]: the last entry must be the row maximum (the kernel computes pages up to the last entry only)`,
       );
     }
     if (row.some((x) => x < 0)) throw new RangeError(`${fn}: context_lens must be ≥ 0`);
     if (last > maxLen) throw new RangeError(`${fn}: context_lens[${b}] = ${last} exceeds max_context_len = ${maxLen}`);
-    if (Math.ceil(last / blockKv) > maxBlocks) throw new RangeError(`${fn}: block_table row ${b} is too short for ${last} tokens`);
+    if (Math.ceil(last / blockKv) > maxBlocks) {
+      throw new RangeError(`${fn}: block_table row ${b} is too short for ${last} tokens`);
+    }
   }
 
   const dtype = options.logitsDtype ?? "f32";
@@ -150,7 +165,9 @@ export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMq
   const s = new Float64Array(H);
   const pageOperand = new Map<number, ReturnType<typeof decodeOperand>>();
   const pageOf = (blk: number) => {
-    if (!(blk >= 0 && blk < numBlocks)) throw new RangeError(`${fn}: block_table entry ${blk} outside [0, ${numBlocks})`);
+    if (!(blk >= 0 && blk < numBlocks)) {
+      throw new RangeError(`${fn}: block_table entry ${blk} outside [0, ${numBlocks})`);
+    }
     let d = pageOperand.get(blk);
     if (!d) {
       const o = base + blk * pageStride;

@@ -99,51 +99,72 @@ export function exactTile(
   const scaled = sfa !== null && sfb !== null && sfaOff !== null && sfbOff !== null;
   const G = scaled ? Math.ceil(K / granK) : 1, len = scaled ? granK : K;
   const frac = out === "bf16" ? 7 : 23;
-  const [s0, s1, s2, s3] = SUMS;
   for (let i = 0; i < R; i++) {
-    const ao = i * K, fo = i * C;
-    let j = 0;
-    for (; j + 4 <= C; j += 4) {
-      const o0 = j * K, o1 = o0 + K, o2 = o1 + K, o3 = o2 + K;
-      s0.reset(), s1.reset(), s2.reset(), s3.reset();
-      if (c !== null) s0.add(c[fo + j]), s1.add(c[fo + j + 1]), s2.add(c[fo + j + 2]), s3.add(c[fo + j + 3]);
-      for (let g = 0; g < G; g++) {
-        const k0 = g * len, k1 = K - k0 < len ? K : k0 + len;
-        let p0 = 0, p1 = 0, p2 = 0, p3 = 0;
-        for (let k = k0; k < k1; k++) {
-          const v = av[ao + k];
-          p0 += v * bv[o0 + k];
-          p1 += v * bv[o1 + k];
-          p2 += v * bv[o2 + k];
-          p3 += v * bv[o3 + k];
-        }
-        if (scaled) {
-          const sa = sfa[sfaOff[i] + g]; // two fp32 values: their product is exact in binary64
-          s0.addProduct(sa * sfb[sfbOff[j] + g], p0);
-          s1.addProduct(sa * sfb[sfbOff[j + 1] + g], p1);
-          s2.addProduct(sa * sfb[sfbOff[j + 2] + g], p2);
-          s3.addProduct(sa * sfb[sfbOff[j + 3] + g], p3);
-        } else {
-          s0.add(p0), s1.add(p1), s2.add(p2), s3.add(p3);
-        }
+    exactRow(av, bv, K, C, i, G, len, scaled ? sfa : null, sfaOff, sfb, sfbOff, c, frac, res);
+  }
+}
+
+/** One tile row (a function of its own so that V8 optimises it as a whole, see `sm90_fp8_tile.ts`). */
+function exactRow(
+  av: Float64Array,
+  bv: Float64Array,
+  K: number,
+  C: number,
+  i: number,
+  G: number,
+  len: number,
+  sfa: Float64Array | null,
+  sfaOff: Int32Array | null,
+  sfb: Float64Array | null,
+  sfbOff: Int32Array | null,
+  c: Float64Array | null,
+  frac: number,
+  res: Float64Array,
+): void {
+  const scaled = sfa !== null && sfb !== null && sfaOff !== null && sfbOff !== null;
+  const [s0, s1, s2, s3] = SUMS;
+  const ao = i * K, fo = i * C;
+  let j = 0;
+  for (; j + 4 <= C; j += 4) {
+    const o0 = j * K, o1 = o0 + K, o2 = o1 + K, o3 = o2 + K;
+    s0.reset(), s1.reset(), s2.reset(), s3.reset();
+    if (c !== null) s0.add(c[fo + j]), s1.add(c[fo + j + 1]), s2.add(c[fo + j + 2]), s3.add(c[fo + j + 3]);
+    for (let g = 0; g < G; g++) {
+      const k0 = g * len, k1 = K - k0 < len ? K : k0 + len;
+      let p0 = 0, p1 = 0, p2 = 0, p3 = 0;
+      for (let k = k0; k < k1; k++) {
+        const v = av[ao + k];
+        p0 += v * bv[o0 + k];
+        p1 += v * bv[o1 + k];
+        p2 += v * bv[o2 + k];
+        p3 += v * bv[o3 + k];
       }
-      res[fo + j] = s0.round(frac, -126, 127);
-      res[fo + j + 1] = s1.round(frac, -126, 127);
-      res[fo + j + 2] = s2.round(frac, -126, 127);
-      res[fo + j + 3] = s3.round(frac, -126, 127);
-    }
-    for (; j < C; j++) {
-      const o0 = j * K;
-      s0.reset();
-      if (c !== null) s0.add(c[fo + j]);
-      for (let g = 0; g < G; g++) {
-        const k0 = g * len, k1 = K - k0 < len ? K : k0 + len;
-        let p0 = 0;
-        for (let k = k0; k < k1; k++) p0 += av[ao + k] * bv[o0 + k];
-        if (scaled) s0.addProduct(sfa[sfaOff[i] + g] * sfb[sfbOff[j] + g], p0);
-        else s0.add(p0);
+      if (scaled) {
+        const sa = sfa[sfaOff[i] + g]; // two fp32 values: their product is exact in binary64
+        s0.addProduct(sa * sfb[sfbOff[j] + g], p0);
+        s1.addProduct(sa * sfb[sfbOff[j + 1] + g], p1);
+        s2.addProduct(sa * sfb[sfbOff[j + 2] + g], p2);
+        s3.addProduct(sa * sfb[sfbOff[j + 3] + g], p3);
+      } else {
+        s0.add(p0), s1.add(p1), s2.add(p2), s3.add(p3);
       }
-      res[fo + j] = s0.round(frac, -126, 127);
     }
+    res[fo + j] = s0.round(frac, -126, 127);
+    res[fo + j + 1] = s1.round(frac, -126, 127);
+    res[fo + j + 2] = s2.round(frac, -126, 127);
+    res[fo + j + 3] = s3.round(frac, -126, 127);
+  }
+  for (; j < C; j++) {
+    const o0 = j * K;
+    s0.reset();
+    if (c !== null) s0.add(c[fo + j]);
+    for (let g = 0; g < G; g++) {
+      const k0 = g * len, k1 = K - k0 < len ? K : k0 + len;
+      let p0 = 0;
+      for (let k = k0; k < k1; k++) p0 += av[ao + k] * bv[o0 + k];
+      if (scaled) s0.addProduct(sfa[sfaOff[i] + g] * sfb[sfbOff[j] + g], p0);
+      else s0.add(p0);
+    }
+    res[fo + j] = s0.round(frac, -126, 127);
   }
 }

@@ -11,3 +11,5 @@
  */
 export * from "./kernel_models.ts";
 export * from "./element.ts";
+export * from "./sm90_fp8_tile.ts";
+export * from "./exact_tile.ts";

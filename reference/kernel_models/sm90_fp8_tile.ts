@@ -83,23 +83,30 @@ export class TileScratch {
 }
 
 function decode(codes: Uint8Array, offs: Int32Array, K: number, v: Float64Array, e: Int8Array): boolean {
-  const val = VAL, exp = EXP, nan = IS_NAN;
   let bad = 0;
   for (let i = 0; i < offs.length; i++) {
     const src = offs[i], o = i * K;
     if (src < 0) {
       v.fill(0, o, o + K);
       e.fill(ZERO_EXP, o, o + K);
-      continue;
-    }
-    for (let k = 0; k < K; k++) {
-      const c = codes[src + k];
-      v[o + k] = val[c];
-      e[o + k] = exp[c];
-      bad |= nan[c];
+    } else {
+      bad |= decodeRow(codes, src, K, v, e, o);
     }
   }
   return bad === 0;
+}
+
+/** Decodes one row (a function of its own for V8, see {@link rowBlock}); returns 1 if it met a NaN code. */
+function decodeRow(codes: Uint8Array, src: number, K: number, v: Float64Array, e: Int8Array, o: number): number {
+  const val = VAL, exp = EXP, nan = IS_NAN;
+  let bad = 0;
+  for (let k = 0; k < K; k++) {
+    const c = codes[src + k];
+    v[o + k] = val[c];
+    e[o + k] = exp[c];
+    bad |= nan[c];
+  }
+  return bad;
 }
 
 /** One promotion: `fma32(s, P, F)` with the scale product s, or `fl32(F + P)` without scales. */
@@ -143,113 +150,136 @@ export function sm90Fp8Tile(
   if (!decode(a, aOff, K, av, ae) || !decode(b, bOff, K, bv, be)) return false;
   F.fill(0, 0, R * C);
   const scaled = sfa !== null && sfb !== null && sfaOff !== null && sfbOff !== null;
-  const pow = POW;
-  const C4 = C - (C % 4);
   for (let k0 = 0, g = 0; k0 < K; k0 += BLOCK_K, g++) {
     const k1 = K - k0 < BLOCK_K ? K : k0 + BLOCK_K;
     for (let i = 0; i < R; i++) {
-      const ao = i * K;
-      const sa = scaled ? sfa[sfaOff[i] + g] : 0;
-      const fo = i * C;
-      for (let j = 0; j < C4; j += 4) {
-        const o0 = j * K, o1 = o0 + K, o2 = o1 + K, o3 = o2 + K;
-        // Carried c per column: mantissa m, weight w (c = m·2^w), MMA-Sim exponent x (−126 for zero).
-        let m0 = 0, w0 = 0, x0 = -126, m1 = 0, w1 = 0, x1 = -126;
-        let m2 = 0, w2 = 0, x2 = -126, m3 = 0, w3 = 0, x3 = -126;
-        for (let s = k0; s < k1; s += STEP) {
-          const e1 = k1 - s < STEP ? k1 : s + STEP;
-          // Pass 1: E per column = max(exponent of c, e_a + e_b over the step).
-          let E0 = x0, E1 = x1, E2 = x2, E3 = x3;
-          for (let k = s; k < e1; k++) {
-            const x = ae[ao + k];
-            const y0 = x + be[o0 + k], y1 = x + be[o1 + k], y2 = x + be[o2 + k], y3 = x + be[o3 + k];
-            if (y0 > E0) E0 = y0;
-            if (y1 > E1) E1 = y1;
-            if (y2 > E2) E2 = y2;
-            if (y3 > E3) E3 = y3;
-          }
-          // Pass 2: every term (and c) truncated toward zero at 2^(E − FRAC), summed exactly.
-          const s0 = pow[POW_OFF + FRAC - E0], s1 = pow[POW_OFF + FRAC - E1];
-          const s2 = pow[POW_OFF + FRAC - E2], s3 = pow[POW_OFF + FRAC - E3];
-          let u0 = m0 === 0 ? 0 : Math.trunc(m0 * pow[POW_OFF + w0 + FRAC - E0]);
-          let u1 = m1 === 0 ? 0 : Math.trunc(m1 * pow[POW_OFF + w1 + FRAC - E1]);
-          let u2 = m2 === 0 ? 0 : Math.trunc(m2 * pow[POW_OFF + w2 + FRAC - E2]);
-          let u3 = m3 === 0 ? 0 : Math.trunc(m3 * pow[POW_OFF + w3 + FRAC - E3]);
-          for (let k = s; k < e1; k++) {
-            const v = av[ao + k];
-            u0 += Math.trunc(v * bv[o0 + k] * s0);
-            u1 += Math.trunc(v * bv[o1 + k] * s1);
-            u2 += Math.trunc(v * bv[o2 + k] * s2);
-            u3 += Math.trunc(v * bv[o3 + k] * s3);
-          }
-          // RZ of each sum to FRAC + 1 significant bits (rz_e8m13; |u| < 2^21, so int32 ops are exact).
-          {
-            const g = u0 < 0 ? -u0 : u0, bl = 32 - Math.clz32(g), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
-            const t = (g >>> sh) << sh;
-            m0 = u0 < 0 ? -t : t;
-            w0 = E0 - FRAC;
-            x0 = t === 0 ? -126 : bl - 1 + w0;
-          }
-          {
-            const g = u1 < 0 ? -u1 : u1, bl = 32 - Math.clz32(g), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
-            const t = (g >>> sh) << sh;
-            m1 = u1 < 0 ? -t : t;
-            w1 = E1 - FRAC;
-            x1 = t === 0 ? -126 : bl - 1 + w1;
-          }
-          {
-            const g = u2 < 0 ? -u2 : u2, bl = 32 - Math.clz32(g), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
-            const t = (g >>> sh) << sh;
-            m2 = u2 < 0 ? -t : t;
-            w2 = E2 - FRAC;
-            x2 = t === 0 ? -126 : bl - 1 + w2;
-          }
-          {
-            const g = u3 < 0 ? -u3 : u3, bl = 32 - Math.clz32(g), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
-            const t = (g >>> sh) << sh;
-            m3 = u3 < 0 ? -t : t;
-            w3 = E3 - FRAC;
-            x3 = t === 0 ? -126 : bl - 1 + w3;
-          }
-        }
-        const f = fo + j;
-        const sb = scaled ? sfbOff : null;
-        F[f] = promote(F[f], m0 * pow[POW_OFF + w0], scaled, sb ? Math.fround(sa * sfb![sb[j] + g]) : 0);
-        F[f + 1] = promote(F[f + 1], m1 * pow[POW_OFF + w1], scaled, sb ? Math.fround(sa * sfb![sb[j + 1] + g]) : 0);
-        F[f + 2] = promote(F[f + 2], m2 * pow[POW_OFF + w2], scaled, sb ? Math.fround(sa * sfb![sb[j + 2] + g]) : 0);
-        F[f + 3] = promote(F[f + 3], m3 * pow[POW_OFF + w3], scaled, sb ? Math.fround(sa * sfb![sb[j + 3] + g]) : 0);
-      }
-      for (let j = C4; j < C; j++) {
-        const o0 = j * K;
-        let m0 = 0, w0 = 0, x0 = -126;
-        for (let s = k0; s < k1; s += STEP) {
-          const e1 = k1 - s < STEP ? k1 : s + STEP;
-          let E0 = x0;
-          for (let k = s; k < e1; k++) {
-            const y0 = ae[ao + k] + be[o0 + k];
-            if (y0 > E0) E0 = y0;
-          }
-          const s0 = pow[POW_OFF + FRAC - E0];
-          let u0 = m0 === 0 ? 0 : Math.trunc(m0 * pow[POW_OFF + w0 + FRAC - E0]);
-          for (let k = s; k < e1; k++) u0 += Math.trunc(av[ao + k] * bv[o0 + k] * s0);
-          {
-            const g = u0 < 0 ? -u0 : u0, bl = 32 - Math.clz32(g), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
-            const t = (g >>> sh) << sh;
-            m0 = u0 < 0 ? -t : t;
-            w0 = E0 - FRAC;
-            x0 = t === 0 ? -126 : bl - 1 + w0;
-          }
-        }
-        F[fo + j] = promote(
-          F[fo + j],
-          m0 * pow[POW_OFF + w0],
-          scaled,
-          scaled ? Math.fround(sa * sfb[sfbOff[j] + g]) : 0,
-        );
-      }
+      rowBlock(av, ae, bv, be, K, C, i * K, i * C, k0, k1, g, scaled, scaled ? sfa[sfaOff[i] + g] : 0, sfb, sfbOff, F);
     }
   }
   return true;
+}
+
+/**
+ * One tile row over one 128-K block: four k32 steps and the promotion for every column. A function of its own so
+ * that V8 optimises it as a whole after a few calls (a single long call would run its hot loops in on-stack-replaced
+ * code that deoptimises at every inner-loop exit).
+ */
+function rowBlock(
+  av: Float64Array,
+  ae: Int8Array,
+  bv: Float64Array,
+  be: Int8Array,
+  K: number,
+  C: number,
+  ao: number,
+  fo: number,
+  k0: number,
+  k1: number,
+  g: number,
+  scaled: boolean,
+  sa: number,
+  sfb: Float64Array | null,
+  sfbOff: Int32Array | null,
+  F: Float64Array,
+): void {
+  const pow = POW;
+  const C4 = C - (C % 4);
+  for (let j = 0; j < C4; j += 4) {
+    const o0 = j * K, o1 = o0 + K, o2 = o1 + K, o3 = o2 + K;
+    // Carried c per column: mantissa m, weight w (c = m·2^w), MMA-Sim exponent x (−126 for zero).
+    let m0 = 0, w0 = 0, x0 = -126, m1 = 0, w1 = 0, x1 = -126;
+    let m2 = 0, w2 = 0, x2 = -126, m3 = 0, w3 = 0, x3 = -126;
+    for (let s = k0; s < k1; s += STEP) {
+      const e1 = k1 - s < STEP ? k1 : s + STEP;
+      // Pass 1: E per column = max(exponent of c, e_a + e_b over the step).
+      let E0 = x0, E1 = x1, E2 = x2, E3 = x3;
+      for (let k = s; k < e1; k++) {
+        const x = ae[ao + k];
+        const y0 = x + be[o0 + k], y1 = x + be[o1 + k], y2 = x + be[o2 + k], y3 = x + be[o3 + k];
+        if (y0 > E0) E0 = y0;
+        if (y1 > E1) E1 = y1;
+        if (y2 > E2) E2 = y2;
+        if (y3 > E3) E3 = y3;
+      }
+      // Pass 2: every term (and c) truncated toward zero at 2^(E − FRAC), summed exactly.
+      const s0 = pow[POW_OFF + FRAC - E0], s1 = pow[POW_OFF + FRAC - E1];
+      const s2 = pow[POW_OFF + FRAC - E2], s3 = pow[POW_OFF + FRAC - E3];
+      let u0 = m0 === 0 ? 0 : Math.trunc(m0 * pow[POW_OFF + w0 + FRAC - E0]);
+      let u1 = m1 === 0 ? 0 : Math.trunc(m1 * pow[POW_OFF + w1 + FRAC - E1]);
+      let u2 = m2 === 0 ? 0 : Math.trunc(m2 * pow[POW_OFF + w2 + FRAC - E2]);
+      let u3 = m3 === 0 ? 0 : Math.trunc(m3 * pow[POW_OFF + w3 + FRAC - E3]);
+      for (let k = s; k < e1; k++) {
+        const v = av[ao + k];
+        u0 += Math.trunc(v * bv[o0 + k] * s0);
+        u1 += Math.trunc(v * bv[o1 + k] * s1);
+        u2 += Math.trunc(v * bv[o2 + k] * s2);
+        u3 += Math.trunc(v * bv[o3 + k] * s3);
+      }
+      // RZ of each sum to FRAC + 1 significant bits (rz_e8m13; |u| < 2^21, so int32 ops are exact).
+      {
+        const mg = u0 < 0 ? -u0 : u0, bl = 32 - Math.clz32(mg), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
+        const t = (mg >>> sh) << sh;
+        m0 = u0 < 0 ? -t : t;
+        w0 = E0 - FRAC;
+        x0 = t === 0 ? -126 : bl - 1 + w0;
+      }
+      {
+        const mg = u1 < 0 ? -u1 : u1, bl = 32 - Math.clz32(mg), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
+        const t = (mg >>> sh) << sh;
+        m1 = u1 < 0 ? -t : t;
+        w1 = E1 - FRAC;
+        x1 = t === 0 ? -126 : bl - 1 + w1;
+      }
+      {
+        const mg = u2 < 0 ? -u2 : u2, bl = 32 - Math.clz32(mg), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
+        const t = (mg >>> sh) << sh;
+        m2 = u2 < 0 ? -t : t;
+        w2 = E2 - FRAC;
+        x2 = t === 0 ? -126 : bl - 1 + w2;
+      }
+      {
+        const mg = u3 < 0 ? -u3 : u3, bl = 32 - Math.clz32(mg), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
+        const t = (mg >>> sh) << sh;
+        m3 = u3 < 0 ? -t : t;
+        w3 = E3 - FRAC;
+        x3 = t === 0 ? -126 : bl - 1 + w3;
+      }
+    }
+    const f = fo + j;
+    const sb = scaled ? sfbOff : null;
+    F[f] = promote(F[f], m0 * pow[POW_OFF + w0], scaled, sb ? Math.fround(sa * sfb![sb[j] + g]) : 0);
+    F[f + 1] = promote(F[f + 1], m1 * pow[POW_OFF + w1], scaled, sb ? Math.fround(sa * sfb![sb[j + 1] + g]) : 0);
+    F[f + 2] = promote(F[f + 2], m2 * pow[POW_OFF + w2], scaled, sb ? Math.fround(sa * sfb![sb[j + 2] + g]) : 0);
+    F[f + 3] = promote(F[f + 3], m3 * pow[POW_OFF + w3], scaled, sb ? Math.fround(sa * sfb![sb[j + 3] + g]) : 0);
+  }
+  for (let j = C4; j < C; j++) {
+    const o0 = j * K;
+    let m0 = 0, w0 = 0, x0 = -126;
+    for (let s = k0; s < k1; s += STEP) {
+      const e1 = k1 - s < STEP ? k1 : s + STEP;
+      let E0 = x0;
+      for (let k = s; k < e1; k++) {
+        const y0 = ae[ao + k] + be[o0 + k];
+        if (y0 > E0) E0 = y0;
+      }
+      const s0 = pow[POW_OFF + FRAC - E0];
+      let u0 = m0 === 0 ? 0 : Math.trunc(m0 * pow[POW_OFF + w0 + FRAC - E0]);
+      for (let k = s; k < e1; k++) u0 += Math.trunc(av[ao + k] * bv[o0 + k] * s0);
+      {
+        const mg = u0 < 0 ? -u0 : u0, bl = 32 - Math.clz32(mg), sh = bl > FRAC + 1 ? bl - FRAC - 1 : 0;
+        const t = (mg >>> sh) << sh;
+        m0 = u0 < 0 ? -t : t;
+        w0 = E0 - FRAC;
+        x0 = t === 0 ? -126 : bl - 1 + w0;
+      }
+    }
+    F[fo + j] = promote(
+      F[fo + j],
+      m0 * pow[POW_OFF + w0],
+      scaled,
+      scaled ? Math.fround(sa * sfb![sfbOff![j] + g]) : 0,
+    );
+  }
 }
 
 /** The parts of a job {@link sm90Fp8TileApplies} looks at. */

@@ -59,11 +59,17 @@ export function blockScaledDot(
     if (p.output === "rz_f32" || p.output === "rz_e8m13") {
       acc = fusedStep(a.v, a.e, aOff + k, b.v, b.e, bOff + k, 32, acc, xs, p.fractionBits, STEP_ROUNDINGS[p.output]);
     } else {
-      acc = fusedDotAdd(p, Array.from(a.v.subarray(aOff + k, aOff + k + 32)), Array.from(b.v.subarray(bOff + k, bOff + k + 32)), acc, {
-        aFormat: "e4m3",
-        bFormat: "e2m1",
-        scaleExponent: xs,
-      });
+      acc = fusedDotAdd(
+        p,
+        Array.from(a.v.subarray(aOff + k, aOff + k + 32)),
+        Array.from(b.v.subarray(bOff + k, bOff + k + 32)),
+        acc,
+        {
+          aFormat: "e4m3",
+          bFormat: "e2m1",
+          scaleExponent: xs,
+        },
+      );
     }
   }
   return acc;
@@ -79,12 +85,31 @@ export function blockScaledDot(
  * assert.equal(bf16Dot(a, 0, a, 0, 16), 16);
  * ```
  */
-export function bf16Dot(a: Operand, aOff: number, b: Operand, bOff: number, K: number, profileName = "tcgen05"): number {
+export function bf16Dot(
+  a: Operand,
+  aOff: number,
+  b: Operand,
+  bOff: number,
+  K: number,
+  profileName = "tcgen05",
+): number {
   const p = tensorCoreProfile(profileName);
   if (p.output === "rz_f32" || p.output === "rz_e8m13") {
     let acc = 0;
     for (let k = 0; k < K; k += p.termsPerStep) {
-      acc = fusedStep(a.v, a.e, aOff + k, b.v, b.e, bOff + k, Math.min(p.termsPerStep, K - k), acc, 0, p.fractionBits, STEP_ROUNDINGS[p.output]);
+      acc = fusedStep(
+        a.v,
+        a.e,
+        aOff + k,
+        b.v,
+        b.e,
+        bOff + k,
+        Math.min(p.termsPerStep, K - k),
+        acc,
+        0,
+        p.fractionBits,
+        STEP_ROUNDINGS[p.output],
+      );
     }
     return acc;
   }

@@ -93,14 +93,19 @@ function unpackFp4Codes(t: Tensor): Uint8Array {
 function scaleBytes(fn: string, name: string, t: Tensor | undefined, lead: readonly number[], k: number): Uint8Array {
   if (t === undefined) throw new TypeError(`${fn}: ${name} is required for FP8×FP4 Mega MoE`);
   const c = t.contiguous();
-  const same = (want: number) => c.ndim === lead.length + 1 && lead.every((d, i) => c.shape[i] === d) && c.shape[lead.length] === want;
-  if ((c.dtype === "u8" || c.dtype === "ue8m0") && same(k / 32)) return (c.data as Uint8Array).slice(c.offset, c.offset + c.numel);
+  const same = (want: number) =>
+    c.ndim === lead.length + 1 && lead.every((d, i) => c.shape[i] === d) && c.shape[lead.length] === want;
+  if ((c.dtype === "u8" || c.dtype === "ue8m0") && same(k / 32)) {
+    return (c.data as Uint8Array).slice(c.offset, c.offset + c.numel);
+  }
   if (c.dtype === "i32" && same(k / 128)) {
     const words = (c.data as Int32Array).slice(c.offset, c.offset + c.numel);
     return new Uint8Array(words.buffer); // little-endian: byte j of word p = scale of K-group 4p + j
   }
   throw new TypeError(
-    `${fn}: ${name} must be UE8M0 bytes [${[...lead, k / 32].join(", ")}] or packed i32 [${[...lead, k / 128].join(", ")}], got ${c.dtype} [${c.shape.join(", ")}]`,
+    `${fn}: ${name} must be UE8M0 bytes [${[...lead, k / 32].join(", ")}] or packed i32 [${
+      [...lead, k / 128].join(", ")
+    }], got ${c.dtype} [${c.shape.join(", ")}]`,
   );
 }
 
@@ -122,15 +127,21 @@ export function prepareMegaMoe(inputs: MegaMoeInputs): MegaMoeProblem {
   for (const [n, t] of [["l1", l1], ["l2", l2]] as const) {
     if (!(t instanceof Tensor) || t.ndim !== 3 || !wantW.includes(t.dtype)) {
       throw new TypeError(
-        `${fn}: ${n} weights must be 3-D ${kind === "fp8_fp4" ? "packed FP4 (u8/i8)" : "bf16"} to match x's dtype ${x.dtype}, got ${t?.dtype}`,
+        `${fn}: ${n} weights must be 3-D ${
+          kind === "fp8_fp4" ? "packed FP4 (u8/i8)" : "bf16"
+        } to match x's dtype ${x.dtype}, got ${t?.dtype}`,
       );
     }
   }
   const packed = kind === "fp8_fp4" ? 2 : 1;
   const [E, twoI, h1] = l1.shape;
   const I = twoI / 2;
-  if (h1 * packed !== hidden) throw new TypeError(`${fn}: l1 must be [E, 2I, ${hidden / packed}], got [${l1.shape.join(", ")}]`);
-  if (!Number.isInteger(I) || I % 128 !== 0) throw new RangeError(`${fn}: intermediate hidden I must be a multiple of 128, got 2I = ${twoI}`);
+  if (h1 * packed !== hidden) {
+    throw new TypeError(`${fn}: l1 must be [E, 2I, ${hidden / packed}], got [${l1.shape.join(", ")}]`);
+  }
+  if (!Number.isInteger(I) || I % 128 !== 0) {
+    throw new RangeError(`${fn}: intermediate hidden I must be a multiple of 128, got 2I = ${twoI}`);
+  }
   if (l2.shape[0] !== E || l2.shape[1] !== hidden || l2.shape[2] * packed !== I) {
     throw new TypeError(`${fn}: l2 must be [${E}, ${hidden}, ${I / packed}], got [${l2.shape.join(", ")}]`);
   }
@@ -162,7 +173,23 @@ export function prepareMegaMoe(inputs: MegaMoeInputs): MegaMoeProblem {
   if (kind === "bf16") {
     const dec = (t: Tensor) => decodeCodes("bf16", t.contiguous().data as Uint16Array);
     const none = new Uint8Array(0);
-    return { kind, T, E, topk, hidden, I, idx, w, x: dec(x), xSf: none, l1: dec(l1), l1Sf: none, l2: dec(l2), l2Sf: none, stats };
+    return {
+      kind,
+      T,
+      E,
+      topk,
+      hidden,
+      I,
+      idx,
+      w,
+      x: dec(x),
+      xSf: none,
+      l1: dec(l1),
+      l1Sf: none,
+      l2: dec(l2),
+      l2Sf: none,
+      stats,
+    };
   }
   return {
     kind,
@@ -196,7 +223,13 @@ export function megaMoeL1(p: MegaMoeProblem, t: number, e: number, tensorCore?: 
 }
 
 /** SwiGLU, requantization (FP8×FP4) or bf16 rounding (BF16), and the L2 GEMM: one slot's bf16 output row. */
-export function megaMoeExpertOutput(p: MegaMoeProblem, h: Float32Array, e: number, weight: number, options: MegaMoeOptions): Uint16Array {
+export function megaMoeExpertOutput(
+  p: MegaMoeProblem,
+  h: Float32Array,
+  e: number,
+  weight: number,
+  options: MegaMoeOptions,
+): Uint16Array {
   const a = swiglu(h, weight, options);
   const o = new Uint16Array(p.hidden), K = p.I;
   if (p.kind === "fp8_fp4") {
@@ -208,7 +241,9 @@ export function megaMoeExpertOutput(p: MegaMoeProblem, h: Float32Array, e: numbe
     }
   } else {
     const ab = decodeCodes("bf16", Uint16Array.from(a, (v) => bf16Rne(v)));
-    for (let n = 0; n < p.hidden; n++) o[n] = bf16Rne(bf16Dot(ab, 0, p.l2, (e * p.hidden + n) * K, K, options.tensorCore));
+    for (let n = 0; n < p.hidden; n++) {
+      o[n] = bf16Rne(bf16Dot(ab, 0, p.l2, (e * p.hidden + n) * K, K, options.tensorCore));
+    }
   }
   return o;
 }

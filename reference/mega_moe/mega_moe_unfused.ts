@@ -6,13 +6,13 @@
  */
 import { Tensor } from "../tensor/tensor.ts";
 import {
+  megaMoeCombine,
+  megaMoeExpertOutput,
   type MegaMoeInputs,
+  megaMoeL1,
   type MegaMoeOptions,
   type MegaMoeProblem,
   type MegaMoeResult,
-  megaMoeCombine,
-  megaMoeExpertOutput,
-  megaMoeL1,
   prepareMegaMoe,
 } from "./mega_moe.ts";
 

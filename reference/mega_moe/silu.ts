@@ -74,7 +74,9 @@ function measuredTables(): Record<SiluVariant, Map<number, number>> {
   if (!measured) {
     const parse = (s: string) => {
       const m = new Map<number, number>();
-      for (let i = 0; i < s.length; i += 12) m.set(parseInt(s.slice(i, i + 4), 16), parseInt(s.slice(i + 4, i + 12), 16));
+      for (let i = 0; i < s.length; i += 12) {
+        m.set(parseInt(s.slice(i, i + 4), 16), parseInt(s.slice(i + 4, i + 12), 16));
+      }
       return m;
     };
     measured = { fast: parse(SILU_H200_FAST_EXCEPTIONS), ieee: parse(SILU_H200_IEEE_EXCEPTIONS) };

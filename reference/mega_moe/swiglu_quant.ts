@@ -13,7 +13,7 @@
  */
 import { bf16Rne, bf16ToF32, f32, f32Bits, f32FromBits } from "../fp32.ts";
 import { getConverter } from "../formats/profiles.ts";
-import { type SiluSource, siluOfBf16, type SiluVariant } from "./silu.ts";
+import { siluOfBf16, type SiluSource, type SiluVariant } from "./silu.ts";
 
 /** Options of the SwiGLU step. */
 export interface SwigluOptions {

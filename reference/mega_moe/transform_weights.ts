@@ -60,8 +60,12 @@ export function interleaveGateUp(t: Tensor, gran = 8): Tensor {
  * ```
  */
 export function transposeSfForUtccp(sf: Tensor): Tensor {
-  if (sf.dtype !== "i32" || sf.ndim !== 3) throw new TypeError("transposeSfForUtccp: scales must be packed i32 [G, mn, k/128]");
-  if (sf.shape[1] % 128 !== 0) throw new RangeError(`transposeSfForUtccp: mn (${sf.shape[1]}) must be a multiple of 128`);
+  if (sf.dtype !== "i32" || sf.ndim !== 3) {
+    throw new TypeError("transposeSfForUtccp: scales must be packed i32 [G, mn, k/128]");
+  }
+  if (sf.shape[1] % 128 !== 0) {
+    throw new RangeError(`transposeSfForUtccp: mn (${sf.shape[1]}) must be a multiple of 128`);
+  }
   return permuteRows(sf, (r) => {
     const base = r - (r % 128), w = r % 128, b = w >> 2, a = w & 3;
     return base + 32 * a + b;
@@ -76,7 +80,9 @@ export function transformWeightsForMegaMoe(
   l1: Tensor | [Tensor, Tensor],
   l2: Tensor | [Tensor, Tensor],
 ): { l1: Tensor | [Tensor, Tensor]; l2: Tensor | [Tensor, Tensor] } {
-  if (Array.isArray(l1) !== Array.isArray(l2)) throw new TypeError("transformWeightsForMegaMoe: l1 and l2 must both be pairs or both tensors");
+  if (Array.isArray(l1) !== Array.isArray(l2)) {
+    throw new TypeError("transformWeightsForMegaMoe: l1 and l2 must both be pairs or both tensors");
+  }
   if (Array.isArray(l1) && Array.isArray(l2)) {
     return {
       l1: [interleaveGateUp(l1[0]), transposeSfForUtccp(interleaveGateUp(l1[1]))],

@@ -41,7 +41,9 @@ function scalar<T>(scalars: Record<string, unknown>, name: string, op: string, t
 
 function logitsDtype(scalars: Record<string, unknown>, op: string): "f32" | "bf16" {
   const v = scalars.logits_dtype ?? "f32";
-  if (v !== "f32" && v !== "bf16") throw new RangeError(`${op}: logits_dtype must be "f32" or "bf16", got ${String(v)}`);
+  if (v !== "f32" && v !== "bf16") {
+    throw new RangeError(`${op}: logits_dtype must be "f32" or "bf16", got ${String(v)}`);
+  }
   return v;
 }
 
@@ -140,7 +142,17 @@ function megaMoeOp(name: string): OpSpec {
   return sync({
     name,
     family: "mega_moe",
-    inputs: ["x", "x_sf", "topk_idx", "topk_weights", "l1", "l1_sf", "l2", "l2_sf", "cumulative_local_expert_recv_stats"],
+    inputs: [
+      "x",
+      "x_sf",
+      "topk_idx",
+      "topk_weights",
+      "l1",
+      "l1_sf",
+      "l2",
+      "l2_sf",
+      "cumulative_local_expert_recv_stats",
+    ],
     outputs: ["y", "cumulative_local_expert_recv_stats"],
     scalars: {
       activation_clamp: "SwiGLU clamp (converted to bf16), absent = none",
@@ -205,14 +217,17 @@ const ALL: OpSpec[] = [
     family: "hyperconnection",
     inputs: ["a", "b"],
     outputs: ["d", "sqr_sum"],
-    scalars: { num_splits: "split-K parts (absent: no split dimension)", tf32_rounding: "truncate (default) | rne" },
+    scalars: {
+      num_splits: "split-K parts (absent: no split dimension)",
+      tf32_rounding: "rne (default, the TMA conversion verified on an H200) | truncate",
+    },
     defaultModel: "sm90",
     models: ["sm90"],
     run(inputs, scalars, model) {
       const op = "tf32_hc_prenorm_gemm";
       return tf32HcPrenormGemm(need(inputs, "a", op), need(inputs, "b", op), {
         numSplits: scalar<number | undefined>(scalars, "num_splits", op, "number", undefined),
-        tf32Rounding: scalar<Tf32Rounding>(scalars, "tf32_rounding", op, "string", "truncate"),
+        tf32Rounding: scalar<Tf32Rounding>(scalars, "tf32_rounding", op, "string", "rne"),
         tensorCore: model.tensorCore,
       });
     },
@@ -222,7 +237,9 @@ const ALL: OpSpec[] = [
 ];
 
 /** The non-GEMM references, keyed by DeepGEMM function name. */
-export const EXTRA_OPS: Readonly<Record<string, OpSpec>> = Object.freeze(Object.fromEntries(ALL.map((op) => [op.name, op])));
+export const EXTRA_OPS: Readonly<Record<string, OpSpec>> = Object.freeze(
+  Object.fromEntries(ALL.map((op) => [op.name, op])),
+);
 
 /**
  * Looks a non-GEMM op up by DeepGEMM name.

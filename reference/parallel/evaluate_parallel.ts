@@ -1,7 +1,6 @@
 /**
- * Evaluates a GEMM job's tiles on Deno Workers. Tiles are dealt round-robin to `workers` Workers, each posts back
- * D indices and values, and the results are concatenated in worker order. Every element is computed on its own, so
- * the bits are identical for any worker count (tested).
+ * Evaluates a GEMM job's tiles on Workers ({@link GemmWorkerPool}) or, when that cannot pay off, on this thread.
+ * Every element is computed on its own, so the bits are identical for any worker count (tested).
  *
  * @example
  * ```ts ignore
@@ -9,55 +8,56 @@
  * ```
  * @module
  */
-import { evaluateTiles, type Tile, type TileResults } from "../gemm/engine.ts";
+import { evaluateTiles, TILE, type Tile, type TileResults } from "../gemm/engine.ts";
 import type { GemmJob } from "../gemm/job.ts";
+import { defaultWorkers, GemmWorkerPool } from "./worker_pool.ts";
 
-/** Default worker count: every core the runtime reports. */
-export function defaultWorkers(): number {
-  return Math.max(1, navigator.hardwareConcurrency ?? 1);
+export { defaultWorkers, GemmWorkerPool } from "./worker_pool.ts";
+
+/**
+ * Below this many multiply-adds a job runs on this thread unless a worker count is asked for: starting Workers and
+ * loading the engine in each costs tens of milliseconds, about what one core does with 10⁷ multiply-adds.
+ */
+export const MIN_PARALLEL_MACS = 5e7;
+
+function macs(job: GemmJob, tiles: readonly Tile[]): number {
+  let n = 0;
+  for (const [pi, ti, tj] of tiles) {
+    const p = job.problems[pi];
+    n += (Math.min(p.aOff.length, (ti + 1) * TILE) - ti * TILE) *
+      (Math.min(p.bOff.length, (tj + 1) * TILE) - tj * TILE) *
+      p.K;
+  }
+  return n;
 }
 
 /**
- * Evaluates tiles on Workers (or on this thread when one worker or one tile).
+ * Evaluates tiles on Workers (or on this thread for one worker, one tile, or — with the default worker count — a
+ * job below {@link MIN_PARALLEL_MACS}).
  * @param job the job
  * @param tiles the tiles
  * @param workers Worker count (default: all cores)
+ * @param pool a pool to use (and keep) instead of a fresh one closed on return
  * @returns D indices and values
  */
-export async function evaluateParallel(job: GemmJob, tiles: readonly Tile[], workers?: number): Promise<TileResults> {
-  const w = Math.min(workers ?? defaultWorkers(), tiles.length);
-  if (!Number.isSafeInteger(w) || w < 0) {
+export async function evaluateParallel(
+  job: GemmJob,
+  tiles: readonly Tile[],
+  workers?: number,
+  pool?: GemmWorkerPool,
+): Promise<TileResults> {
+  if (workers !== undefined && (!Number.isSafeInteger(workers) || workers < 1)) {
     throw new RangeError(`Worker count must be a positive integer, got ${workers}`);
   }
-  if (w <= 1) return evaluateTiles(job, tiles);
-  const parts: Tile[][] = Array.from({ length: w }, () => []);
-  tiles.forEach((t, i) => parts[i % w].push(t));
-  const results = await Promise.all(parts.map((part) => runWorker(job, part)));
-  let n = 0;
-  for (const r of results) n += r.index.length;
-  const index = new Int32Array(n), value = new Float64Array(n);
-  let o = 0;
-  for (const r of results) {
-    index.set(r.index, o);
-    value.set(r.value, o);
-    o += r.index.length;
+  const w = Math.min(workers ?? pool?.size ?? defaultWorkers(), tiles.length);
+  if (w <= 1 || (workers === undefined && pool === undefined && macs(job, tiles) < MIN_PARALLEL_MACS)) {
+    return evaluateTiles(job, tiles);
   }
-  return { index, value };
-}
-
-function runWorker(job: GemmJob, tiles: Tile[]): Promise<TileResults> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL("./gemm_worker.ts", import.meta.url).href, { type: "module" });
-    worker.onmessage = (e: MessageEvent<{ ok: true; res: TileResults } | { ok: false; message: string }>) => {
-      worker.terminate();
-      if (e.data.ok) resolve(e.data.res);
-      else reject(new Error(`GEMM worker failed: ${e.data.message}`));
-    };
-    worker.onerror = (e) => {
-      e.preventDefault();
-      worker.terminate();
-      reject(new Error(`GEMM worker failed: ${e.message}`));
-    };
-    worker.postMessage({ job, tiles });
-  });
+  if (pool) return await pool.evaluate(job, tiles);
+  const own = new GemmWorkerPool(w);
+  try {
+    return await own.evaluate(job, tiles);
+  } finally {
+    own.close();
+  }
 }

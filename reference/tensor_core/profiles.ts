@@ -36,7 +36,7 @@ export type StepOutput = "rz_f32" | "rz_e8m13" | "rne_f16" | "exact" | "fma_rne_
 export type BlockScaleKind = "none" | "mx_exponent" | "group16";
 
 /** Whether a profile's parameters were checked against hardware by this project's sources. */
-export type ProfileStatus = "verified on H200" | "published, not verified here";
+export type TensorCoreProfileStatus = "verified on H200" | "published, not verified here";
 
 /** One tensor-core instruction's accumulation behaviour. */
 export interface TensorCoreProfile {
@@ -57,7 +57,7 @@ export interface TensorCoreProfile {
   /** fp32 operands are first truncated to TF32 (10 fraction bits, `>>13<<13`, MMA-Sim `truncate_to_tf32`). */
   readonly truncateToTf32: boolean;
   /** Evidence level. */
-  readonly status: ProfileStatus;
+  readonly status: TensorCoreProfileStatus;
   /** Where the row comes from. */
   readonly source: string;
 }

@@ -70,6 +70,11 @@ if has check; then
   GO_CUDA_KERNEL=simple timeout 300 "$B/check" "$CUDA_SO" "$cpu_arg" --reruns 2 >>"$OUT/check.log" 2>&1
   rc=$?
   note "check (simple kernels only): exit $rc; $(grep SUMMARY "$OUT/check.log" | tail -1)"
+  # The fast kernel picks BLOCK_N = 64 for small problems; force 128 so both instantiations are checked.
+  echo "==== GO_CUDA_BLOCK_N=128 ====" >>"$OUT/check.log"
+  GO_CUDA_BLOCK_N=128 timeout 300 "$B/check" "$CUDA_SO" "$cpu_arg" --reruns 2 >>"$OUT/check.log" 2>&1
+  rc=$?
+  note "check (fast kernel with BLOCK_N = 128 forced): exit $rc; $(grep SUMMARY "$OUT/check.log" | tail -1)"
 fi
 
 if has sanitize; then
@@ -91,8 +96,10 @@ if has bench; then
     GO_CUDA_ASYNC=1 timeout 300 "$B/bench" "$CUDA_SO" ${BENCH_QUICK:+--quick}
     echo "== CUDA backend, simple kernel (GO_CUDA_KERNEL=simple) =="
     GO_CUDA_ASYNC=1 GO_CUDA_KERNEL=simple timeout 120 "$B/bench" "$CUDA_SO" --quick
-    echo "== torch (tests/gpu/bench_torch.py) =="
-    timeout 240 python3 tests/gpu/bench_torch.py
+    if [ -z "${SKIP_TORCH:-}" ]; then
+      echo "== torch (tests/gpu/bench_torch.py) =="
+      timeout 240 python3 tests/gpu/bench_torch.py
+    fi
   } >"$OUT/bench.log" 2>&1
   note "bench: $(wc -l <"$OUT/bench.log") lines"
 fi

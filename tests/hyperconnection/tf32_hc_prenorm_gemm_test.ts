@@ -41,7 +41,7 @@ Deno.test("tf32HcPrenormGemm()", async (t) => {
   await t.step("equals the readable tensor-core API over each split and the swizzled 4-lane square sum", () => {
     for (const splits of [undefined, 1, 3, 16]) {
       const S = splits ?? 1;
-      const { d, sqr_sum } = tf32HcPrenormGemm(c.a, c.b, { numSplits: splits });
+      const { d, sqr_sum } = tf32HcPrenormGemm(c.a, c.b, { numSplits: splits, tf32Rounding: "truncate" });
       for (let s = 0; s < S; s++) {
         const [b0, nb] = hcSplitBlocks(K / 64, S, s);
         for (const m of [0, 7, 12]) {
@@ -52,6 +52,7 @@ Deno.test("tf32HcPrenormGemm()", async (t) => {
               bv.push((c.b.data as Float32Array)[n * K + k]); // the profile truncates to TF32 itself
             }
             const want = fusedDotAdd("hopper_wgmma_tf32", av, bv, 0, { aFormat: "f32", bFormat: "f32" });
+            // (the profile truncates fp32 operands to TF32; the reference run below uses the truncate variant)
             const got = splits === undefined ? d.at(m, n) : d.at(s, m, n);
             assert.ok(Object.is(got, want), `split ${s} (${m}, ${n}): ${got} vs ${want}`);
           }
@@ -71,8 +72,8 @@ Deno.test("tf32HcPrenormGemm()", async (t) => {
   await t.step("treats the fp32 → TF32 rounding as a model parameter", () => {
     const a = Tensor.from("bf16", [1, 64], new Uint16Array(64).fill(0x3f80));
     const b = Tensor.from("f32", [8, 64], new Float32Array(8 * 64).fill(1 + 2 ** -10 + 2 ** -11));
-    assert.equal(tf32HcPrenormGemm(a, b).d.at(0, 0), 64 * (1 + 2 ** -10));
-    assert.equal(tf32HcPrenormGemm(a, b, { tf32Rounding: "rne" }).d.at(0, 0), 64 * (1 + 2 ** -9));
+    assert.equal(tf32HcPrenormGemm(a, b, { tf32Rounding: "truncate" }).d.at(0, 0), 64 * (1 + 2 ** -10));
+    assert.equal(tf32HcPrenormGemm(a, b).d.at(0, 0), 64 * (1 + 2 ** -9)); // default: RNE
     assert.equal(toTf32(f32FromBits(0x7f7fffff), "rne"), Infinity);
     assert.ok(Number.isNaN(toTf32(NaN, "truncate")));
   });
@@ -96,5 +97,30 @@ Deno.test("tf32HcPrenormGemm()", async (t) => {
     assert.throws(() => tf32HcPrenormGemm(Tensor.zeros("bf16", [2, 64]), Tensor.zeros("bf16", [8, 64])), TypeError);
     assert.throws(() => tf32HcPrenormGemm(c.a, c.b, { numSplits: 0 }), RangeError);
     assert.throws(() => tf32HcPrenormGemm(c.a, c.b, { arch: "sm100" }), /SM90/);
+  });
+});
+
+Deno.test("tf32HcPrenormGemm() against DeepGEMM's SM90 kernel on an H200", async (t) => {
+  // gpu_probe/deepgemm_hc_run.cu (DeepGEMM 54e2261, CUDA 13.0, 2026-11-29): M = 64, N = 32, K = 256, a quarter of the
+  // B values exact TF32 ties.
+  const buf = Deno.readFileSync(new URL("./gpu_probe/h200_deepgemm_hc.bin", import.meta.url));
+  const [M, N, K] = new Uint32Array(buf.buffer, 0, 3);
+  let o = 12;
+  const take = (n: number) => buf.slice(o, o += n);
+  const a = Tensor.from("bf16", [M, K], new Uint16Array(take(M * K * 2).buffer));
+  const b = Tensor.from("f32", [N, K], new Float32Array(take(N * K * 4).buffer));
+  const d = new Float32Array(take(M * N * 4).buffer), s = new Float32Array(take(M * 4).buffer);
+
+  await t.step("reproduces D and sqr_sum bit for bit with the TMA's RNE conversion", () => {
+    const r = tf32HcPrenormGemm(a, b);
+    assert.deepEqual(new Uint32Array((r.d.data as Float32Array).buffer), new Uint32Array(d.buffer));
+    assert.deepEqual(new Uint32Array((r.sqr_sum.data as Float32Array).buffer), new Uint32Array(s.buffer));
+  });
+
+  await t.step("the truncating variant misses every output", () => {
+    const r = tf32HcPrenormGemm(a, b, { tf32Rounding: "truncate" });
+    let eq = 0;
+    for (let i = 0; i < M * N; i++) if (Object.is((r.d.data as Float32Array)[i], d[i])) eq++;
+    assert.equal(eq, 0);
   });
 });

@@ -3,6 +3,7 @@
 // csrc/jit_kernels/impls/sm90_fp8_mqa_logits.hpp launches it (1 block of 32 threads, aligned_batch·4 bytes of smem).
 // Output (one file): per case a header {B, next_n, sms}, the context lengths, then the (sms + 1)·2 metadata ints.
 #include <cuda_runtime.h>
+#include <cuda_bf16.h>
 #include <cstdio>
 #include <cstdint>
 #include <vector>
