@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU script (run on an H200 through the device tool, from the repository root):
 #   builds the CUDA backend (deno task build --cuda; a plain nvcc line if that fails) and the CPU backend,
-#   runs tests/gpu/check.cpp (CUDA vs CPU backend vs embedded sm90 model, bit for bit, 20 reruns each),
+#   runs tests/gpu/check.cpp (CUDA vs CPU backend vs embedded models, bit for bit, 20 reruns each) three times:
+#   default kernels, GO_CUDA_KERNEL=simple (simple kernels only) and GO_CUDA_BLOCK_N=128 (fast kernel, wide tiles),
 #   runs compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the small shapes of every kernel,
 #   times the FP8 GEMMs (tests/gpu/bench.cpp, tests/gpu/bench_torch.py), and, guarded, `deno task verify --backend cuda`.
 # Reports go to $OUT (or ./gpu-out): env.log build.log check.log sanitizer.log bench.log verify.log summary.txt.
