@@ -5,13 +5,13 @@
 #   default kernels, GO_CUDA_KERNEL=simple (simple kernels only) and GO_CUDA_BLOCK_N=128 (fast kernel, wide tiles),
 #   runs compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the small shapes of every kernel,
 #   times the FP8 GEMMs (tests/gpu/bench.cpp, tests/gpu/bench_torch.py), and, guarded, `deno task verify --backend cuda`.
-# Reports go to $OUT (or ./gpu-out): env.log build.log check.log sanitizer.log bench.log verify.log summary.txt.
-# STEPS selects parts (default: "build check sanitize bench verify").
+# Reports go to $OUT (or ./gpu-out): env.log build.log check.log sanitizer.log bench.log verify.log torch.log summary.txt.
+# STEPS selects parts (default: "build check sanitize bench verify torch").
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
-STEPS=${STEPS:-build check sanitize bench verify}
+STEPS=${STEPS:-build check sanitize bench verify torch}
 B=${BUILD_DIR:-/tmp/go-gpu-build}
 mkdir -p "$B"
 SUMMARY=$OUT/summary.txt
@@ -108,10 +108,20 @@ fi
 if has verify; then
   # The suite's own verify through Deno; guarded so a failure here cannot hide the driver's results above.
   if [ -x .device/enter.sh ]; then
-    timeout ${VERIFY_TIMEOUT:-180} bash .device/enter.sh deno task verify --backend cuda >"$OUT/verify.log" 2>&1
-    note "deno task verify --backend cuda: exit $?"
+    timeout ${VERIFY_TIMEOUT:-180} bash .device/enter.sh deno task verify --backend cuda ${VERIFY_ARGS:-} \
+      --json "$OUT/verify.json" >"$OUT/verify.log" 2>&1
+    note "deno task verify --backend cuda ${VERIFY_ARGS:-}: exit $?; $(grep -E '^verify: [0-9]+ cases' "$OUT/verify.log" | tail -1)"
   else
     note "verify: .device/enter.sh not carried"
+  fi
+fi
+if has torch; then
+  # PyTorch interop and vendor cross-check (fixtures load in torch; quantizers on CUDA; oracle run vs cuBLASLt).
+  if [ -x .device/enter.sh ]; then
+    timeout ${TORCH_TIMEOUT:-240} bash .device/enter.sh python3 tests/gpu/torch_interop_check.py >"$OUT/torch.log" 2>&1
+    note "torch interop check: exit $?; $(tail -1 "$OUT/torch.log")"
+  else
+    note "torch: .device/enter.sh not carried"
   fi
 fi
 cat "$SUMMARY"
