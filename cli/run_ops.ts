@@ -11,27 +11,23 @@
  * @module
  */
 import type { OpSpec } from "../reference/gemm/op_spec.ts";
-import { GEMM_OPS } from "../reference/gemm/registry.ts";
+import { referenceOp, referenceOpNames } from "../reference/registry.ts";
 
 export type { OpSpec } from "../reference/gemm/op_spec.ts";
 
 /** The subset of {@link OpSpec} that `oracle run` and the fixtures use. */
 export type RunnableOp = Pick<OpSpec, "name" | "inputs" | "outputs" | "scalars" | "defaultModel" | "models" | "run">;
 
-// TODO(H3): add the indexer / HC / MoE registry (H7) beside GEMM_OPS once it is published.
-const REGISTRIES: Readonly<Record<string, RunnableOp>>[] = [GEMM_OPS];
-
 /**
- * The op of a name.
+ * The op of a name (`reference/registry.ts`: the GEMM family and the indexer / HC / MoE operations).
  * @param name DeepGEMM's function name
  * @returns the op, or undefined
  */
 export function runOp(name: string): RunnableOp | undefined {
-  for (const r of REGISTRIES) if (Object.hasOwn(r, name)) return r[name];
-  return undefined;
+  return referenceOp(name);
 }
 
 /** Every op name, sorted. */
 export function runOpNames(): string[] {
-  return REGISTRIES.flatMap((r) => Object.keys(r)).sort();
+  return referenceOpNames();
 }

@@ -8,18 +8,10 @@
  * ```
  * @module
  */
-import type { NativeLibrary, NativeSymbols } from "./library.ts";
+import type { NativeLibrary } from "./library.ts";
 import { modelCode, type ModelName } from "./models.ts";
-import { expectShape, expectTensor, Staging, type TensorArg } from "./tensor_args.ts";
-
-function fn<K extends keyof NativeSymbols>(lib: NativeLibrary, name: K): NonNullable<NativeSymbols[K]> {
-  lib.assertOpen();
-  const f = lib.symbols[name];
-  if (f === null || f === undefined) {
-    throw new TypeError(`Backend "${lib.info.name}" (${lib.path}) does not implement ${String(name)}`);
-  }
-  return f as NonNullable<NativeSymbols[K]>;
-}
+import { expectShape, expectTensor, type TensorArg } from "./tensor_args.ts";
+import { callStaged, expectTensorOf, nativeOp } from "./_op_checks.ts";
 
 /** Arguments of {@link tf32HcPrenormGemm}. */
 export interface Tf32HcPrenormGemmArgs {
@@ -41,7 +33,7 @@ export interface Tf32HcPrenormGemmArgs {
 
 /** `tf32_hc_prenorm_gemm(a, b, d, sqr_sum, num_splits)`. */
 export function tf32HcPrenormGemm(lib: NativeLibrary, args: Tf32HcPrenormGemmArgs): void {
-  const f = fn(lib, "go_tf32_hc_prenorm_gemm");
+  const f = nativeOp(lib, "go_tf32_hc_prenorm_gemm");
   const { a, b, d, sqrSum } = args;
   expectTensor("a", a, ["bf16"], 2);
   expectTensor("b", b, ["f32"], 2);
@@ -64,18 +56,16 @@ export function tf32HcPrenormGemm(lib: NativeLibrary, args: Tf32HcPrenormGemmArg
   const rounding = args.tf32Rounding ?? "truncate";
   if (rounding !== "truncate" && rounding !== "rne") throw new RangeError(`Unknown TF32 rounding "${rounding}"`);
   const model = modelCode(args.model);
-  using s = new Staging(lib);
-  const st = f(
-    s.descriptor("a", a),
-    s.descriptor("b", b),
-    s.descriptor("d", d, true),
-    s.descriptor("sqr_sum", sqrSum, true),
-    S,
-    rounding === "rne" ? 1 : 0,
-    model,
-  );
-  lib.check(st, "go_tf32_hc_prenorm_gemm");
-  s.finish();
+  callStaged(lib, "go_tf32_hc_prenorm_gemm", (s) =>
+    f(
+      s.descriptor("a", a),
+      s.descriptor("b", b),
+      s.descriptor("d", d, true),
+      s.descriptor("sqr_sum", sqrSum, true),
+      S,
+      rounding === "rne" ? 1 : 0,
+      model,
+    ));
 }
 
 /** Arguments of {@link fp8MqaLogits}. */
@@ -104,41 +94,34 @@ export interface Fp8MqaLogitsArgs {
 
 /** `fp8_mqa_logits(q, (kv, kv_sf), weights, ks, ke, clean_logits, max_seqlen_k)`. */
 export function fp8MqaLogits(lib: NativeLibrary, args: Fp8MqaLogitsArgs): void {
-  const f = fn(lib, "go_fp8_mqa_logits");
+  const f = nativeOp(lib, "go_fp8_mqa_logits");
   const { q, kv, kvSf, weights, ks, ke, logits } = args;
   expectTensor("q", q, ["e4m3"], 3);
   expectTensor("kv", kv, ["e4m3"], 2);
   const [S, H, D] = q.shape, Skv = kv.shape[0];
   expectShape("kv", kv, [Skv, D]);
-  expectTensor("kv_sf", kvSf, ["f32"], 1);
-  expectShape("kv_sf", kvSf, [Skv]);
-  expectTensor("weights", weights, ["f32"], 2);
-  expectShape("weights", weights, [S, H]);
-  expectTensor("ks", ks, ["i32"], 1);
-  expectShape("ks", ks, [S]);
-  expectTensor("ke", ke, ["i32"], 1);
-  expectShape("ke", ke, [S]);
+  expectTensorOf("kv_sf", kvSf, ["f32"], [Skv]);
+  expectTensorOf("weights", weights, ["f32"], [S, H]);
+  expectTensorOf("ks", ks, ["i32"], [S]);
+  expectTensorOf("ke", ke, ["i32"], [S]);
   const clean = args.cleanLogits ?? true, msk = args.maxSeqlenK ?? 0;
   if (!Number.isSafeInteger(msk) || msk < 0) throw new RangeError(`maxSeqlenK must be >= 0, got ${msk}`);
   if (msk > 0 && clean) throw new RangeError("compressed logits (maxSeqlenK > 0) need cleanLogits = false");
-  expectTensor("logits", logits, ["f32"], 2);
-  expectShape("logits", logits, [S, msk > 0 ? msk : Skv]);
+  expectTensorOf("logits", logits, ["f32"], [S, msk > 0 ? msk : Skv]);
   const model = modelCode(args.model);
-  using s = new Staging(lib);
-  const st = f(
-    s.descriptor("q", q),
-    s.descriptor("kv", kv),
-    s.descriptor("kv_sf", kvSf),
-    s.descriptor("weights", weights),
-    s.descriptor("ks", ks),
-    s.descriptor("ke", ke),
-    s.descriptor("logits", logits, true),
-    clean ? 1 : 0,
-    msk,
-    model,
-  );
-  lib.check(st, "go_fp8_mqa_logits");
-  s.finish();
+  callStaged(lib, "go_fp8_mqa_logits", (s) =>
+    f(
+      s.descriptor("q", q),
+      s.descriptor("kv", kv),
+      s.descriptor("kv_sf", kvSf),
+      s.descriptor("weights", weights),
+      s.descriptor("ks", ks),
+      s.descriptor("ke", ke),
+      s.descriptor("logits", logits, true),
+      clean ? 1 : 0,
+      msk,
+      model,
+    ));
 }
 
 /** Arguments of {@link fp8PagedMqaLogits}. */
@@ -161,33 +144,29 @@ export interface Fp8PagedMqaLogitsArgs {
 
 /** `fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)`. */
 export function fp8PagedMqaLogits(lib: NativeLibrary, args: Fp8PagedMqaLogitsArgs): void {
-  const f = fn(lib, "go_fp8_paged_mqa_logits");
+  const f = nativeOp(lib, "go_fp8_paged_mqa_logits");
   const { q, kvCache, weights, contextLens, blockTable, logits } = args;
   expectTensor("q", q, ["e4m3"], 4);
   const [B, nextN, H, D] = q.shape;
   expectTensor("kv_cache", kvCache, ["u8"], 4);
   const [numBlocks, blockKv] = kvCache.shape;
   expectShape("kv_cache", kvCache, [numBlocks, blockKv, 1, D + 4]);
-  expectTensor("weights", weights, ["f32"], 2);
-  expectShape("weights", weights, [B * nextN, H]);
-  expectTensor("context_lens", contextLens, ["i32"], 2);
-  expectShape("context_lens", contextLens, [B, nextN]);
+  expectTensorOf("weights", weights, ["f32"], [B * nextN, H]);
+  expectTensorOf("context_lens", contextLens, ["i32"], [B, nextN]);
   expectTensor("block_table", blockTable, ["i32"], 2);
   if (blockTable.shape[0] !== B) throw new TypeError(`block_table: ${blockTable.shape[0]} rows for B = ${B}`);
   expectTensor("logits", logits, ["f32"], 2);
   if (logits.shape[0] !== B * nextN) throw new TypeError(`logits: ${logits.shape[0]} rows for B·next_n = ${B * nextN}`);
   const model = modelCode(args.model);
-  using s = new Staging(lib);
-  const st = f(
-    s.descriptor("q", q),
-    s.descriptor("kv_cache", kvCache),
-    s.descriptor("weights", weights),
-    s.descriptor("context_lens", contextLens),
-    s.descriptor("block_table", blockTable),
-    s.descriptor("logits", logits, true),
-    blockKv,
-    model,
-  );
-  lib.check(st, "go_fp8_paged_mqa_logits");
-  s.finish();
+  callStaged(lib, "go_fp8_paged_mqa_logits", (s) =>
+    f(
+      s.descriptor("q", q),
+      s.descriptor("kv_cache", kvCache),
+      s.descriptor("weights", weights),
+      s.descriptor("context_lens", contextLens),
+      s.descriptor("block_table", blockTable),
+      s.descriptor("logits", logits, true),
+      blockKv,
+      model,
+    ));
 }

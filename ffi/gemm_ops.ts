@@ -9,50 +9,26 @@
  * ```
  * @module
  */
-import type { DType } from "../reference/tensor/dtype.ts";
-import type { NativeLibrary, NativeSymbols } from "./library.ts";
+import type { NativeLibrary } from "./library.ts";
 import { modelCode, type ModelName } from "./models.ts";
-import { expectShape, expectTensor, Staging, type TensorArg } from "./tensor_args.ts";
-
-const FP8: readonly DType[] = ["e4m3", "e5m2"];
-const SCALE: readonly DType[] = ["f32", "ue8m0"];
-const OUT: readonly DType[] = ["f32", "bf16"];
-
-function ceilDiv(a: number, b: number): number {
-  return Math.ceil(a / b);
-}
-
-function int32(name: string, v: number, min: number): number {
-  if (!Number.isSafeInteger(v) || v < min || v > 0x7fffffff) {
-    throw new RangeError(`${name} must be an integer in [${min}, 2^31), got ${v}`);
-  }
-  return v;
-}
+import {
+  callStaged,
+  checkC,
+  contiguousLayout,
+  expectTensorOf,
+  FP8,
+  fp8Scales,
+  gemmOperands,
+  groupKs,
+  int32,
+  nativeOp,
+  OUT,
+  SCALE,
+} from "./_op_checks.ts";
+import { expectShape, expectTensor, type TensorArg } from "./tensor_args.ts";
 
 /** A scale recipe per operand: `[gran_mn, gran_k]`. */
 export type Recipe = readonly [number, number];
-
-function recipeOf(name: string, r: Recipe | undefined, fallback: Recipe): Recipe {
-  const v = r ?? fallback;
-  if (!Array.isArray(v) || v.length !== 2) throw new TypeError(`${name} must be [gran_mn, gran_k]`);
-  return [int32(`${name}[0]`, v[0], 1), int32(`${name}[1]`, v[1], 1)];
-}
-
-function fn<K extends keyof NativeSymbols>(lib: NativeLibrary, name: K): NonNullable<NativeSymbols[K]> {
-  lib.assertOpen();
-  const f = lib.symbols[name];
-  if (f === null || f === undefined) {
-    throw new TypeError(`Backend "${lib.info.name}" (${lib.path}) does not implement ${String(name)}`);
-  }
-  return f as NonNullable<NativeSymbols[K]>;
-}
-
-function checkC(c: TensorArg | null | undefined, d: TensorArg, shape: readonly number[]): void {
-  if (c === null || c === undefined) return;
-  expectTensor("c", c, OUT, shape.length);
-  expectShape("c", c, shape);
-  if (c.dtype !== d.dtype) throw new TypeError(`c: dtype "${c.dtype}" differs from d's "${d.dtype}"`);
-}
 
 /** Arguments of {@link fp8Gemm}: `D = C + A·Bᵀ` with A `[M, K]` and B `[N, K]` views (any strides). */
 export interface Fp8GemmArgs {
@@ -78,37 +54,26 @@ export interface Fp8GemmArgs {
 
 /** FP8 GEMM (`fp8_gemm_{nt,nn,tn,tt}`): writes `d`. */
 export function fp8Gemm(lib: NativeLibrary, args: Fp8GemmArgs): void {
-  const f = fn(lib, "go_fp8_gemm");
+  const f = nativeOp(lib, "go_fp8_gemm");
   const { a, b, sfa, sfb, d, c } = args;
-  expectTensor("a", a, FP8, 2);
-  expectTensor("b", b, FP8, 2);
-  expectTensor("d", d, OUT, 2);
-  const [M, K] = a.shape, N = b.shape[0];
-  expectShape("b", b, [N, K]);
-  expectShape("d", d, [M, N]);
-  checkC(c, d, [M, N]);
-  const ra = recipeOf("recipeA", args.recipeA, [1, 128]), rb = recipeOf("recipeB", args.recipeB, [128, 128]);
-  expectTensor("sfa", sfa, SCALE, 2);
-  expectTensor("sfb", sfb, SCALE, 2);
-  expectShape("sfa", sfa, [ceilDiv(M, ra[0]), ceilDiv(K, ra[1])]);
-  expectShape("sfb", sfb, [ceilDiv(N, rb[0]), ceilDiv(K, rb[1])]);
+  const dims = gemmOperands("normal", FP8, a, b, d);
+  checkC(c, d, [dims.M, dims.N]);
+  const [gamn, gak, gbmn, gbk] = fp8Scales(args, "normal", dims);
   const model = modelCode(args.model);
-  using s = new Staging(lib);
-  const st = f(
-    s.descriptor("a", a),
-    s.descriptor("sfa", sfa),
-    s.descriptor("b", b),
-    s.descriptor("sfb", sfb),
-    s.descriptor("c", c),
-    s.descriptor("d", d, true),
-    ra[0],
-    ra[1],
-    rb[0],
-    rb[1],
-    model,
-  );
-  lib.check(st, "go_fp8_gemm");
-  s.finish();
+  callStaged(lib, "go_fp8_gemm", (s) =>
+    f(
+      s.descriptor("a", a),
+      s.descriptor("sfa", sfa),
+      s.descriptor("b", b),
+      s.descriptor("sfb", sfb),
+      s.descriptor("c", c),
+      s.descriptor("d", d, true),
+      gamn,
+      gak,
+      gbmn,
+      gbk,
+      model,
+    ));
 }
 
 /** Arguments of {@link fp8GemmSkipHeadMid}. */
@@ -119,7 +84,7 @@ export interface Fp8GemmSkipHeadMidArgs extends Omit<Fp8GemmArgs, "c"> {
 
 /** `fp8_gemm_nt_skip_head_mid`: logical column j is stored at `j + floor((j + R)/(L + R))·Mid`; mid columns untouched. */
 export function fp8GemmSkipHeadMid(lib: NativeLibrary, args: Fp8GemmSkipHeadMidArgs): void {
-  const f = fn(lib, "go_fp8_gemm_skip_head_mid");
+  const f = nativeOp(lib, "go_fp8_gemm_skip_head_mid");
   const { a, b, sfa, sfb, d } = args;
   expectTensor("a", a, FP8, 2);
   expectTensor("b", b, FP8, 2);
@@ -130,30 +95,24 @@ export function fp8GemmSkipHeadMid(lib: NativeLibrary, args: Fp8GemmSkipHeadMidA
   expectShape("b", b, [N, K]);
   if (N % (L + R) !== 0) throw new RangeError(`b: ${N} rows is not a multiple of left + right = ${L + R}`);
   expectShape("d", d, [M, N + (N / (L + R)) * Mid]);
-  const ra = recipeOf("recipeA", args.recipeA, [1, 128]), rb = recipeOf("recipeB", args.recipeB, [128, 128]);
-  expectTensor("sfa", sfa, SCALE, 2);
-  expectTensor("sfb", sfb, SCALE, 2);
-  expectShape("sfa", sfa, [ceilDiv(M, ra[0]), ceilDiv(K, ra[1])]);
-  expectShape("sfb", sfb, [ceilDiv(N, rb[0]), ceilDiv(K, rb[1])]);
+  const [gamn, gak, gbmn, gbk] = fp8Scales(args, "normal", { G: 1, M, N, K });
   const model = modelCode(args.model);
-  using s = new Staging(lib);
-  const st = f(
-    s.descriptor("a", a),
-    s.descriptor("sfa", sfa),
-    s.descriptor("b", b),
-    s.descriptor("sfb", sfb),
-    s.descriptor("d", d, true),
-    ra[0],
-    ra[1],
-    rb[0],
-    rb[1],
-    L,
-    Mid,
-    R,
-    model,
-  );
-  lib.check(st, "go_fp8_gemm_skip_head_mid");
-  s.finish();
+  callStaged(lib, "go_fp8_gemm_skip_head_mid", (s) =>
+    f(
+      s.descriptor("a", a),
+      s.descriptor("sfa", sfa),
+      s.descriptor("b", b),
+      s.descriptor("sfb", sfb),
+      s.descriptor("d", d, true),
+      gamn,
+      gak,
+      gbmn,
+      gbk,
+      L,
+      Mid,
+      R,
+      model,
+    ));
 }
 
 /** Arguments of {@link mGroupedFp8GemmContiguous}. */
@@ -170,42 +129,28 @@ export interface MGroupedFp8GemmContiguousArgs extends Omit<Fp8GemmArgs, "c"> {
 
 /** `m_grouped_fp8_gemm_nt_contiguous`: A `[M, K]`, B `[G, N, K]`, D `[M, N]`. */
 export function mGroupedFp8GemmContiguous(lib: NativeLibrary, args: MGroupedFp8GemmContiguousArgs): void {
-  const f = fn(lib, "go_m_grouped_fp8_gemm_contiguous");
+  const f = nativeOp(lib, "go_m_grouped_fp8_gemm_contiguous");
   const { a, b, sfa, sfb, d, groupedLayout } = args;
-  expectTensor("a", a, FP8, 2);
-  expectTensor("b", b, FP8, 3);
-  expectTensor("d", d, OUT, 2);
-  const [M, K] = a.shape, [G, N] = b.shape;
-  expectShape("b", b, [G, N, K]);
-  expectShape("d", d, [M, N]);
-  const psum = args.usePsumLayout ?? false;
-  expectTensor("grouped_layout", groupedLayout, ["i32"], 1);
-  expectShape("grouped_layout", groupedLayout, [psum ? G : M]);
-  const align = int32("mkAlignment", args.mkAlignment ?? 128, 1);
-  const ra = recipeOf("recipeA", args.recipeA, [1, 128]), rb = recipeOf("recipeB", args.recipeB, [128, 128]);
-  expectTensor("sfa", sfa, SCALE, 2);
-  expectTensor("sfb", sfb, SCALE, 3);
-  expectShape("sfa", sfa, [ceilDiv(M, ra[0]), ceilDiv(K, ra[1])]);
-  expectShape("sfb", sfb, [G, ceilDiv(N, rb[0]), ceilDiv(K, rb[1])]);
+  const dims = gemmOperands("contiguous", FP8, a, b, d);
+  const { usePsumLayout, mkAlignment } = contiguousLayout(args, dims);
+  const [gamn, gak, gbmn, gbk] = fp8Scales(args, "contiguous", dims);
   const model = modelCode(args.model);
-  using s = new Staging(lib);
-  const st = f(
-    s.descriptor("a", a),
-    s.descriptor("sfa", sfa),
-    s.descriptor("b", b),
-    s.descriptor("sfb", sfb),
-    s.descriptor("d", d, true),
-    s.descriptor("grouped_layout", groupedLayout),
-    ra[0],
-    ra[1],
-    rb[0],
-    rb[1],
-    psum ? (args.ensureZeroPadding ?? true ? 3 : 1) : 0,
-    align,
-    model,
-  );
-  lib.check(st, "go_m_grouped_fp8_gemm_contiguous");
-  s.finish();
+  callStaged(lib, "go_m_grouped_fp8_gemm_contiguous", (s) =>
+    f(
+      s.descriptor("a", a),
+      s.descriptor("sfa", sfa),
+      s.descriptor("b", b),
+      s.descriptor("sfb", sfb),
+      s.descriptor("d", d, true),
+      s.descriptor("grouped_layout", groupedLayout),
+      gamn,
+      gak,
+      gbmn,
+      gbk,
+      usePsumLayout,
+      mkAlignment,
+      model,
+    ));
 }
 
 /** Arguments of {@link mGroupedFp8GemmMasked}. */
@@ -216,38 +161,26 @@ export interface MGroupedFp8GemmMaskedArgs extends Omit<Fp8GemmArgs, "c"> {
 
 /** `m_grouped_fp8_gemm_nt_masked`: A `[G, Mmax, K]`, B `[G, N, K]`, D `[G, Mmax, N]`; rows ≥ masked_m untouched. */
 export function mGroupedFp8GemmMasked(lib: NativeLibrary, args: MGroupedFp8GemmMaskedArgs): void {
-  const f = fn(lib, "go_m_grouped_fp8_gemm_masked");
+  const f = nativeOp(lib, "go_m_grouped_fp8_gemm_masked");
   const { a, b, sfa, sfb, d, maskedM } = args;
-  expectTensor("a", a, FP8, 3);
-  expectTensor("b", b, FP8, 3);
-  expectTensor("d", d, OUT, 3);
-  const [G, Mmax, K] = a.shape, N = b.shape[1];
-  expectShape("b", b, [G, N, K]);
-  expectShape("d", d, [G, Mmax, N]);
-  expectTensor("masked_m", maskedM, ["i32"], 1);
-  expectShape("masked_m", maskedM, [G]);
-  const ra = recipeOf("recipeA", args.recipeA, [1, 128]), rb = recipeOf("recipeB", args.recipeB, [128, 128]);
-  expectTensor("sfa", sfa, SCALE, 3);
-  expectTensor("sfb", sfb, SCALE, 3);
-  expectShape("sfa", sfa, [G, ceilDiv(Mmax, ra[0]), ceilDiv(K, ra[1])]);
-  expectShape("sfb", sfb, [G, ceilDiv(N, rb[0]), ceilDiv(K, rb[1])]);
+  const dims = gemmOperands("masked", FP8, a, b, d);
+  expectTensorOf("masked_m", maskedM, ["i32"], [dims.G]);
+  const [gamn, gak, gbmn, gbk] = fp8Scales(args, "masked", dims);
   const model = modelCode(args.model);
-  using s = new Staging(lib);
-  const st = f(
-    s.descriptor("a", a),
-    s.descriptor("sfa", sfa),
-    s.descriptor("b", b),
-    s.descriptor("sfb", sfb),
-    s.descriptor("d", d, true),
-    s.descriptor("masked_m", maskedM),
-    ra[0],
-    ra[1],
-    rb[0],
-    rb[1],
-    model,
-  );
-  lib.check(st, "go_m_grouped_fp8_gemm_masked");
-  s.finish();
+  callStaged(lib, "go_m_grouped_fp8_gemm_masked", (s) =>
+    f(
+      s.descriptor("a", a),
+      s.descriptor("sfa", sfa),
+      s.descriptor("b", b),
+      s.descriptor("sfb", sfb),
+      s.descriptor("d", d, true),
+      s.descriptor("masked_m", maskedM),
+      gamn,
+      gak,
+      gbmn,
+      gbk,
+      model,
+    ));
 }
 
 /** K-grouped operand layouts (`go_k_grouped_layout`). */
@@ -281,7 +214,7 @@ export interface KGroupedFp8GemmArgs {
 
 /** `k_grouped_fp8_gemm_{nt,tn}_contiguous`: `D[g] = C[g] + A_g·B_gᵀ` (fp32). */
 export function kGroupedFp8Gemm(lib: NativeLibrary, args: KGroupedFp8GemmArgs): void {
-  const f = fn(lib, "go_k_grouped_fp8_gemm");
+  const f = nativeOp(lib, "go_k_grouped_fp8_gemm");
   const { a, b, sfa, sfb, c, d, ks } = args;
   const layout = args.layout ?? "sm90_nt_flat";
   if (layout !== "sm90_nt_flat" && layout !== "sm100_tn") throw new RangeError(`Unknown k-grouped layout "${layout}"`);
@@ -290,15 +223,7 @@ export function kGroupedFp8Gemm(lib: NativeLibrary, args: KGroupedFp8GemmArgs): 
   expectTensor("d", d, ["f32"], 3);
   const [G, M, N] = d.shape;
   checkC(c, d, [G, M, N]);
-  expectTensor("ks", ks, ["i32"], 1);
-  expectShape("ks", ks, [G]);
-  if (args.ksHost.length !== G) throw new TypeError(`ksHost: ${args.ksHost.length} values for ${G} groups`);
-  let sumK = 0, sumKb = 0;
-  for (const [i, k] of args.ksHost.entries()) {
-    int32(`ksHost[${i}]`, k, 0);
-    sumK += k;
-    sumKb += ceilDiv(k, granK);
-  }
+  const { sumK, sumKb } = groupKs(ks, args.ksHost, G, granK);
   expectTensor("a", a, FP8, flat ? 1 : 2);
   expectTensor("b", b, FP8, flat ? 1 : 2);
   expectTensor("sfa", sfa, SCALE, 2);
@@ -315,21 +240,19 @@ export function kGroupedFp8Gemm(lib: NativeLibrary, args: KGroupedFp8GemmArgs): 
     expectShape("sfb", sfb, [sumKb, N]);
   }
   const model = modelCode(args.model);
-  using s = new Staging(lib);
-  const st = f(
-    s.descriptor("a", a),
-    s.descriptor("sfa", sfa),
-    s.descriptor("b", b),
-    s.descriptor("sfb", sfb),
-    s.descriptor("c", c),
-    s.descriptor("d", d, true),
-    s.descriptor("ks", ks),
-    flat ? 0 : 1,
-    granK,
-    model,
-  );
-  lib.check(st, "go_k_grouped_fp8_gemm");
-  s.finish();
+  callStaged(lib, "go_k_grouped_fp8_gemm", (s) =>
+    f(
+      s.descriptor("a", a),
+      s.descriptor("sfa", sfa),
+      s.descriptor("b", b),
+      s.descriptor("sfb", sfb),
+      s.descriptor("c", c),
+      s.descriptor("d", d, true),
+      s.descriptor("ks", ks),
+      flat ? 0 : 1,
+      granK,
+      model,
+    ));
 }
 
 /** Arguments of {@link bf16Gemm}. */
@@ -348,20 +271,16 @@ export interface Bf16GemmArgs {
 
 /** `bf16_gemm_{nt,nn,tn,tt}`: writes `d`. */
 export function bf16Gemm(lib: NativeLibrary, args: Bf16GemmArgs): void {
-  const f = fn(lib, "go_bf16_gemm");
+  const f = nativeOp(lib, "go_bf16_gemm");
   const { a, b, c, d } = args;
-  expectTensor("a", a, ["bf16"], 2);
-  expectTensor("b", b, ["bf16"], 2);
-  expectTensor("d", d, OUT, 2);
-  const [M, K] = a.shape, N = b.shape[0];
-  expectShape("b", b, [N, K]);
-  expectShape("d", d, [M, N]);
+  const { M, N } = gemmOperands("normal", ["bf16"], a, b, d);
   checkC(c, d, [M, N]);
   const model = modelCode(args.model);
-  using s = new Staging(lib);
-  const st = f(s.descriptor("a", a), s.descriptor("b", b), s.descriptor("c", c), s.descriptor("d", d, true), model);
-  lib.check(st, "go_bf16_gemm");
-  s.finish();
+  callStaged(
+    lib,
+    "go_bf16_gemm",
+    (s) => f(s.descriptor("a", a), s.descriptor("b", b), s.descriptor("c", c), s.descriptor("d", d, true), model),
+  );
 }
 
 /** Arguments of {@link mGroupedBf16GemmContiguous}. */
@@ -378,31 +297,21 @@ export interface MGroupedBf16GemmContiguousArgs extends Omit<Bf16GemmArgs, "c"> 
 
 /** `m_grouped_bf16_gemm_nt_contiguous`. */
 export function mGroupedBf16GemmContiguous(lib: NativeLibrary, args: MGroupedBf16GemmContiguousArgs): void {
-  const f = fn(lib, "go_m_grouped_bf16_gemm_contiguous");
+  const f = nativeOp(lib, "go_m_grouped_bf16_gemm_contiguous");
   const { a, b, d, groupedLayout } = args;
-  expectTensor("a", a, ["bf16"], 2);
-  expectTensor("b", b, ["bf16"], 3);
-  expectTensor("d", d, OUT, 2);
-  const [M, K] = a.shape, [G, N] = b.shape;
-  expectShape("b", b, [G, N, K]);
-  expectShape("d", d, [M, N]);
-  const psum = args.usePsumLayout ?? false;
-  expectTensor("grouped_layout", groupedLayout, ["i32"], 1);
-  expectShape("grouped_layout", groupedLayout, [psum ? G : M]);
-  const align = int32("mkAlignment", args.mkAlignment ?? 128, 1);
+  const dims = gemmOperands("contiguous", ["bf16"], a, b, d);
+  const { usePsumLayout, mkAlignment } = contiguousLayout(args, dims);
   const model = modelCode(args.model);
-  using s = new Staging(lib);
-  const st = f(
-    s.descriptor("a", a),
-    s.descriptor("b", b),
-    s.descriptor("d", d, true),
-    s.descriptor("grouped_layout", groupedLayout),
-    psum ? (args.ensureZeroPadding ?? true ? 3 : 1) : 0,
-    align,
-    model,
-  );
-  lib.check(st, "go_m_grouped_bf16_gemm_contiguous");
-  s.finish();
+  callStaged(lib, "go_m_grouped_bf16_gemm_contiguous", (s) =>
+    f(
+      s.descriptor("a", a),
+      s.descriptor("b", b),
+      s.descriptor("d", d, true),
+      s.descriptor("grouped_layout", groupedLayout),
+      usePsumLayout,
+      mkAlignment,
+      model,
+    ));
 }
 
 /** Arguments of {@link mGroupedBf16GemmMasked}. */
@@ -413,27 +322,19 @@ export interface MGroupedBf16GemmMaskedArgs extends Omit<Bf16GemmArgs, "c"> {
 
 /** `m_grouped_bf16_gemm_nt_masked`. */
 export function mGroupedBf16GemmMasked(lib: NativeLibrary, args: MGroupedBf16GemmMaskedArgs): void {
-  const f = fn(lib, "go_m_grouped_bf16_gemm_masked");
+  const f = nativeOp(lib, "go_m_grouped_bf16_gemm_masked");
   const { a, b, d, maskedM } = args;
-  expectTensor("a", a, ["bf16"], 3);
-  expectTensor("b", b, ["bf16"], 3);
-  expectTensor("d", d, OUT, 3);
-  const [G, Mmax, K] = a.shape, N = b.shape[1];
-  expectShape("b", b, [G, N, K]);
-  expectShape("d", d, [G, Mmax, N]);
-  expectTensor("masked_m", maskedM, ["i32"], 1);
-  expectShape("masked_m", maskedM, [G]);
+  const { G } = gemmOperands("masked", ["bf16"], a, b, d);
+  expectTensorOf("masked_m", maskedM, ["i32"], [G]);
   const model = modelCode(args.model);
-  using s = new Staging(lib);
-  const st = f(
-    s.descriptor("a", a),
-    s.descriptor("b", b),
-    s.descriptor("d", d, true),
-    s.descriptor("masked_m", maskedM),
-    model,
-  );
-  lib.check(st, "go_m_grouped_bf16_gemm_masked");
-  s.finish();
+  callStaged(lib, "go_m_grouped_bf16_gemm_masked", (s) =>
+    f(
+      s.descriptor("a", a),
+      s.descriptor("b", b),
+      s.descriptor("d", d, true),
+      s.descriptor("masked_m", maskedM),
+      model,
+    ));
 }
 
 /** Arguments of {@link kGroupedBf16Gemm}. */
@@ -456,30 +357,24 @@ export interface KGroupedBf16GemmArgs {
 
 /** `k_grouped_bf16_gemm_tn_contiguous`: `D[g] = C[g] + A_gᵀ·B_g`. */
 export function kGroupedBf16Gemm(lib: NativeLibrary, args: KGroupedBf16GemmArgs): void {
-  const f = fn(lib, "go_k_grouped_bf16_gemm");
+  const f = nativeOp(lib, "go_k_grouped_bf16_gemm");
   const { a, b, c, d, ks } = args;
   expectTensor("d", d, ["f32"], 3);
   const [G, M, N] = d.shape;
   checkC(c, d, [G, M, N]);
-  expectTensor("ks", ks, ["i32"], 1);
-  expectShape("ks", ks, [G]);
-  if (args.ksHost.length !== G) throw new TypeError(`ksHost: ${args.ksHost.length} values for ${G} groups`);
-  let sumK = 0;
-  for (const [i, k] of args.ksHost.entries()) sumK += int32(`ksHost[${i}]`, k, 0);
+  const { sumK } = groupKs(ks, args.ksHost, G);
   expectTensor("a", a, ["bf16"], 2);
   expectTensor("b", b, ["bf16"], 2);
   expectShape("a", a, [sumK, M]);
   expectShape("b", b, [sumK, N]);
   const model = modelCode(args.model);
-  using s = new Staging(lib);
-  const st = f(
-    s.descriptor("a", a),
-    s.descriptor("b", b),
-    s.descriptor("c", c),
-    s.descriptor("d", d, true),
-    s.descriptor("ks", ks),
-    model,
-  );
-  lib.check(st, "go_k_grouped_bf16_gemm");
-  s.finish();
+  callStaged(lib, "go_k_grouped_bf16_gemm", (s) =>
+    f(
+      s.descriptor("a", a),
+      s.descriptor("b", b),
+      s.descriptor("c", c),
+      s.descriptor("d", d, true),
+      s.descriptor("ks", ks),
+      model,
+    ));
 }

@@ -21,6 +21,8 @@ import { Tensor } from "../../reference/tensor/tensor.ts";
 export interface BackendOp {
   /** ABI family, as in `go_backend_info` "models". */
   readonly family: string;
+  /** The reference's name for a model the ABI names differently (ABI `sm90_mqa` is the indexer's `sm90`). */
+  readonly referenceModel?: (abiModel: string) => string;
   /**
    * Runs the op. `out` holds the output tensors pre-filled exactly as the reference starts them (C copied, zeros, ...);
    * the call writes into them.
@@ -196,6 +198,59 @@ export const BACKEND_OPS: Readonly<Record<string, BackendOp>> = Object.freeze({
         headSplits: [hs[0], hs[1], hs[2]],
         recipeA: ra,
         recipeB: rb,
+        model: model as ModelName,
+      });
+    },
+  },
+  tf32_hc_prenorm_gemm: {
+    family: "tf32_hc_prenorm_gemm",
+    // The ABI's `tf32` model is the reference's SM90 HC model (TF32 wgmma k8, 25 bits, SM90 sqr_sum lane order).
+    referenceModel: (m) => (m === "tf32" ? "sm90" : m),
+    run(backend, inputs, scalars, model, out) {
+      const op = "tf32_hc_prenorm_gemm";
+      const rounding = (scalars.tf32_rounding ?? "rne") as "rne" | "truncate"; // reference default: RNE (H200, §7)
+      backend.tf32HcPrenormGemm({
+        a: need(inputs, "a", op),
+        b: need(inputs, "b", op),
+        d: out.d,
+        sqrSum: out.sqr_sum,
+        numSplits: scalars.num_splits === undefined ? undefined : int(scalars, "num_splits", 1),
+        tf32Rounding: rounding,
+        model: model as ModelName,
+      });
+    },
+  },
+  fp8_mqa_logits: {
+    family: "fp8_mqa_logits",
+    referenceModel: (m) => (m === "sm90_mqa" ? "sm90" : m),
+    run(backend, inputs, scalars, model, out) {
+      const op = "fp8_mqa_logits";
+      backend.fp8MqaLogits({
+        q: need(inputs, "q", op),
+        kv: need(inputs, "kv", op),
+        kvSf: need(inputs, "kv_sf", op),
+        weights: need(inputs, "weights", op),
+        ks: need(inputs, "cu_seq_len_k_start", op),
+        ke: need(inputs, "cu_seq_len_k_end", op),
+        logits: out.logits,
+        cleanLogits: (scalars.clean_logits ?? true) as boolean,
+        maxSeqlenK: int(scalars, "max_seqlen_k", 0),
+        model: model as ModelName,
+      });
+    },
+  },
+  fp8_paged_mqa_logits: {
+    family: "fp8_paged_mqa_logits",
+    referenceModel: (m) => (m === "sm90_mqa" ? "sm90" : m),
+    run(backend, inputs, _scalars, model, out) {
+      const op = "fp8_paged_mqa_logits";
+      backend.fp8PagedMqaLogits({
+        q: need(inputs, "q", op),
+        kvCache: need(inputs, "kv_cache", op),
+        weights: need(inputs, "weights", op),
+        contextLens: need(inputs, "context_lens", op),
+        blockTable: need(inputs, "block_table", op),
+        logits: out.logits,
         model: model as ModelName,
       });
     },

@@ -13,7 +13,10 @@
  * @module
  */
 import { Prng } from "../../reference/random/prng.ts";
-import type { Tensor } from "../../reference/tensor/mod.ts";
+import { encodeArray } from "../../reference/formats/batch.ts";
+import { perTokenCastToFp8 } from "../../reference/quant/fp8_casts.ts";
+import { Tensor } from "../../reference/tensor/mod.ts";
+import { toFloat32 } from "../../reference/tensor/values.ts";
 import { concatRows, fp8Operand, i32, randnTensor, stack, zeroRows } from "./inputs.ts";
 import type { VerifyCase } from "./runner.ts";
 
@@ -159,6 +162,83 @@ function kGrouped(m: number, n: number, ks: readonly number[]): (p: Prng) => Bui
   };
 }
 
+/** `tf32_hc_prenorm_gemm`: A bf16 [m, k], B f32 [n, k] (deepgemm-ops.md §7), optionally split. */
+function hcPrenorm(m: number, n: number, k: number, splits?: number): (p: Prng) => Built {
+  return (p) => ({
+    inputs: { a: randnTensor(p, [m, k], "bf16"), b: randnTensor(p, [n, k], "f32") },
+    scalars: splits ? { num_splits: splits } : {},
+  });
+}
+
+/** Q cast straight to E4M3 (PyTorch `.to(float8_e4m3fn)`), KV per token (`per_custom_dims_cast_to_fp8(kv, (0,))`). */
+function mqaOperands(p: Prng, s: number, h: number, d: number, skv: number) {
+  const q = Tensor.from(
+    "e4m3",
+    [s, h, d],
+    encodeArray("torch_2_11", "e4m3", toFloat32(randnTensor(p, [s, h, d], "bf16"))) as Uint8Array,
+  );
+  const kv = perTokenCastToFp8(randnTensor(p, [skv, d], "bf16"), { useUe8m0: false, granK: d });
+  const weights = randnTensor(p, [s, h], "f32");
+  return { q, kv: kv.q, kv_sf: kv.sf.reshape([skv]), weights };
+}
+
+/** `fp8_mqa_logits` with per-query [ks, ke) ranges, one empty (ks ≥ ke) row, clean or compressed output. */
+function mqa(s: number, h: number, d: number, skv: number, compressed: boolean): (p: Prng) => Built {
+  return (p) => {
+    const ks: number[] = [], ke: number[] = [];
+    for (let i = 0; i < s; i++) {
+      const start = p.int(skv >> 1);
+      ks.push(start);
+      ke.push(i === 1 ? start : Math.min(skv, start + 1 + p.int(skv >> 1))); // row 1: ks = ke, an empty range
+    }
+    const width = Math.max(...ke.map((e, i) => e - ks[i]));
+    return {
+      inputs: { ...mqaOperands(p, s, h, d, skv), cu_seq_len_k_start: i32(ks), cu_seq_len_k_end: i32(ke) },
+      scalars: compressed ? { clean_logits: false, max_seqlen_k: width } : { clean_logits: true },
+    };
+  };
+}
+
+/**
+ * `fp8_paged_mqa_logits`: the fused KV-cache pages (per page block_kv·D value bytes, then block_kv fp32 scales),
+ * a shuffled block table, context lengths varying within a request with the last entry the row maximum (§8.2).
+ */
+function pagedMqa(b: number, nextN: number, h: number, d: number, blockKv: number): (p: Prng) => Built {
+  return (p) => {
+    const lens: number[] = [];
+    for (let r = 0; r < b; r++) {
+      const last = 1 + p.int(3 * blockKv);
+      for (let j = 0; j < nextN; j++) lens.push(j === nextN - 1 ? last : Math.max(1, last - p.int(8)));
+    }
+    const maxLen = Math.max(...lens);
+    const maxBlocks = Math.ceil(maxLen / blockKv), numBlocks = b * maxBlocks + 1;
+    const order = Array.from({ length: numBlocks }, (_, i) => i);
+    for (let i = numBlocks - 1; i > 0; i--) {
+      const j = p.int(i + 1);
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    const table = Array.from({ length: b * maxBlocks }, (_, i) => order[i]);
+    const cache = new Uint8Array(numBlocks * blockKv * (d + 4));
+    for (let blk = 0; blk < numBlocks; blk++) {
+      const kv = perTokenCastToFp8(randnTensor(p, [blockKv, d], "bf16"), { useUe8m0: false, granK: d });
+      const page = blk * blockKv * (d + 4);
+      cache.set(kv.q.data as Uint8Array, page);
+      cache.set(new Uint8Array((kv.sf.data as Float32Array).slice().buffer), page + blockKv * d);
+    }
+    const { q, weights } = mqaOperands(p, b * nextN, h, d, 1);
+    return {
+      inputs: {
+        q: q.reshape([b, nextN, h, d]),
+        kv_cache: Tensor.from("u8", [numBlocks, blockKv, 1, d + 4], cache),
+        weights,
+        context_lens: Tensor.from("i32", [b, nextN], Int32Array.from(lens)),
+        block_table: Tensor.from("i32", [b, maxBlocks], Int32Array.from(table)),
+      },
+      scalars: { max_context_len: maxLen },
+    };
+  };
+}
+
 /** deepgemm-ops.md §14: the shapes and index rules that broke kernels before. */
 export function edgeSuite(seed = 0): VerifyCase[] {
   const e = (id: string, op: string, layout: string, b: (p: Prng) => Built) =>
@@ -207,6 +287,21 @@ export function edgeSuite(seed = 0): VerifyCase[] {
     e("bf16_nn", "bf16_gemm_nn", "nn", bf16Dense(40, 72, 192, "nn")),
     e("bf16_tn_c", "bf16_gemm_tn", "tn, fp32 out with C", bf16Dense(40, 72, 192, "tn", true)),
     e("bf16_tt", "bf16_gemm_tt", "tt", bf16Dense(40, 72, 192, "tt")),
+    e("hc_prenorm", "tf32_hc_prenorm_gemm", "m = 13, n = 24 (§7)", hcPrenorm(13, 24, 512)),
+    e("hc_prenorm_split", "tf32_hc_prenorm_gemm", "split-K 3 over 7 K-blocks (§7)", hcPrenorm(37, 16, 448, 3)),
+    e("mqa_h32_d64", "fp8_mqa_logits", "H = 32, D = 64, clean, a ks = ke row (§8.1)", mqa(6, 32, 64, 300, false)),
+    e(
+      "mqa_h64_d128_compressed",
+      "fp8_mqa_logits",
+      "H = 64, D = 128, compressed (max_seqlen_k)",
+      mqa(4, 64, 128, 260, true),
+    ),
+    e(
+      "paged_mqa_next2",
+      "fp8_paged_mqa_logits",
+      "next_n = 2, block_kv = 64, lengths varying in a request (§8.2)",
+      pagedMqa(3, 2, 32, 64, 64),
+    ),
   ];
 }
 

@@ -2,7 +2,8 @@
  * `get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms)`: the per-SM work partition that the paged MQA
  * kernel consumes (`deepgemm-ops.md` §8.3). The SM90 algorithm is reproduced exactly from
  * `scheduler/sm90_paged_mqa_logits.cuh` (non-varlen branch; DeepGEMM `54e2261`), in unsigned 32-bit integer arithmetic;
- * the SM100 partition (tokens×splits weighted) is not modelled and raises.
+ * the SM100 partition (tokens×splits weighted) is not modelled and raises. DeepGEMM's own metadata kernel on an H200
+ * wrote the same schedule in 18 of 18 cases (B ∈ {1, 7, 256}, next_n ∈ {1, 2}, SMs ∈ {3, 78, 132}). [verified on H200]
  * @module
  */
 import { Tensor } from "../tensor/tensor.ts";

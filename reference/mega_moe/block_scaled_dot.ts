@@ -10,7 +10,7 @@ import { operandTable } from "../tensor_core/operand_tables.ts";
 import { tensorCoreProfile } from "../tensor_core/profiles.ts";
 
 /** A decoded operand: values and MMA-Sim exponents per element. */
-export interface Operand {
+export interface MoeOperand {
   /** Element values. */
   v: Float64Array;
   /** MMA-Sim exponents. */
@@ -18,7 +18,7 @@ export interface Operand {
 }
 
 /** Decodes codes of a format (`e4m3`, `e2m1` unpacked codes, or `bf16` bits). */
-export function decodeCodes(format: "e4m3" | "e2m1" | "bf16", codes: ArrayLike<number>): Operand {
+export function decodeMoeOperand(format: "e4m3" | "e2m1" | "bf16", codes: ArrayLike<number>): MoeOperand {
   const t = operandTable(format);
   const v = new Float64Array(codes.length), e = new Int32Array(codes.length);
   for (let i = 0; i < codes.length; i++) {
@@ -34,18 +34,18 @@ export function decodeCodes(format: "e4m3" | "e2m1" | "bf16", codes: ArrayLike<n
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { blockScaledDot, decodeCodes } from "./block_scaled_dot.ts";
- * const a = decodeCodes("e4m3", new Uint8Array(32).fill(0x38)); // 1.0
- * const b = decodeCodes("e2m1", new Uint8Array(32).fill(0x2)); // 1.0
+ * import { blockScaledDot, decodeMoeOperand } from "./block_scaled_dot.ts";
+ * const a = decodeMoeOperand("e4m3", new Uint8Array(32).fill(0x38)); // 1.0
+ * const b = decodeMoeOperand("e2m1", new Uint8Array(32).fill(0x2)); // 1.0
  * assert.equal(blockScaledDot(a, 0, new Uint8Array([128]), 0, b, 0, new Uint8Array([126]), 0, 32), 32);
  * ```
  */
 export function blockScaledDot(
-  a: Operand,
+  a: MoeOperand,
   aOff: number,
   sa: ArrayLike<number>,
   saOff: number,
-  b: Operand,
+  b: MoeOperand,
   bOff: number,
   sb: ArrayLike<number>,
   sbOff: number,
@@ -80,15 +80,15 @@ export function blockScaledDot(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { bf16Dot, decodeCodes } from "./block_scaled_dot.ts";
- * const a = decodeCodes("bf16", new Uint16Array(16).fill(0x3f80));
+ * import { bf16Dot, decodeMoeOperand } from "./block_scaled_dot.ts";
+ * const a = decodeMoeOperand("bf16", new Uint16Array(16).fill(0x3f80));
  * assert.equal(bf16Dot(a, 0, a, 0, 16), 16);
  * ```
  */
 export function bf16Dot(
-  a: Operand,
+  a: MoeOperand,
   aOff: number,
-  b: Operand,
+  b: MoeOperand,
   bOff: number,
   K: number,
   profileName = "tcgen05",

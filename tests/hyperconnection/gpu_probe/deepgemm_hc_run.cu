@@ -4,6 +4,10 @@
 // BLOCK_N = align(n, 16), 128 math + 128 TMA threads, A bf16 / B TFLOAT32 / D fp32 maps with 128B swizzle,
 // num_splits = 1, 12 stages, the full 232448-byte shared memory, grid = ceil(m / 64).
 // Output file: {M, N, K}, A (bf16 bits), B (fp32), D (fp32), sqr_sum (fp32).
+// Build (headers unpacked into the git-ignored .cache/: `git --git-dir=<DeepGEMM mirror> archive 54e2261 deep_gemm/include`,
+// `git --git-dir=<CUTLASS mirror> archive HEAD include`):
+//   nvcc -O3 -std=c++20 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr --expt-extended-lambda \
+//        -I .cache/h7_dg/cutlass_include -I .cache/h7_dg/deep_gemm/include -o /tmp/run THIS_FILE.cu -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>

@@ -2,6 +2,10 @@
 // copied) for seeded context lengths, B ∈ {1, 7, 256}, next_n ∈ {1, 2}, SMs ∈ {3, 78, 132}, as the host code of
 // csrc/jit_kernels/impls/sm90_fp8_mqa_logits.hpp launches it (1 block of 32 threads, aligned_batch·4 bytes of smem).
 // Output (one file): per case a header {B, next_n, sms}, the context lengths, then the (sms + 1)·2 metadata ints.
+// Build (headers unpacked into the git-ignored .cache/: `git --git-dir=<DeepGEMM mirror> archive 54e2261 deep_gemm/include`,
+// `git --git-dir=<CUTLASS mirror> archive HEAD include`):
+//   nvcc -O3 -std=c++20 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr --expt-extended-lambda \
+//        -I .cache/h7_dg/cutlass_include -I .cache/h7_dg/deep_gemm/include -o /tmp/run THIS_FILE.cu -lcuda
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cstdio>

@@ -3,6 +3,10 @@
 // the oracle can be compared bit for bit (tests/indexer/mqa_logits_h200_test.ts reads a slice of it).
 // The host side restates what csrc/jit_kernels/impls/sm90_fp8_mqa_logits.hpp does: block_q = 128 / H, block_kv = 256,
 // 3 Q and 3 KV stages, 128 TMA + 512 math threads, grid = #SMs, TMA maps as make_tma_2d_desc builds them.
+// Build (headers unpacked into the git-ignored .cache/: `git --git-dir=<DeepGEMM mirror> archive 54e2261 deep_gemm/include`,
+// `git --git-dir=<CUTLASS mirror> archive HEAD include`):
+//   nvcc -O3 -std=c++20 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr --expt-extended-lambda \
+//        -I .cache/h7_dg/cutlass_include -I .cache/h7_dg/deep_gemm/include -o /tmp/run THIS_FILE.cu -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cstdio>

@@ -5,6 +5,10 @@
 // 4 math warpgroups, 3 + 3 stages, the fused page = block_kv·D value bytes then block_kv fp32 scales.
 // Output: {B, next_n, H, D, num_blocks, max_blocks, max_ctx, stride}, q, cache, weights, context_lens, block_table,
 // logits [B·next_n, stride].
+// Build (headers unpacked into the git-ignored .cache/: `git --git-dir=<DeepGEMM mirror> archive 54e2261 deep_gemm/include`,
+// `git --git-dir=<CUTLASS mirror> archive HEAD include`):
+//   nvcc -O3 -std=c++20 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr --expt-extended-lambda \
+//        -I .cache/h7_dg/cutlass_include -I .cache/h7_dg/deep_gemm/include -o /tmp/run THIS_FILE.cu -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
