@@ -13,6 +13,11 @@
  * @module
  */
 
+/** `(a, sfa, b, sfb)`: the leading four descriptors of every FP8 family. */
+const FP8_OPERANDS = ["buffer", "buffer", "buffer", "buffer"] as const;
+/** `(gran_a_mn, gran_a_k, gran_b_mn, gran_b_k)`: the scale recipe of the FP8 families. */
+const RECIPE = ["i32", "i32", "i32", "i32"] as const;
+
 /** C signatures, parameter by parameter; `buffer` = `const go_tensor*` (80-byte descriptor) unless noted. */
 export const symbols = {
   go_abi_version: { parameters: [], result: "i32" }, // int32_t go_abi_version(void)
@@ -27,40 +32,22 @@ export const symbols = {
   go_synchronize: { parameters: [], result: "i32" }, // (void)
   go_set_num_threads: { parameters: ["i32"], result: "i32", optional: true }, // (int32_t threads)
   // (a, sfa, b, sfb, c, d, gran_a_mn, gran_a_k, gran_b_mn, gran_b_k, model)
-  go_fp8_gemm: {
-    parameters: ["buffer", "buffer", "buffer", "buffer", "buffer", "buffer", "i32", "i32", "i32", "i32", "i32"],
-    result: "i32",
-    optional: true,
-  },
+  go_fp8_gemm: { parameters: [...FP8_OPERANDS, "buffer", "buffer", ...RECIPE, "i32"], result: "i32", optional: true },
   // (a, sfa, b, sfb, d, grouped_layout, gran_a_mn, gran_a_k, gran_b_mn, gran_b_k, use_psum_layout, mk_alignment, model)
   go_m_grouped_fp8_gemm_contiguous: {
-    parameters: [
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-    ],
+    parameters: [...FP8_OPERANDS, "buffer", "buffer", ...RECIPE, "i32", "i32", "i32"],
     result: "i32",
     optional: true,
   },
   // (a, sfa, b, sfb, d, masked_m, gran_a_mn, gran_a_k, gran_b_mn, gran_b_k, model)
   go_m_grouped_fp8_gemm_masked: {
-    parameters: ["buffer", "buffer", "buffer", "buffer", "buffer", "buffer", "i32", "i32", "i32", "i32", "i32"],
+    parameters: [...FP8_OPERANDS, "buffer", "buffer", ...RECIPE, "i32"],
     result: "i32",
     optional: true,
   },
   // (a, sfa, b, sfb, c, d, ks, layout, gran_k, model)
   go_k_grouped_fp8_gemm: {
-    parameters: ["buffer", "buffer", "buffer", "buffer", "buffer", "buffer", "buffer", "i32", "i32", "i32"],
+    parameters: [...FP8_OPERANDS, "buffer", "buffer", "buffer", "i32", "i32", "i32"],
     result: "i32",
     optional: true,
   },
@@ -86,21 +73,7 @@ export const symbols = {
   },
   // (a, sfa, b, sfb, d, gran_a_mn, gran_a_k, gran_b_mn, gran_b_k, left, mid, right, model)
   go_fp8_gemm_skip_head_mid: {
-    parameters: [
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-    ],
+    parameters: [...FP8_OPERANDS, "buffer", ...RECIPE, "i32", "i32", "i32", "i32"],
     result: "i32",
     optional: true,
   },

@@ -90,9 +90,10 @@ export function formatTable(cases: readonly CaseResult[]): string {
 export function formatSummary(report: Report): string {
   const s = report.summary;
   const total = s.pass + s.fail + s.skip + s.error;
+  const ids = new Set(report.cases.map((c) => c.id)).size;
   const unavailable = report.backends.filter((b) => b.status === "unavailable").map((b) => `${b.name} (${b.message})`);
   const tail = unavailable.length ? `; not available: ${unavailable.join(", ")}` : "";
-  return `verify: ${total} cases: ${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped${tail}`;
+  return `verify: ${ids} cases, ${total} checks (case × backend): ${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped${tail}`;
 }
 
 function xmlEscape(s: string): string {
