@@ -142,6 +142,17 @@ export function fp8Scales(
   return [ra[0], ra[1], rb[0], rb[1]];
 }
 
+/** Descriptor of a staged argument (null for an absent optional tensor). */
+type Descriptor = Uint8Array<ArrayBuffer> | null;
+
+/** The descriptors of `(a, sfa, b, sfb)`, the leading arguments of every FP8 family (`FP8_OPERANDS` of symbols.ts). */
+export function fp8Descriptors(
+  s: Staging,
+  { a, sfa, b, sfb }: { a: TensorArg; sfa: TensorArg; b: TensorArg; sfb: TensorArg },
+): [Descriptor, Descriptor, Descriptor, Descriptor] {
+  return [s.descriptor("a", a), s.descriptor("sfa", sfa), s.descriptor("b", b), s.descriptor("sfb", sfb)];
+}
+
 /** The grouped-layout options of the m-grouped contiguous families. */
 export interface ContiguousLayoutArgs {
   /** i32 `[M]` group per row, or with `usePsumLayout` `[G]` cumulative end rows. */

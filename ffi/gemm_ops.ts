@@ -17,6 +17,7 @@ import {
   contiguousLayout,
   expectTensorOf,
   FP8,
+  fp8Descriptors,
   fp8Scales,
   gemmOperands,
   groupKs,
@@ -55,23 +56,17 @@ export interface Fp8GemmArgs {
 /** FP8 GEMM (`fp8_gemm_{nt,nn,tn,tt}`): writes `d`. */
 export function fp8Gemm(lib: NativeLibrary, args: Fp8GemmArgs): void {
   const f = nativeOp(lib, "go_fp8_gemm");
-  const { a, b, sfa, sfb, d, c } = args;
+  const { a, b, d, c } = args;
   const dims = gemmOperands("normal", FP8, a, b, d);
   checkC(c, d, [dims.M, dims.N]);
-  const [gamn, gak, gbmn, gbk] = fp8Scales(args, "normal", dims);
+  const recipe = fp8Scales(args, "normal", dims);
   const model = modelCode(args.model);
   callStaged(lib, "go_fp8_gemm", (s) =>
     f(
-      s.descriptor("a", a),
-      s.descriptor("sfa", sfa),
-      s.descriptor("b", b),
-      s.descriptor("sfb", sfb),
+      ...fp8Descriptors(s, args),
       s.descriptor("c", c),
       s.descriptor("d", d, true),
-      gamn,
-      gak,
-      gbmn,
-      gbk,
+      ...recipe,
       model,
     ));
 }
@@ -85,7 +80,7 @@ export interface Fp8GemmSkipHeadMidArgs extends Omit<Fp8GemmArgs, "c"> {
 /** `fp8_gemm_nt_skip_head_mid`: logical column j is stored at `j + floor((j + R)/(L + R))·Mid`; mid columns untouched. */
 export function fp8GemmSkipHeadMid(lib: NativeLibrary, args: Fp8GemmSkipHeadMidArgs): void {
   const f = nativeOp(lib, "go_fp8_gemm_skip_head_mid");
-  const { a, b, sfa, sfb, d } = args;
+  const { a, b, d } = args;
   expectTensor("a", a, FP8, 2);
   expectTensor("b", b, FP8, 2);
   expectTensor("d", d, OUT, 2);
@@ -95,19 +90,13 @@ export function fp8GemmSkipHeadMid(lib: NativeLibrary, args: Fp8GemmSkipHeadMidA
   expectShape("b", b, [N, K]);
   if (N % (L + R) !== 0) throw new RangeError(`b: ${N} rows is not a multiple of left + right = ${L + R}`);
   expectShape("d", d, [M, N + (N / (L + R)) * Mid]);
-  const [gamn, gak, gbmn, gbk] = fp8Scales(args, "normal", { G: 1, M, N, K });
+  const recipe = fp8Scales(args, "normal", { G: 1, M, N, K });
   const model = modelCode(args.model);
   callStaged(lib, "go_fp8_gemm_skip_head_mid", (s) =>
     f(
-      s.descriptor("a", a),
-      s.descriptor("sfa", sfa),
-      s.descriptor("b", b),
-      s.descriptor("sfb", sfb),
+      ...fp8Descriptors(s, args),
       s.descriptor("d", d, true),
-      gamn,
-      gak,
-      gbmn,
-      gbk,
+      ...recipe,
       L,
       Mid,
       R,
@@ -130,23 +119,17 @@ export interface MGroupedFp8GemmContiguousArgs extends Omit<Fp8GemmArgs, "c"> {
 /** `m_grouped_fp8_gemm_nt_contiguous`: A `[M, K]`, B `[G, N, K]`, D `[M, N]`. */
 export function mGroupedFp8GemmContiguous(lib: NativeLibrary, args: MGroupedFp8GemmContiguousArgs): void {
   const f = nativeOp(lib, "go_m_grouped_fp8_gemm_contiguous");
-  const { a, b, sfa, sfb, d, groupedLayout } = args;
+  const { a, b, d, groupedLayout } = args;
   const dims = gemmOperands("contiguous", FP8, a, b, d);
   const { usePsumLayout, mkAlignment } = contiguousLayout(args, dims);
-  const [gamn, gak, gbmn, gbk] = fp8Scales(args, "contiguous", dims);
+  const recipe = fp8Scales(args, "contiguous", dims);
   const model = modelCode(args.model);
   callStaged(lib, "go_m_grouped_fp8_gemm_contiguous", (s) =>
     f(
-      s.descriptor("a", a),
-      s.descriptor("sfa", sfa),
-      s.descriptor("b", b),
-      s.descriptor("sfb", sfb),
+      ...fp8Descriptors(s, args),
       s.descriptor("d", d, true),
       s.descriptor("grouped_layout", groupedLayout),
-      gamn,
-      gak,
-      gbmn,
-      gbk,
+      ...recipe,
       usePsumLayout,
       mkAlignment,
       model,
@@ -162,23 +145,17 @@ export interface MGroupedFp8GemmMaskedArgs extends Omit<Fp8GemmArgs, "c"> {
 /** `m_grouped_fp8_gemm_nt_masked`: A `[G, Mmax, K]`, B `[G, N, K]`, D `[G, Mmax, N]`; rows ≥ masked_m untouched. */
 export function mGroupedFp8GemmMasked(lib: NativeLibrary, args: MGroupedFp8GemmMaskedArgs): void {
   const f = nativeOp(lib, "go_m_grouped_fp8_gemm_masked");
-  const { a, b, sfa, sfb, d, maskedM } = args;
+  const { a, b, d, maskedM } = args;
   const dims = gemmOperands("masked", FP8, a, b, d);
   expectTensorOf("masked_m", maskedM, ["i32"], [dims.G]);
-  const [gamn, gak, gbmn, gbk] = fp8Scales(args, "masked", dims);
+  const recipe = fp8Scales(args, "masked", dims);
   const model = modelCode(args.model);
   callStaged(lib, "go_m_grouped_fp8_gemm_masked", (s) =>
     f(
-      s.descriptor("a", a),
-      s.descriptor("sfa", sfa),
-      s.descriptor("b", b),
-      s.descriptor("sfb", sfb),
+      ...fp8Descriptors(s, args),
       s.descriptor("d", d, true),
       s.descriptor("masked_m", maskedM),
-      gamn,
-      gak,
-      gbmn,
-      gbk,
+      ...recipe,
       model,
     ));
 }
@@ -242,10 +219,7 @@ export function kGroupedFp8Gemm(lib: NativeLibrary, args: KGroupedFp8GemmArgs): 
   const model = modelCode(args.model);
   callStaged(lib, "go_k_grouped_fp8_gemm", (s) =>
     f(
-      s.descriptor("a", a),
-      s.descriptor("sfa", sfa),
-      s.descriptor("b", b),
-      s.descriptor("sfb", sfb),
+      ...fp8Descriptors(s, args),
       s.descriptor("c", c),
       s.descriptor("d", d, true),
       s.descriptor("ks", ks),

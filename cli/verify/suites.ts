@@ -13,14 +13,18 @@
  * @module
  */
 import { Prng } from "../../reference/random/prng.ts";
-import { encodeArray } from "../../reference/formats/batch.ts";
-import { perTokenCastToFp8 } from "../../reference/quant/fp8_casts.ts";
-import { Tensor } from "../../reference/tensor/mod.ts";
-import { toFloat32 } from "../../reference/tensor/values.ts";
-import { concatRows, fp8Operand, i32, randnTensor, stack, zeroRows } from "./inputs.ts";
+import {
+  bf16Dense,
+  type Built,
+  fp8Dense,
+  hcPrenorm,
+  kGrouped,
+  masked,
+  mGroupedContiguous,
+  mqa,
+  pagedMqa,
+} from "../../fixtures/case_builders.ts";
 import type { VerifyCase } from "./runner.ts";
-
-type Built = { inputs: Record<string, Tensor>; scalars: Record<string, unknown> };
 
 function seedOf(id: string): number {
   let h = 0x811c9dc5; // FNV-1a of the id: a stable seed per case
@@ -40,203 +44,6 @@ function gen(
   // seed 0 gives the recorded inputs; another seed draws new ones and says so in the id
   const full = seed === 0 ? id : `${id}#seed${seed}`;
   return { id: full, op, layout, suite, sample, build: () => build(new Prng(seedOf(full))) };
-}
-
-/** A dense FP8 GEMM `D = A·Bᵀ (+ C)` with the layout letters applied to the stored operands. */
-function fp8Dense(m: number, n: number, k: number, letters = "nt", withC = false): (p: Prng) => Built {
-  return (p) => {
-    const A = fp8Operand(p, m, k, "token");
-    const B = fp8Operand(p, n, k, withC ? "token" : "block");
-    const at = letters[0] === "t", bn = letters[1] === "n";
-    const inputs: Record<string, Tensor> = {
-      // SM90 FP8 needs K-major operands: nn/tn/tt take transposed *views* of K-major storage, as DeepGEMM's
-      // callers pass them (deepgemm-ops.md §5.1, §15).
-      a: at ? A.q.transpose() : A.q,
-      sfa: at ? A.sf.transpose() : A.sf,
-      b: bn ? B.q.transpose() : B.q,
-      sfb: bn ? B.sf.transpose() : B.sf,
-    };
-    const scalars: Record<string, unknown> = {};
-    if (withC) {
-      inputs.c = randnTensor(p, [m, n], "f32", 32);
-      inputs.d = randnTensor(p, [m, n], "f32", 0);
-      scalars.recipe = [1, 1, 128];
-    }
-    return { inputs, scalars };
-  };
-}
-
-function bf16Dense(m: number, n: number, k: number, letters = "nt", withC = false): (p: Prng) => Built {
-  return (p) => {
-    const at = letters[0] === "t", bn = letters[1] === "n";
-    const inputs: Record<string, Tensor> = {
-      a: randnTensor(p, at ? [k, m] : [m, k], "bf16"),
-      b: randnTensor(p, bn ? [k, n] : [n, k], "bf16"),
-    };
-    if (withC) {
-      inputs.c = randnTensor(p, [m, n], "f32", 32);
-      inputs.d = randnTensor(p, [m, n], "f32", 0);
-    }
-    return { inputs, scalars: {} };
-  };
-}
-
-/** M-grouped contiguous: `sizes[g]` rows per group, each segment padded with −1 rows to a multiple of 128. */
-function mGroupedContiguous(sizes: readonly number[], n: number, k: number, psum: boolean): (p: Prng) => Built {
-  return (p) => {
-    const layout: number[] = [], ends: number[] = [], padRows: number[] = [];
-    let rows = 0;
-    sizes.forEach((s, g) => {
-      const start = rows;
-      for (let r = 0; r < s; r++) layout.push(g);
-      rows += s;
-      ends.push(rows);
-      const padded = Math.ceil(s / 128) * 128;
-      for (let r = s; r < padded; r++) {
-        layout.push(-1);
-        padRows.push(start + r);
-      }
-      rows = start + padded;
-    });
-    const A = fp8Operand(p, rows, k, "token");
-    zeroRows(A.q, padRows); // DeepGEMM's tests zero A's padding rows (deepgemm-ops.md §5.3)
-    const Bs = sizes.map(() => fp8Operand(p, n, k, "block"));
-    return {
-      inputs: {
-        a: A.q,
-        sfa: A.sf,
-        b: stack(Bs.map((b) => b.q)),
-        sfb: stack(Bs.map((b) => b.sf)),
-        grouped_layout: i32(psum ? ends : layout),
-      },
-      scalars: psum ? { use_psum_layout: true } : {},
-    };
-  };
-}
-
-function masked(G: number, mMax: number, n: number, k: number, maskedM: readonly number[]): (p: Prng) => Built {
-  return (p) => {
-    const As = Array.from({ length: G }, () => fp8Operand(p, mMax, k, "token"));
-    const Bs = Array.from({ length: G }, () => fp8Operand(p, n, k, "block"));
-    return {
-      inputs: {
-        a: stack(As.map((a) => a.q)),
-        sfa: stack(As.map((a) => a.sf)),
-        b: stack(Bs.map((b) => b.q)),
-        sfb: stack(Bs.map((b) => b.sf)),
-        masked_m: i32(maskedM),
-      },
-      scalars: { expected_m: Math.max(1, Math.round(maskedM.reduce((s, v) => s + v, 0) / G)) },
-    };
-  };
-}
-
-/** SM90 K-grouped (flat per-group K-major blocks, per-channel scales over K). */
-function kGrouped(m: number, n: number, ks: readonly number[]): (p: Prng) => Built {
-  return (p) => {
-    const aBlocks: Tensor[] = [], bBlocks: Tensor[] = [], sfa: Tensor[] = [], sfb: Tensor[] = [];
-    for (const kg of ks) {
-      if (kg === 0) continue;
-      const A = fp8Operand(p, kg, m, "channel"); // [k_g, M] quantized per 128 K-rows, then stored K-major
-      const B = fp8Operand(p, kg, n, "channel");
-      aBlocks.push(A.q.transpose().contiguous());
-      bBlocks.push(B.q.transpose().contiguous());
-      sfa.push(A.sf);
-      sfb.push(B.sf);
-    }
-    const flat = (ts: Tensor[]) =>
-      concatRows(ts.map((t) => t.reshape([t.numel, 1]))).reshape([ts.reduce((s, t) => s + t.numel, 0)]);
-    const G = ks.length;
-    return {
-      inputs: {
-        a: flat(aBlocks),
-        b: flat(bBlocks),
-        sfa: concatRows(sfa).transpose(),
-        sfb: concatRows(sfb).transpose(),
-        c: randnTensor(p, [G, m, n], "f32", 32),
-        d: randnTensor(p, [G, m, n], "f32", 0),
-        grouped_layout: i32(ks), // DeepGEMM passes the k_g as grouped_layout (device) and ks_cpu (host list)
-      },
-      scalars: { ks: [...ks], recipe: [1, 1, 128] },
-    };
-  };
-}
-
-/** `tf32_hc_prenorm_gemm`: A bf16 [m, k], B f32 [n, k] (deepgemm-ops.md §7), optionally split. */
-function hcPrenorm(m: number, n: number, k: number, splits?: number): (p: Prng) => Built {
-  return (p) => ({
-    inputs: { a: randnTensor(p, [m, k], "bf16"), b: randnTensor(p, [n, k], "f32") },
-    scalars: splits ? { num_splits: splits } : {},
-  });
-}
-
-/** Q cast straight to E4M3 (PyTorch `.to(float8_e4m3fn)`), KV per token (`per_custom_dims_cast_to_fp8(kv, (0,))`). */
-function mqaOperands(p: Prng, s: number, h: number, d: number, skv: number) {
-  const q = Tensor.from(
-    "e4m3",
-    [s, h, d],
-    encodeArray("torch_2_11", "e4m3", toFloat32(randnTensor(p, [s, h, d], "bf16"))) as Uint8Array,
-  );
-  const kv = perTokenCastToFp8(randnTensor(p, [skv, d], "bf16"), { useUe8m0: false, granK: d });
-  const weights = randnTensor(p, [s, h], "f32");
-  return { q, kv: kv.q, kv_sf: kv.sf.reshape([skv]), weights };
-}
-
-/** `fp8_mqa_logits` with per-query [ks, ke) ranges, one empty (ks ≥ ke) row, clean or compressed output. */
-function mqa(s: number, h: number, d: number, skv: number, compressed: boolean): (p: Prng) => Built {
-  return (p) => {
-    const ks: number[] = [], ke: number[] = [];
-    for (let i = 0; i < s; i++) {
-      const start = p.int(skv >> 1);
-      ks.push(start);
-      ke.push(i === 1 ? start : Math.min(skv, start + 1 + p.int(skv >> 1))); // row 1: ks = ke, an empty range
-    }
-    const width = Math.max(...ke.map((e, i) => e - ks[i]));
-    return {
-      inputs: { ...mqaOperands(p, s, h, d, skv), cu_seq_len_k_start: i32(ks), cu_seq_len_k_end: i32(ke) },
-      scalars: compressed ? { clean_logits: false, max_seqlen_k: width } : { clean_logits: true },
-    };
-  };
-}
-
-/**
- * `fp8_paged_mqa_logits`: the fused KV-cache pages (per page block_kv·D value bytes, then block_kv fp32 scales),
- * a shuffled block table, context lengths varying within a request with the last entry the row maximum (§8.2).
- */
-function pagedMqa(b: number, nextN: number, h: number, d: number, blockKv: number): (p: Prng) => Built {
-  return (p) => {
-    const lens: number[] = [];
-    for (let r = 0; r < b; r++) {
-      const last = 1 + p.int(3 * blockKv);
-      for (let j = 0; j < nextN; j++) lens.push(j === nextN - 1 ? last : Math.max(1, last - p.int(8)));
-    }
-    const maxLen = Math.max(...lens);
-    const maxBlocks = Math.ceil(maxLen / blockKv), numBlocks = b * maxBlocks + 1;
-    const order = Array.from({ length: numBlocks }, (_, i) => i);
-    for (let i = numBlocks - 1; i > 0; i--) {
-      const j = p.int(i + 1);
-      [order[i], order[j]] = [order[j], order[i]];
-    }
-    const table = Array.from({ length: b * maxBlocks }, (_, i) => order[i]);
-    const cache = new Uint8Array(numBlocks * blockKv * (d + 4));
-    for (let blk = 0; blk < numBlocks; blk++) {
-      const kv = perTokenCastToFp8(randnTensor(p, [blockKv, d], "bf16"), { useUe8m0: false, granK: d });
-      const page = blk * blockKv * (d + 4);
-      cache.set(kv.q.data as Uint8Array, page);
-      cache.set(new Uint8Array((kv.sf.data as Float32Array).slice().buffer), page + blockKv * d);
-    }
-    const { q, weights } = mqaOperands(p, b * nextN, h, d, 1);
-    return {
-      inputs: {
-        q: q.reshape([b, nextN, h, d]),
-        kv_cache: Tensor.from("u8", [numBlocks, blockKv, 1, d + 4], cache),
-        weights,
-        context_lens: Tensor.from("i32", [b, nextN], Int32Array.from(lens)),
-        block_table: Tensor.from("i32", [b, maxBlocks], Int32Array.from(table)),
-      },
-      scalars: { max_context_len: maxLen },
-    };
-  };
 }
 
 /** deepgemm-ops.md §14: the shapes and index rules that broke kernels before. */

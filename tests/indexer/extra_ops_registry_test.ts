@@ -3,7 +3,7 @@ import { EXTRA_OPS, extraOp } from "../../reference/ops_extra/mod.ts";
 import { fp8MqaLogits } from "../../reference/indexer/mod.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 import { mqaInputs } from "./_helpers.ts";
-import { fp8Case } from "../mega_moe/_moe_case.ts";
+import { moeFp8Case as fp8Case } from "../../fixtures/case_builders.ts";
 import { megaMoe } from "../../reference/mega_moe/mod.ts";
 
 Deno.test("extraOp()", async (t) => {
