@@ -11,8 +11,12 @@ import { parseArgs } from "node:util";
 import { type Backend, type DeviceTensor, openBackend } from "../ffi/mod.ts";
 import { Prng } from "../reference/random/prng.ts";
 import { f32FromBits } from "../reference/fp32.ts";
+import { GEMM_OPS } from "../reference/gemm/registry.ts";
+import { Tensor } from "../reference/tensor/tensor.ts";
 
 interface Problem {
+  /** The same operands as host tensors, for the TypeScript reference. */
+  host: Record<string, Tensor>;
   a: DeviceTensor;
   sfa: DeviceTensor;
   b: DeviceTensor;
@@ -43,17 +47,46 @@ function problem(be: Backend, M: number, N: number, K: number): Problem {
   const kb = Math.ceil(K / 128);
   const scales = (n: number) =>
     Float32Array.from({ length: n }, () => f32FromBits(((120 + rng.int(8)) << 23) | rng.int(1 << 23)));
-  const a = upload(be, "e4m3", [M, K], Uint8Array.from({ length: M * K }, code));
-  const b = upload(be, "e4m3", [N, K], Uint8Array.from({ length: N * K }, code));
-  const sfa = upload(be, "f32", [M, kb], scales(M * kb));
-  const sfb = upload(be, "f32", [Math.ceil(N / 128), kb], scales(Math.ceil(N / 128) * kb));
+  const host = {
+    a: Tensor.from("e4m3", [M, K], Uint8Array.from({ length: M * K }, code)),
+    b: Tensor.from("e4m3", [N, K], Uint8Array.from({ length: N * K }, code)),
+    sfa: Tensor.from("f32", [M, kb], scales(M * kb)),
+    sfb: Tensor.from("f32", [Math.ceil(N / 128), kb], scales(Math.ceil(N / 128) * kb)),
+  };
+  const a = upload(be, "e4m3", [M, K], host.a.data as Uint8Array<ArrayBuffer>);
+  const b = upload(be, "e4m3", [N, K], host.b.data as Uint8Array<ArrayBuffer>);
+  const sfa = upload(be, "f32", host.sfa.shape as number[], host.sfa.data as Float32Array<ArrayBuffer>);
+  const sfb = upload(be, "f32", host.sfb.shape as number[], host.sfb.data as Float32Array<ArrayBuffer>);
   const dbuf = be.alloc(M * N * 2);
   const d: DeviceTensor = { buffer: dbuf, byteOffset: 0, dtype: "bf16", shape: [M, N], strides: [N, 1] };
-  return { a, sfa, b, sfb, d, macs: M * N * K, free: () => [a, b, sfa, sfb, d].forEach((t) => t.buffer.free()) };
+  return { host, a, sfa, b, sfb, d, macs: M * N * K, free: () => [a, b, sfa, sfb, d].forEach((t) => t.buffer.free()) };
 }
 
 function run(be: Backend, p: Problem): void {
   be.fp8Gemm({ a: p.a, sfa: p.sfa, b: p.b, sfb: p.sfb, d: p.d, model: "sm90_1d2d" });
+}
+
+/**
+ * The TypeScript reference (`reference/gemm`, one thread) on the same operands: multiply-adds per wall second
+ * (best of `reps`) and per CPU second, and whether its bits equal the native backend's.
+ */
+export function measureReference(be: Backend, p: Problem, reps: number): Measurement & { sameBits: boolean } {
+  const op = GEMM_OPS.fp8_gemm_nt;
+  let out = op.run(p.host, {}, { model: "sm90_1d2d" }).d; // warm-up
+  let best = Infinity;
+  const c0 = process.cpuUsage();
+  for (let i = 0; i < reps; i++) {
+    const t0 = performance.now();
+    out = op.run(p.host, {}, { model: "sm90_1d2d" }).d;
+    best = Math.min(best, performance.now() - t0);
+  }
+  const c1 = process.cpuUsage(c0);
+  run(be, p);
+  const native = new Uint16Array(out.numel);
+  p.d.buffer.copyOut(native);
+  const ref = out.contiguous().data as Uint16Array;
+  const sameBits = native.every((v, i) => v === ref[i]);
+  return { wall: p.macs / (best / 1000), cpu: (p.macs * reps) / ((c1.user + c1.system) / 1e6), sameBits };
 }
 
 /** Result of {@link measure}. */
@@ -96,12 +129,20 @@ if (import.meta.main) {
   const hw = Number(be.info.threads);
   const one = measure(be, p, 1, reps);
   const all = measure(be, p, 0, reps);
+  const ts = measureReference(be, p, reps);
   const load = Deno.loadavg()[0].toFixed(1);
   console.log(`CPU backend sm90_1d2d fp8_gemm, (M, N, K) = (${M}, ${N}, ${K}), best of ${reps}, load average ${load}`);
   console.log(`| threads | multiply-adds/s (wall) | multiply-adds per CPU-second |`);
   console.log(`|---|---|---|`);
   console.log(`| 1 | ${(one.wall / 1e6).toFixed(1)} M | ${(one.cpu / 1e6).toFixed(1)} M |`);
   console.log(`| ${hw} (all) | ${(all.wall / 1e6).toFixed(1)} M | ${(all.cpu / 1e6).toFixed(1)} M |`);
+  console.log(`| TS reference, 1 | ${(ts.wall / 1e6).toFixed(1)} M | ${(ts.cpu / 1e6).toFixed(1)} M |`);
+  console.log(
+    `TS reference / native, one core: ${(ts.wall / one.wall).toFixed(2)} (wall), ${
+      (ts.cpu / one.cpu).toFixed(2)
+    } (per CPU second);` +
+      ` bits equal: ${ts.sameBits}`,
+  );
   p.free();
 } else {
   const be = await openBackend("cpu");
