@@ -14,7 +14,7 @@
  * ```
  * @module
  */
-import { calcDiff, compareBitwise } from "../reference/compare/mod.ts";
+import { calcDiff, compareBitwise, unravelIndex } from "../reference/compare/mod.ts";
 import type { FormatName } from "../reference/formats/mod.ts";
 import type { DType, Tensor } from "../reference/tensor/mod.ts";
 import { rowMajorData, toFloat32 } from "../reference/tensor/values.ts";
@@ -103,16 +103,6 @@ export function parseCompareMode(text: string): CompareMode {
   throw new UsageError(`--mode ${JSON.stringify(text)} is not bitwise, calc-diff=X (X ≥ 0) or ulp=N (integer N ≥ 0)`);
 }
 
-function unravel(index: number, shape: readonly number[]): number[] {
-  const c = new Array<number>(shape.length);
-  let r = index;
-  for (let d = shape.length - 1; d >= 0; d--) {
-    c[d] = r % shape[d];
-    r = Math.floor(r / shape[d]);
-  }
-  return c;
-}
-
 /**
  * Compares two tensors of the same dtype and shape.
  * @param name the tensor name (for the report)
@@ -173,7 +163,7 @@ export function compareTensors(
       if (d > maxUlp) maxUlp = d;
       if (first === null) {
         first = {
-          coordinate: unravel(i, shape),
+          coordinate: unravelIndex(i, shape),
           expected: { value: typeof x === "bigint" ? x.toString() : x, bits: hex(dtype, x) },
           actual: { value: typeof y === "bigint" ? y.toString() : y, bits: hex(dtype, y) },
         };

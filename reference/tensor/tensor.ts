@@ -79,7 +79,9 @@ export class Tensor {
       }
       if (lo < 0 || hi >= data.length) {
         throw new RangeError(
-          `Tensor view shape [${shape.join(", ")}] strides [${st.join(", ")}] offset ${offset} reaches outside storage of ${data.length} elements`,
+          `Tensor view shape [${shape.join(", ")}] strides [${
+            st.join(", ")
+          }] offset ${offset} reaches outside storage of ${data.length} elements`,
         );
       }
     }
@@ -173,7 +175,13 @@ export class Tensor {
     }
     const shape = [...this.shape];
     shape[d] = length;
-    return new Tensor(this.dtype, shape, this.data, this.strides, this.offset + (length > 0 ? start * this.strides[d] : 0));
+    return new Tensor(
+      this.dtype,
+      shape,
+      this.data,
+      this.strides,
+      this.offset + (length > 0 ? start * this.strides[d] : 0),
+    );
   }
 
   /** The same elements under a new shape; only for contiguous views (no copy). */

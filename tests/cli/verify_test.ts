@@ -118,7 +118,10 @@ Deno.test("toJUnit()", async (t) => {
     assert.match(xml, /<testsuite name="cpu" tests="3" failures="1" errors="0" skipped="1"/);
     assert.match(xml, /<failure message="d: 1 &lt;mismatch&gt;"\/>/);
     assert.match(xml, /<skipped message="CUDA not available"\/>/);
-    assert.match(formatSummary(report), /3 cases, 3 checks \(case × backend\): 1 passed, 1 failed, 0 errors, 1 skipped/);
+    assert.match(
+      formatSummary(report),
+      /3 cases, 3 checks \(case × backend\): 1 passed, 1 failed, 0 errors, 1 skipped/,
+    );
   });
 });
 
@@ -174,7 +177,10 @@ Deno.test("verify", async (t) => {
       assert.ok(c.elements > 0);
     }
     assert.deepEqual(report.summary, { pass: report.cases.length, fail: 0, skip: 0, error: 0 });
-    assert.match(out.stdout, /verify: \d+ cases, \d+ checks \(case × backend\): \d+ passed, 0 failed, 0 errors, 0 skipped/);
+    assert.match(
+      out.stdout,
+      /verify: \d+ cases, \d+ checks \(case × backend\): \d+ passed, 0 failed, 0 errors, 0 skipped/,
+    );
     assert.match(await Deno.readTextFile(`${dir}/r.xml`), /<testsuites/);
   });
 
