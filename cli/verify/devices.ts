@@ -24,6 +24,8 @@ export interface DeviceJob {
   sample: number;
   seed: number;
   model?: string;
+  /** Reference Workers of this device's worker (the machine's cores shared among the devices). */
+  workers?: number;
 }
 
 /** Deals items to `n` hands in turn. */
@@ -90,7 +92,8 @@ export async function runOnDevices(
         w.terminate();
         reject(new Error(`device ${device}: ${e.message}`));
       };
-      w.postMessage({ ...job, device, ids } satisfies DeviceJob);
+      const workers = job.workers ?? Math.max(1, Math.floor(navigator.hardwareConcurrency / devices));
+      w.postMessage({ ...job, device, ids, workers } satisfies DeviceJob);
     })
   ));
   const byId = new Map<string, CaseResult[]>();
