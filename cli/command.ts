@@ -77,7 +77,8 @@ export function parseCommandArgs(
     });
     return { values: r.values as Record<string, string | boolean | undefined>, positionals: r.positionals };
   } catch (e) {
-    throw new UsageError(`oracle ${command}: ${(e as Error).message} (see oracle ${command} --help)`);
+    // main() prefixes every message with "oracle <command>: ", so the text itself does not repeat it.
+    throw new UsageError(`${(e as Error).message} (see oracle ${command} --help)`);
   }
 }
 
@@ -103,7 +104,9 @@ export function parseCount(flag: string, value: string): number {
 export function expectPositionals(command: string, positionals: string[], names: readonly string[]): void {
   if (positionals.length !== names.length) {
     throw new UsageError(
-      `oracle ${command} needs ${names.length} file arguments (${names.join(" ")}), got ${positionals.length}` +
+      (names.length === 0
+        ? `${command} takes no file arguments, got ${positionals.map((p) => JSON.stringify(p)).join(" ")}`
+        : `needs ${names.length} file arguments (${names.join(" ")}), got ${positionals.length}`) +
         ` (see oracle ${command} --help)`,
     );
   }

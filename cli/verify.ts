@@ -21,7 +21,9 @@
 import denoConfig from "../deno.json" with { type: "json" };
 import { type Backend, openBackend } from "../ffi/backend.ts";
 import { BackendNotAvailableError } from "../ffi/errors.ts";
-import { type CliIo, type Command, EXIT, parseCommandArgs, UsageError } from "./command.ts";
+import { MODEL_CODES } from "../ffi/models.ts";
+import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
+import { runOp, runOpNames } from "./run_ops.ts";
 import { findRegressions, parseBaseline } from "./verify/baseline.ts";
 import { type CaseResult, formatSummary, formatTable, type Report, summarize, toJUnit } from "./verify/report.ts";
 import { runCase, type VerifyBackend } from "./verify/runner.ts";
@@ -129,8 +131,19 @@ async function openBackends(names: string[], explicit: boolean, io: CliIo): Prom
 
 class BackendUnavailable extends Error {}
 
+/**
+ * Every model name `--model` accepts: the reference models of every op (`reference/registry.ts`) and the ABI's
+ * model names (`ffi/models.ts`, e.g. `sm90_mqa`, `tf32`), sorted. An unknown name is exit 2 before any case runs,
+ * not one error row per case.
+ */
+export function knownModels(): string[] {
+  const names = new Set<string>(Object.keys(MODEL_CODES).filter((m) => m !== "default"));
+  for (const op of runOpNames()) for (const m of runOp(op)?.models ?? []) names.add(m);
+  return [...names].sort();
+}
+
 async function verify(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandArgs(args, {
+  const { values, positionals } = parseCommandArgs(args, {
     backend: { type: "string", multiple: true },
     ops: { type: "string" },
     suite: { type: "string" },
@@ -146,6 +159,12 @@ async function verify(args: string[], io: CliIo): Promise<number> {
   if (values.help) {
     io.stdout(USAGE);
     return EXIT.ok;
+  }
+  expectPositionals("verify", positionals, []);
+  if (values.model !== undefined && !knownModels().includes(values.model as string)) {
+    throw new UsageError(
+      `--model ${JSON.stringify(values.model)} is not a known model; known: ${knownModels().join(", ")}`,
+    );
   }
   const suite = (values.suite as string | undefined) ?? "default";
   if (!["default", "fixtures", "edge", "deepseek-v3", "all"].includes(suite)) {

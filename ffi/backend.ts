@@ -58,6 +58,7 @@ export class Backend implements Disposable {
 
   /** Waits for queued device work. */
   synchronize(): void {
+    this.library.assertOpen();
     this.library.check(this.library.symbols.go_synchronize(), "go_synchronize");
   }
 
@@ -66,6 +67,7 @@ export class Backend implements Disposable {
    * @throws {TypeError} when the library has no `go_set_num_threads`
    */
   setNumThreads(threads: number): void {
+    this.library.assertOpen();
     const f = this.library.symbols.go_set_num_threads;
     if (!f) throw new TypeError(`Backend "${this.name}" has no go_set_num_threads`);
     if (!Number.isSafeInteger(threads) || threads < 0) throw new RangeError(`Invalid thread count ${threads}`);

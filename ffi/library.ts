@@ -123,6 +123,7 @@ export class NativeLibrary implements Disposable {
 
   /** The thread-local last error message of the library. */
   lastError(): string {
+    this.assertOpen(); // a closed library's code may be unmapped: never call into it
     const p = this.symbols.go_last_error();
     return p === null ? "" : Deno.UnsafePointerView.getCString(p);
   }
@@ -134,6 +135,7 @@ export class NativeLibrary implements Disposable {
    * @throws {NativeError} when status is not 0
    */
   check(status: number, fn: string): void {
+    this.assertOpen();
     if (status !== 0) throw new NativeError(status, this.lastError(), fn);
   }
 

@@ -67,6 +67,11 @@ std::vector<int64_t> contiguous_row_groups(const View& gl, int64_t M, int64_t G,
       int64_t chunk = tile + (i - tile) / 64 * 64;
       if (sm90_chunks && label(chunk) == -1) group[size_t(i)] = -1;
       else group[size_t(i)] = std::max<int32_t>(0, label(tile));
+      // A row computed with the clamped group 0 reads B[0]: with G = 0 there is none (it would read past b).
+      if (G == 0 && group[size_t(i)] >= 0) {
+        fail(GO_ERR_INVALID_ARGUMENT, "grouped_layout: row " + std::to_string(i) +
+                                          " is computed with group 0 (a -1 tile is clamped to 0), but b has no groups");
+      }
     }
   } else {
     int64_t prev_end = 0;

@@ -20,7 +20,7 @@ self.onmessage = (e: MessageEvent<{ inputs: Record<string, PlainTensor>; options
     for (const [k, v] of Object.entries(e.data.inputs)) t[k] = Tensor.from(v.dtype, v.shape, v.data);
     const [r0, r1] = e.data.options.rows!;
     const { logits, defined } = fp8MqaLogits(
-      { q: t.q, kv: t.kv, kv_sf: t.kv_sf, weights: t.weights, ks: t.ks, ke: t.ke },
+      { q: t.q, q_sf: t.q_sf, kv: t.kv, kv_sf: t.kv_sf, weights: t.weights, ks: t.ks, ke: t.ke },
       e.data.options,
     );
     const rows = logits.narrow(0, r0, r1 - r0).contiguous(), def = defined.narrow(0, r0, r1 - r0).contiguous();

@@ -24,7 +24,8 @@
  *
  * @module
  */
-import { f32, fma32 } from "../fp32.ts";
+import { bf16, bf16ToF32, f32, fma32 } from "../fp32.ts";
+import { bf16Add, bf16Fma, bf16Mul } from "./bf16_fma.ts";
 
 /**
  * Named head-reduction orders:
@@ -33,14 +34,19 @@ import { f32, fma32 } from "../fp32.ts";
  *   group); kept as a separate variant because it differs from the kernel in about one logit in ten;
  * - `sm100_fp32`: `deepgemm-ops.md` §8.1 for SM100 with fp32 weights: four FMA chains over heads ≡ r (mod 4) from 0
  *   on `a + |a|` (= 2·relu(a)), `((S0+S2)+(S1+S3))/2`, then `· sfkv` (FP8). [from source, not checked on a GPU]
+ * - `sm100_bf16`: `deepgemm-ops.md` §8.1 for SM100 with bf16 weights (bf16 logits): `a = bf16(relu(s))` (RNE), four
+ *   chains `S_r = bf16_fma(a, w, S_r)` over heads ≡ r (mod 4) from 0, each with one bf16 rounding ({@link bf16Fma}),
+ *   `reduced = bf16(S_0+S_2) ⊕bf16 bf16(S_1+S_3)`, FP8: `bf16(reduced · bf16(sfkv))`; the result is a bf16 value.
+ *   [from source, not checked on a GPU]
  */
-export type HeadReductionOrder = "sm90" | "sm90_spec81" | "sm100_fp32";
+export type HeadReductionOrder = "sm90" | "sm90_spec81" | "sm100_fp32" | "sm100_bf16";
 
 /** Every head-reduction order, for CLI validation and loops in tests. */
 export const HEAD_REDUCTION_ORDERS: readonly HeadReductionOrder[] = Object.freeze([
   "sm90",
   "sm90_spec81",
   "sm100_fp32",
+  "sm100_bf16",
 ]);
 
 /**
@@ -58,10 +64,10 @@ export function checkHeadReductionOrder(name: string): HeadReductionOrder {
  * Reduces the H scores of one (query, key) pair to one fp32 logit in a kernel's exact operation order.
  * @param order the named order
  * @param s scores `s_h` (fp32 values), read at `s[sOff + h]`
- * @param w weights (fp32 values), read at `w[wOff + h]`
+ * @param w weights (fp32 values; bf16 values for `sm100_bf16`), read at `w[wOff + h]`
  * @param H number of heads (a multiple of 8 for the SM90 orders, of 4 for SM100)
  * @param sfkv the key's fp32 scale (FP8 KV); pass `undefined` for FP4 (no scale multiply on SM100)
- * @returns the fp32 logit (before any cast to the logits dtype)
+ * @returns the fp32 logit (before any cast to the logits dtype); a bf16 value for `sm100_bf16`
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -70,6 +76,7 @@ export function checkHeadReductionOrder(name: string): HeadReductionOrder {
  * s[3] = -7; // relu drops it
  * assert.equal(reduceHeads("sm90", s, 0, w, 0, 32, 2), 31);
  * assert.equal(reduceHeads("sm100_fp32", s, 0, w, 0, 32, 2), 31);
+ * assert.equal(reduceHeads("sm100_bf16", s, 0, w, 0, 32, 2), 31);
  * ```
  */
 export function reduceHeads(
@@ -81,6 +88,15 @@ export function reduceHeads(
   H: number,
   sfkv: number | undefined,
 ): number {
+  if (order === "sm100_bf16") {
+    const S = [0, 0, 0, 0];
+    for (let h = 0; h < H; h++) {
+      const a = bf16(Math.max(s[sOff + h], 0));
+      S[h & 3] = bf16ToF32(bf16Fma(a, w[wOff + h], S[h & 3]));
+    }
+    const reduced = bf16Add(bf16Add(S[0], S[2]), bf16Add(S[1], S[3]));
+    return sfkv === undefined ? reduced : bf16Mul(reduced, bf16(sfkv));
+  }
   if (order === "sm100_fp32") {
     const S = [0, 0, 0, 0];
     for (let h = 0; h < H; h++) {

@@ -31,6 +31,7 @@ export async function fp8MqaLogitsParallel(
   if (w <= 1) return fp8MqaLogits(inputs, { ...options, rows: [r0, r1] });
   const plain: Record<string, { dtype: string; shape: number[]; data: Tensor["data"] }> = {};
   for (const [k, v] of Object.entries(inputs)) {
+    if (v === undefined) continue; // optional inputs (q_sf of the FP8 path)
     const c = (v as Tensor).contiguous();
     plain[k] = { dtype: c.dtype, shape: [...c.shape], data: c.data };
   }

@@ -15,8 +15,13 @@ export interface MqaModel {
   readonly name: string;
   /** Architecture whose host checks apply. */
   readonly arch: MqaArch;
-  /** Tensor-core profile of the score `s_h`. */
+  /** Tensor-core profile of the score `s_h` (FP8 Q and KV). */
   readonly tensorCore: string;
+  /**
+   * Tensor-core profile of the FP4 score (`kind::mxf4.block_scale.block32`, SM100 only); absent where the
+   * architecture has no FP4 path.
+   */
+  readonly tensorCoreFp4?: string;
   /** Head-reduction order. */
   readonly reduction: HeadReductionOrder;
   /** Evidence. */
@@ -43,8 +48,12 @@ export const MQA_MODELS: Readonly<Record<string, MqaModel>> = Object.freeze({
     name: "sm100",
     arch: "sm100",
     tensorCore: "tcgen05_f8f6f4",
+    // MMA-Sim's mxf4nvf4 row (groups of 16 summed exactly, × their two ue8m0 scales, 4 groups + c fused with 35
+    // fraction bits, RZ); kind::mxf4 with block32 scales is taken to behave as mxf4nvf4 with ue8m0/32 scales
+    // (numerics.md §8.1). [published, not verified here]
+    tensorCoreFp4: "tcgen05_mxf4nvf4",
     reduction: "sm100_fp32",
-    status: "deepgemm-ops.md §8.1 [from source]; not checked on a GPU",
+    status: "deepgemm-ops.md §8.1 [from source]; not checked on a GPU (bf16 weights select sm100_bf16)",
   }),
   exact: Object.freeze({
     name: "exact",
@@ -53,11 +62,19 @@ export const MQA_MODELS: Readonly<Record<string, MqaModel>> = Object.freeze({
     reduction: "sm90",
     status: "definition: error-free scores rounded once to fp32, SM90 reduction order",
   }),
+  sm100_exact: Object.freeze({
+    name: "sm100_exact",
+    arch: "sm100",
+    tensorCore: "exact",
+    tensorCoreFp4: "exact",
+    reduction: "sm100_fp32",
+    status: "definition: error-free (block-scaled) scores rounded once to fp32, SM100 reduction order",
+  }),
 });
 
 /** Options that pick and override an MQA model (CLI: `--model`, `--tensor-core`, `--reduction`). */
 export interface MqaModelOptions {
-  /** Model name (default `sm90`). */
+  /** Model name (default `sm90`; `sm100` for FP4 inputs or bf16 weights, see {@link defaultMqaModel}). */
   model?: string;
   /** Tensor-core profile overriding the model's. */
   tensorCore?: string;
@@ -77,14 +94,32 @@ export interface MqaModelOptions {
  * assert.throws(() => resolveMqaModel({ model: "sm80" }), RangeError);
  * ```
  */
-export function resolveMqaModel(options: MqaModelOptions): MqaModel {
-  const name = options.model ?? "sm90";
+export function resolveMqaModel(options: MqaModelOptions, fallback = "sm90"): MqaModel {
+  const name = options.model ?? fallback;
   if (!Object.hasOwn(MQA_MODELS, name)) {
     throw new RangeError(`Unknown MQA model "${name}"; known: ${Object.keys(MQA_MODELS).join(", ")}`);
   }
   const m = MQA_MODELS[name];
   const tensorCore = options.tensorCore ?? m.tensorCore;
   tensorCoreProfile(tensorCore); // throws for unknown profiles
+  const tensorCoreFp4 = m.tensorCoreFp4 === undefined ? undefined : options.tensorCore ?? m.tensorCoreFp4;
   const reduction = checkHeadReductionOrder(options.reduction ?? m.reduction);
-  return { ...m, tensorCore, reduction };
+  return { ...m, tensorCore, tensorCoreFp4, reduction };
+}
+
+/**
+ * The model used when none is named: `sm100` when the inputs exist only on SM100 (FP4 Q/KV, bf16 weights), else
+ * `sm90` (DeepGEMM's FP8 path on Hopper, the verified model).
+ * @param fp4 whether Q and KV are packed FP4
+ * @param bf16Weights whether the weights are bf16
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { defaultMqaModel } from "./mqa_models.ts";
+ * assert.equal(defaultMqaModel(false, false), "sm90");
+ * assert.equal(defaultMqaModel(true, false), "sm100");
+ * ```
+ */
+export function defaultMqaModel(fp4: boolean, bf16Weights: boolean): string {
+  return fp4 || bf16Weights ? "sm100" : "sm90";
 }

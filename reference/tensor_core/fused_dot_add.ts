@@ -5,7 +5,8 @@
  * One step fuses `len` products and the accumulator c:
  * 1. special values first: the binary64 sum of the products and c decides NaN / ±Inf (NaN codes, Inf·0, Inf − Inf);
  * 2. every operand is `s·2^e` with its MMA-Sim exponent (operand_tables.ts); a product's exponent is `e_a + e_b`
- *    (plus the block-scale exponents), c is one more term with its fp32 exponent;
+ *    (plus the block-scale exponents), c is one more term with its exponent in the accumulator's own type
+ *    (clamped at −126 for fp32, −14 for f16);
  * 3. `E` = the largest exponent of all terms (products and c, zeros included with exponent −126);
  * 4. each term becomes `trunc(value · 2^(n − E))`: truncation **toward zero**, term by term (§8.2: 256 − 2^-6 → 256);
  * 5. the integers are summed exactly; the sum times `2^(E − n)` is normalised and rounded as the profile says
@@ -109,7 +110,9 @@ export function fusedStep(
   n: number,
   r: StepRounding,
 ): number {
-  let E = c === 0 || !Number.isFinite(c) ? -126 : mmaExponent(c, -126);
+  // c is decomposed in its own dtype (MMA-Sim extract_significand_exponent(c)): the output's minimum exponent
+  // (−126 for fp32 accumulators, −14 for f16 ones); a zero c gets −126 whatever the dtype.
+  let E = c === 0 || !Number.isFinite(c) ? -126 : mmaExponent(c, r.minExp);
   let mp = -100000;
   for (let k = 0; k < len; k++) {
     const e = ae[aOff + k] + be[bOff + k];

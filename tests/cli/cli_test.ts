@@ -43,6 +43,15 @@ Deno.test("main()", async (t) => {
     assert.equal(code, 2);
     assert.match(err, /cannot access a file/);
   });
+
+  await t.step("names the subcommand once in argument errors", async () => {
+    for (const args of [["compare", "--nope"], ["compare", "a", "b", "c"], ["fixtures", "stray"]]) {
+      const r = await runCli(args);
+      assert.equal(r.code, 2, args.join(" "));
+      assert.equal(r.stderr.match(/oracle (compare|fixtures)/g)?.length, 2, r.stderr); // prefix + "see oracle X --help"
+      assert.match(r.stderr, /^oracle (compare|fixtures): /);
+    }
+  });
 });
 
 Deno.test("oracle (subprocess)", async (t) => {

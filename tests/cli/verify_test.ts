@@ -216,5 +216,22 @@ Deno.test("verify", async (t) => {
     const r = await verifyCommand.run(["--backend", "/no/such/lib.so", "--suite", "edge", "--ops", "fp8_gemm_nt"], cio);
     assert.equal(r, 2);
   });
+
+  await t.step("a stray positional argument is exit 2, not silently ignored", async () => {
+    const { io: cio } = io();
+    await assert.rejects(
+      () => verifyCommand.run(["--backend", "reference", "--ops", "fp8_gemm_nt", "fixtures"], cio),
+      /verify takes no file arguments, got "fixtures"/,
+    );
+  });
+
+  await t.step("an unknown --model is exit 2 before any case runs, listing the known models", async () => {
+    const { io: cio, out } = io();
+    await assert.rejects(
+      () => verifyCommand.run(["--backend", "reference", "--ops", "fp8_gemm_nt", "--model", "nope"], cio),
+      /--model "nope" is not a known model; known: .*sm90_1d2d.*sm90_mqa/,
+    );
+    assert.equal(out.stdout, "");
+  });
   await Deno.remove(dir, { recursive: true });
 });

@@ -100,4 +100,13 @@ Deno.test("openBackend()", async (t) => {
   await t.step("rejects an empty name with a TypeError", async () => {
     await assert.rejects(() => openBackend(""), TypeError);
   });
+
+  await t.step("refuses synchronize, setNumThreads and lastError after close instead of calling unloaded code", async () => {
+    const be = await openBackend("cpu");
+    be.close();
+    assert.throws(() => be.synchronize(), ReferenceError);
+    assert.throws(() => be.setNumThreads(1), ReferenceError);
+    assert.throws(() => be.library.lastError(), ReferenceError);
+    assert.throws(() => be.library.check(1, "go_fp8_gemm"), ReferenceError);
+  });
 });

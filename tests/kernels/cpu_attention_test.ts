@@ -146,6 +146,28 @@ Deno.test("fp8MqaLogits()", async (t) => {
 
 Deno.test("fp8PagedMqaLogits()", async (t) => {
   using be = await openBackend("cpu");
+  await t.step("accepts next_n = 0 (no rows) without reading context_lens[b, -1]", () => {
+    const B = 2, H = 8, D = 32;
+    be.fp8PagedMqaLogits({
+      q: Tensor.zeros("e4m3", [B, 0, H, D]),
+      kvCache: Tensor.zeros("u8", [1, 64, 1, D + 4]),
+      weights: Tensor.zeros("f32", [0, H]),
+      contextLens: Tensor.zeros("i32", [B, 0]),
+      blockTable: Tensor.zeros("i32", [B, 1]),
+      logits: Tensor.zeros("f32", [0, 8]),
+    });
+    // The empty context_lens view starts right after an i32 holding 99999: reading [b, -1] would see it.
+    using buf = be.alloc(8);
+    buf.copyIn(new Int32Array([99999, 0]));
+    be.fp8PagedMqaLogits({
+      q: Tensor.zeros("e4m3", [B, 0, H, D]),
+      kvCache: Tensor.zeros("u8", [1, 64, 1, D + 4]),
+      weights: Tensor.zeros("f32", [0, H]),
+      contextLens: { buffer: buf, byteOffset: 4, dtype: "i32", shape: [B, 0], strides: [0, 1] },
+      blockTable: Tensor.zeros("i32", [B, 1]),
+      logits: Tensor.zeros("f32", [0, 8]),
+    });
+  });
   await t.step("equals the reference bit for bit on the positions below context_lens", () => {
     const rng = rngFor(8181);
     const B = 3, nextN = 2, H = 32, D = 32, blockKv = 64, numBlocks = 5, maxLen = 150;

@@ -258,6 +258,26 @@ Deno.test("mGroupedFp8GemmContiguous()", async (t) => {
   const a = e4m3Tensor(rng, [M, K]), b = e4m3Tensor(rng, [G, N, K]);
   const sfa = scaleTensor(rng, [M, 2], false), sfb = scaleTensor(rng, [G, 1, 2], false);
 
+  await t.step("rejects rows that would read group 0 of a B with no groups (G = 0) instead of reading past it", () => {
+    const gl = Tensor.from("i32", [4], new Int32Array([-1, -1, -1, -1]));
+    const args = {
+      a: e4m3Tensor(rng, [4, 128]),
+      sfa: scaleTensor(rng, [4, 1], false),
+      b: Tensor.zeros("e4m3", [0, 128, 128]),
+      sfb: Tensor.zeros("f32", [0, 1, 1]),
+      d: Tensor.zeros("bf16", [4, 128]),
+      groupedLayout: gl,
+    };
+    assert.throws(
+      () => be.mGroupedFp8GemmContiguous({ ...args, model: "exact" }),
+      (e: unknown) => e instanceof NativeError && e.code === "GO_ERR_INVALID_ARGUMENT" && /b has no groups/.test(e.message),
+    );
+    // sm90 writes zeros for 64-row chunks labelled -1: no group is read, so G = 0 is fine there.
+    const d = Tensor.from("bf16", [4, 128], new Uint16Array(4 * 128).fill(0x7777));
+    be.mGroupedFp8GemmContiguous({ ...args, d, model: "sm90_1d2d" });
+    assert.ok((d.data as Uint16Array).every((v) => v === 0));
+  });
+
   await t.step("computes each row with its group and zeroes 64-row chunks labelled -1 (sm90)", () => {
     // mk_alignment 64: chunks 0,1 -> group 2, chunk 2 -> -1, chunk 3 -> group 0.
     const labels = new Int32Array(M);
@@ -499,6 +519,20 @@ Deno.test("bf16Gemm()", async (t) => {
 
 Deno.test("mGroupedBf16GemmContiguous()", async (t) => {
   using be = await openBackend("cpu");
+  await t.step("rejects rows that would read group 0 of a B with no groups (G = 0)", () => {
+    const gl = Tensor.from("i32", [2], new Int32Array([-1, -1]));
+    assert.throws(
+      () =>
+        be.mGroupedBf16GemmContiguous({
+          a: Tensor.zeros("bf16", [2, 64]),
+          b: Tensor.zeros("bf16", [0, 8, 64]),
+          d: Tensor.zeros("bf16", [2, 8]),
+          groupedLayout: gl,
+          model: "exact",
+        }),
+      (e: unknown) => e instanceof NativeError && /b has no groups/.test(e.message),
+    );
+  });
   await t.step("matches per-group bf16Gemm rows", () => {
     const rng = rngFor(71);
     const G = 2, N = 8, K = 64, M = 128;

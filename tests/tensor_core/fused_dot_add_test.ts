@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { fusedDotAdd, roundSum, STEP_ROUNDINGS } from "../../reference/tensor_core/fused_dot_add.ts";
 import { ExactSum } from "../../reference/tensor_core/exact_sum.ts";
-import { TENSOR_CORE_PROFILES, tensorCoreProfile } from "../../reference/tensor_core/profiles.ts";
+import {
+  TENSOR_CORE_PROFILES,
+  type TensorCoreProfile,
+  tensorCoreProfile,
+} from "../../reference/tensor_core/profiles.ts";
 import { Prng } from "../../reference/random/prng.ts";
 
 const ones = (n: number) => new Array(n).fill(1);
@@ -54,6 +58,21 @@ Deno.test("fusedDotAdd()", async (t) => {
     );
     assert.ok(Number.isNaN(fusedDotAdd("hopper_wgmma_fp8", [NaN], [1], 0)));
   });
+  await t.step(
+    "an f16 accumulator's exponent is clamped at f16's −14, as MMA-Sim decomposes c in its own dtype",
+    () => {
+      // MMA-Sim extract_significand_exponent(c) uses c.dtype: an f16 subnormal c = 3·2^-24 gets exponent −14, so
+      // E = −14 and, with n = 5, both c and the product 2^-20 fall below the 2^-19 quantum: the result is 0.
+      const f16Acc: TensorCoreProfile = {
+        ...tensorCoreProfile("ampere_mma_bf16"),
+        name: "f16_acc_n5",
+        fractionBits: 5,
+        output: "rne_f16",
+      };
+      const r = fusedDotAdd(f16Acc, [2 ** -10], [2 ** -10], 3 * 2 ** -24, { aFormat: "f16", bFormat: "f16" });
+      assert.equal(r, 0);
+    },
+  );
   await t.step("block-scale exponent scales products, not c", () => {
     assert.equal(fusedDotAdd("tcgen05_mxf8f6f4", [1, 1], [1, 1], 1, { scaleExponent: 3 }), 17);
   });
