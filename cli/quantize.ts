@@ -42,10 +42,25 @@ DeepGEMM's utility quantizers and writes, for each tensor <name>, the codes as <
   --semantics S      gpu (default): amax / 448 computed as amax · fl32(1/448) like PyTorch on CUDA; cpu: true division
   --scale-rule R     MX recipes: floor (default, OCP MX v1.0), ceil, even, rceil
 
+An option the recipe does not read is an error (MX blocks are always 32 elements, NVFP4 blocks 16).
+
 FP4 codes are written as F4 (two per byte, element 0 in the low nibble: byte for byte DeepGEMM's packed int8;
 in PyTorch \`t.view(torch.int8)\`). NVFP4 recipes also write the per-tensor scale as <name>_global_sf.
 
 Exit status: 0 written, 2 bad arguments or unusable input.`;
+
+/** The options each recipe reads (reference/quant/recipes.ts); any other option given is an error, not ignored. */
+const RECIPE_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  per_token_cast_to_fp8: ["gran-k", "ue8m0", "packed-ue8m0", "semantics"],
+  per_channel_cast_to_fp8: ["gran-k", "ue8m0", "semantics"],
+  per_block_cast_to_fp8: ["gran-k", "ue8m0", "semantics"],
+  per_token_cast_to_fp4: ["gran-k", "ue8m0", "packed-ue8m0", "semantics"],
+  mxfp8_e4m3: ["semantics", "scale-rule"],
+  mxfp8_e5m2: ["semantics", "scale-rule"],
+  mxfp4: ["semantics", "scale-rule"],
+  nvfp4_te: [],
+  nvfp4_torchao: ["semantics"],
+};
 
 async function run(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, {
@@ -67,6 +82,16 @@ async function run(args: string[], io: CliIo): Promise<number> {
   }
   if (!Object.hasOwn(QUANT_RECIPES, recipeName)) {
     throw new UsageError(`--recipe "${recipeName}" is not one of ${QUANT_RECIPE_NAMES.join(", ")}`);
+  }
+  const honoured = RECIPE_FLAGS[recipeName] ?? [];
+  for (const flag of ["gran-k", "ue8m0", "packed-ue8m0", "semantics", "scale-rule"] as const) {
+    if (values[flag] !== undefined && !honoured.includes(flag)) {
+      throw new UsageError(
+        `--${flag} does not apply to ${recipeName} (it reads ${
+          honoured.length ? honoured.map((f) => `--${f}`).join(", ") : "no option"
+        })`,
+      );
+    }
   }
   const scaleRule = (values["scale-rule"] as string | undefined) ?? "floor";
   if (!(SCALE_RULES as readonly string[]).includes(scaleRule)) {
@@ -116,11 +141,12 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const metadata: Record<string, string> = {
     ...file.metadata,
     recipe: recipeName,
-    gran_k: String(granK),
-    use_ue8m0: String(useUe8m0),
-    semantics,
   };
-  if (recipeName.startsWith("mx")) metadata.scale_rule = scaleRule;
+  // Only the options the recipe reads are recorded (an MX block is 32 elements whatever --gran-k says).
+  if (honoured.includes("gran-k")) metadata.gran_k = String(granK);
+  if (honoured.includes("ue8m0")) metadata.use_ue8m0 = String(useUe8m0);
+  if (honoured.includes("semantics")) metadata.semantics = semantics;
+  if (honoured.includes("scale-rule")) metadata.scale_rule = scaleRule;
   delete metadata[F4_NIBBLE_ORDER_KEY];
   delete metadata[PACKED_UE8M0_KEY];
   if (packed.length > 0) metadata[PACKED_UE8M0_KEY] = JSON.stringify(packed.sort());

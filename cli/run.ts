@@ -17,6 +17,7 @@
  */
 import type { ModelOptions } from "../reference/kernel_models/kernel_models.ts";
 import { KERNEL_MODELS } from "../reference/kernel_models/kernel_models.ts";
+import { GEMM_OPS } from "../reference/gemm/registry.ts";
 import type { Tensor } from "../reference/tensor/mod.ts";
 import { F4_NIBBLE_ORDER_KEY, PACKED_UE8M0_KEY, readSafetensors, writeSafetensors } from "../io/mod.ts";
 import denoConfig from "../deno.json" with { type: "json" };
@@ -118,6 +119,15 @@ async function run(args: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   expectPositionals("run", positionals, ["IN", "OUT"]);
+  // Only the GEMM references (reference/gemm/registry.ts) read the kernel-model parameters; the MQA, HC and Mega MoE
+  // references (reference/ops_extra) read --model and --tensor-core alone. A flag that would change nothing is refused.
+  if (!Object.hasOwn(GEMM_OPS, op.name)) {
+    for (const flag of ["promote", "split-k", "out-dtype"]) {
+      if (values[flag] !== undefined) {
+        throw new UsageError(`--${flag} does not apply to ${op.name} (it reads --model and --tensor-core only)`);
+      }
+    }
+  }
   const model: ModelOptions = {};
   if (values.model !== undefined) model.model = values.model as string;
   if (values["tensor-core"] !== undefined) model.tensorCore = values["tensor-core"] as string;

@@ -133,6 +133,7 @@ export class NativeLibrary implements Disposable {
    * @param status a returned status
    * @param fn the C function name (for the message)
    * @throws {NativeError} when status is not 0
+   * @throws {ReferenceError} when the library was closed (its code may be unmapped)
    */
   check(status: number, fn: string): void {
     this.assertOpen();

@@ -62,27 +62,71 @@ export function f32FromBits(bits: number): number {
   return F32[0];
 }
 
-/** fp32 addition, correctly rounded (RNE). */
+/**
+ * fp32 addition, correctly rounded (RNE).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { add32 } from "./fp32.ts";
+ * assert.equal(add32(1, 2 ** -24), 1); // the tie rounds to even
+ * assert.equal(add32(1, 2 ** -23), 1 + 2 ** -23);
+ * ```
+ */
 export function add32(a: number, b: number): number {
   return Math.fround(a + b);
 }
 
-/** fp32 subtraction, correctly rounded (RNE). */
+/**
+ * fp32 subtraction, correctly rounded (RNE).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sub32 } from "./fp32.ts";
+ * assert.equal(sub32(1, 2 ** -25), 1); // below half an ulp of 1 − 2^-24
+ * assert.equal(sub32(3, 1), 2);
+ * ```
+ */
 export function sub32(a: number, b: number): number {
   return Math.fround(a - b);
 }
 
-/** fp32 multiplication, correctly rounded (RNE). */
+/**
+ * fp32 multiplication, correctly rounded (RNE).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { mul32 } from "./fp32.ts";
+ * assert.equal(mul32(1 + 2 ** -12, 1 + 2 ** -12), 1 + 2 ** -11); // the 2^-24 term is rounded away
+ * ```
+ */
 export function mul32(a: number, b: number): number {
   return Math.fround(a * b);
 }
 
-/** fp32 division, correctly rounded (RNE). */
+/**
+ * fp32 division, correctly rounded (RNE).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { div32 } from "./fp32.ts";
+ * assert.equal(div32(1, 3), Math.fround(1 / 3));
+ * assert.equal(div32(1, 0), Infinity);
+ * ```
+ */
 export function div32(a: number, b: number): number {
   return Math.fround(a / b);
 }
 
-/** fp32 square root, correctly rounded (RNE); `Math.sqrt` is correctly rounded in binary64 (ECMA-262 §21.3.2.32 / IEEE 754). */
+/**
+ * fp32 square root, correctly rounded (RNE); `Math.sqrt` is correctly rounded in binary64 (ECMA-262 §21.3.2.32 / IEEE 754).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sqrt32 } from "./fp32.ts";
+ * assert.equal(sqrt32(2), 1.4142135381698608);
+ * assert.ok(Number.isNaN(sqrt32(-1)));
+ * ```
+ */
 export function sqrt32(a: number): number {
   return Math.fround(Math.sqrt(a));
 }
@@ -90,6 +134,13 @@ export function sqrt32(a: number): number {
 /**
  * The fp32 reciprocal as PyTorch computes `1.0 / t` for an fp32 tensor (`Tensor.reciprocal()`, correctly rounded;
  * `deepgemm-ops.md` §2).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { reciprocal32 } from "./fp32.ts";
+ * assert.equal(reciprocal32(4), 0.25);
+ * assert.equal(reciprocal32(3), 0.3333333432674408);
+ * ```
  */
 export function reciprocal32(a: number): number {
   return Math.fround(1 / a);
@@ -153,12 +204,30 @@ export function bf16Rne(x: number): number {
   return ((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) & 0xffff;
 }
 
-/** The fp32 value of a bf16 bit pattern (exact: bf16 is the upper half of fp32). */
+/**
+ * The fp32 value of a bf16 bit pattern (exact: bf16 is the upper half of fp32).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { bf16ToF32 } from "./fp32.ts";
+ * assert.equal(bf16ToF32(0x3f80), 1);
+ * assert.equal(bf16ToF32(0xc040), -3);
+ * ```
+ */
 export function bf16ToF32(bits: number): number {
   return f32FromBits((bits & 0xffff) << 16);
 }
 
-/** Rounds `x` to bf16 (RNE, GPU NaN rule) and returns the value as a number: `bf16(x)` of the specs. */
+/**
+ * Rounds `x` to bf16 (RNE, GPU NaN rule) and returns the value as a number: `bf16(x)` of the specs.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { bf16 } from "./fp32.ts";
+ * assert.equal(bf16(1 + 2 ** -7), 1 + 2 ** -7);
+ * assert.equal(bf16(1 + 2 ** -9), 1); // below half a bf16 ulp
+ * ```
+ */
 export function bf16(x: number): number {
   return bf16ToF32(bf16Rne(x));
 }

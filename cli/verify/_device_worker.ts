@@ -22,7 +22,10 @@ self.onmessage = async (e: MessageEvent<DeviceJob>) => {
     const cases = (await collectCases(job.suite, job.sample, job.seed)).filter((c) => job.ids.includes(c.id));
     for (const c of cases) {
       self.postMessage({ progress: `${name} ${c.id}` });
-      const rows = await runCase(c, [{ name, backend, modelFor: (f) => models[f] }], { model: job.model, workers: job.workers });
+      const rows = await runCase(c, [{ name, backend, modelFor: (f) => models[f] }], {
+        model: job.model,
+        workers: job.workers,
+      });
       results.push(
         ...rows.map((r) => ({
           ...r,

@@ -82,17 +82,18 @@ int32_t go_fp8_gemm_skip_head_mid(const go_tensor* a_, const go_tensor* sfa_, co
   return guard([&] {
     View a = view_of(a_, "a", kFp8, 2), b = view_of(b_, "b", kFp8, 2), d = view_of(d_, "d", kOut, 2);
     check_grans(gran_a_mn, gran_a_k, gran_b_mn, gran_b_k);
-    if (left < 0 || mid < 0 || right < 0 || left + right == 0) {
+    const int64_t head = int64_t(left) + int64_t(right);  // in 64 bits: left + right can exceed INT32_MAX
+    if (left < 0 || mid < 0 || right < 0 || head == 0) {
       fail(GO_ERR_INVALID_ARGUMENT, "head_splits (" + std::to_string(left) + ", " + std::to_string(mid) + ", " +
                                         std::to_string(right) + ") need non-negative parts and left + right > 0");
     }
     int64_t M = a.shape[0], K = a.shape[1], N = b.shape[0];
     expect_shape(b, {N, K});
-    if (N % (left + right) != 0) {
+    if (N % head != 0) {
       fail(GO_ERR_INVALID_ARGUMENT, "b: " + std::to_string(N) + " rows is not a multiple of left + right = " +
-                                        std::to_string(left + right));
+                                        std::to_string(head));
     }
-    int64_t heads = N / (left + right);
+    int64_t heads = N / head;
     expect_shape(d, {M, N + checked_mul(heads, mid, "d (heads·mid)")});
     View sfa = view_of(sfa_, "sfa", kScale, 2), sfb = view_of(sfb_, "sfb", kScale, 2);
     expect_shape(sfa, {ceil_div(M, gran_a_mn), ceil_div(K, gran_a_k)});

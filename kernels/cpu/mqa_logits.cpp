@@ -191,6 +191,7 @@ extern "C" int32_t go_fp8_paged_mqa_logits(const go_tensor* q_, const go_tensor*
       std::memcpy(&x, p, 4);
       return x;
     };
+    if (B == 0 || next_n == 0) return;  // no rows; context_lens[b, next_n - 1] would be index -1
     for (int64_t b = 0; b < B; b++) {
       int32_t last = i32(ctx.ptr2(b, next_n - 1));
       for (int64_t j = 0; j < next_n; j++) {

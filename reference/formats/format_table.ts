@@ -13,6 +13,7 @@
  * ```
  * @module
  */
+import { lookUp } from "./_look_up.ts";
 
 /** Names of the formats the oracle knows. `e2m1` codes are 4 bits (one code per byte when unpacked). */
 export type FormatName = "e4m3" | "e5m2" | "e2m1" | "ue8m0" | "bf16" | "fp16" | "f32";
@@ -184,9 +185,5 @@ export const FORMAT_NAMES: readonly FormatName[] = Object.freeze(Object.keys(FOR
  * ```
  */
 export function formatSpec(name: string): FormatSpec {
-  if (typeof name !== "string") throw new TypeError(`Cannot look up format: expected a string, got ${typeof name}`);
-  if (!Object.hasOwn(FORMATS, name)) {
-    throw new RangeError(`Cannot look up format "${name}": valid formats are ${FORMAT_NAMES.join(", ")}`);
-  }
-  return FORMATS[name as FormatName];
+  return lookUp(FORMATS, FORMAT_NAMES, "format", name);
 }

@@ -24,6 +24,7 @@
 
 import { type EncodeOptions, type Encoder, encoderFor } from "./codec.ts";
 import { FORMAT_NAMES, type FormatName, formatSpec } from "./format_table.ts";
+import { lookUp } from "./_look_up.ts";
 
 /** Names of the conversion profiles. */
 export type ProfileName =
@@ -90,13 +91,7 @@ const TORCH_E4M3: FormatRule = { rounding: "rne", overflow: "nan", nan: { code: 
 // torch E5M2: overflow → ±Inf; NaN → 0x7F/0xFF (§3.2).
 const TORCH_E5M2: FormatRule = { rounding: "rne", overflow: "inf", nan: { code: 0x7f, sign: "keep" } };
 // torch UE8M0: same rounding as ml_dtypes, but ±0 → 0x00 and negatives encode |x| (§3.4).
-const TORCH_UE8M0: FormatRule = {
-  rounding: "rne",
-  overflow: "nan",
-  underflowGrid: "ieee_subnormal",
-  zero: "min",
-  negative: "abs",
-};
+const TORCH_UE8M0: FormatRule = { ...ML_UE8M0, zero: "min", negative: "abs" };
 // CUDA NaN spelling: always the positive canonical code (§3.1, §3.2, §3.5).
 const CUDA_BF16: FormatRule = { rounding: "rne", overflow: "inf", nan: { code: 0x7fff, sign: "fixed" } };
 const CUDA_FP16: FormatRule = {
@@ -315,11 +310,7 @@ export const PROFILE_NAMES: readonly ProfileName[] = Object.freeze(Object.keys(P
  * ```
  */
 export function profileSpec(name: string): ProfileSpec {
-  if (typeof name !== "string") throw new TypeError(`Cannot look up profile: expected a string, got ${typeof name}`);
-  if (!Object.hasOwn(PROFILES, name)) {
-    throw new RangeError(`Cannot look up profile "${name}": valid profiles are ${PROFILE_NAMES.join(", ")}`);
-  }
-  return PROFILES[name as ProfileName];
+  return lookUp(PROFILES, PROFILE_NAMES, "profile", name);
 }
 
 /**

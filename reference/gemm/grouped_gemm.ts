@@ -29,7 +29,7 @@
 import { type ModelOptions, type ResolvedModel, resolveModel } from "../kernel_models/kernel_models.ts";
 import type { DType } from "../tensor/dtype.ts";
 import type { Tensor } from "../tensor/tensor.ts";
-import type { GemmJob, GemmProblem } from "./job.ts";
+import type { GemmJob, GemmProblem, PackedRows } from "./job.ts";
 import { packKRows } from "./job.ts";
 import { recipeScalar } from "./normal_gemm.ts";
 import {
@@ -84,11 +84,25 @@ function common(
   return { op, fp8, arch, model, granK };
 }
 
-/** Rows of one group: A row offsets, D row storage indices, SFA row offsets. */
-interface RowSet {
-  aRows: number[];
-  dRows: number[];
-  zero: boolean[];
+/** SFB's granularity along N: 1 for packed UE8M0 (i32) or one fp32 row per column, else 128 (per-block). */
+function sfbGranN(sfb: Tensor, N: number): number {
+  return sfb.dtype === "i32" || (sfb.shape[1] === N && N !== ceilDiv(N, 128)) ? 1 : 128;
+}
+
+/** The job of a grouped plan: operand formats from `a` and `b`, codes from their packed rows. */
+function groupedJob(
+  model: ResolvedModel,
+  granK: number,
+  a: Tensor,
+  b: Tensor,
+  pa: PackedRows,
+  pb: PackedRows,
+  sfa: Float64Array | null,
+  sfb: Float64Array | null,
+  c: Float64Array | null,
+  problems: GemmProblem[],
+): GemmJob {
+  return { model, aFormat: a.dtype, bFormat: b.dtype, a: pa.codes, b: pb.codes, sfa, sfb, granK, c, problems };
 }
 
 function mGrouped(layout: "nt" | "nn", fp8: boolean): OpSpec {
@@ -173,7 +187,7 @@ function mGrouped(layout: "nt" | "nn", fp8: boolean): OpSpec {
         const sfa = need(inputs, "sfa", name, SF_DTYPES, 2);
         let sfb = need(inputs, "sfb", name, SF_DTYPES, 3);
         if (layout === "nn") sfb = sfb.transpose(1, 2);
-        const granB = sfb.dtype === "i32" || (sfb.shape[1] === N && N !== ceilDiv(N, 128)) ? 1 : 128;
+        const granB = sfbGranN(sfb, N);
         sfaV = decodeScales(sfa, M, sfk, 1, "sfa", name);
         const parts = Array.from({ length: G }, (_, g) => decodeScales(sfb.select(0, g), N, sfk, granB, "sfb", name));
         sfbV = new Float64Array(G * N * sfk);
@@ -213,19 +227,7 @@ function mGrouped(layout: "nt" | "nn", fp8: boolean): OpSpec {
           group: -1,
         });
       }
-      const job: GemmJob = {
-        model: c.model,
-        aFormat: a.dtype,
-        bFormat: b.dtype,
-        a: pa.codes,
-        b: pb.codes,
-        sfa: sfaV,
-        sfb: sfbV,
-        granK: c.granK,
-        c: null,
-        problems,
-      };
-      return { job, d: out };
+      return { job: groupedJob(c.model, c.granK, a, b, pa, pb, sfaV, sfbV, null, problems), d: out };
     },
   });
 }
@@ -268,7 +270,7 @@ function masked(fp8: boolean): OpSpec {
       let sfaV: Float64Array | null = null, sfbV: Float64Array | null = null;
       if (fp8) {
         const sfa = need(inputs, "sfa", name, SF_DTYPES, 3), sfb = need(inputs, "sfb", name, SF_DTYPES, 3);
-        const granB = sfb.dtype === "i32" || (sfb.shape[1] === N && N !== ceilDiv(N, 128)) ? 1 : 128;
+        const granB = sfbGranN(sfb, N);
         sfaV = new Float64Array(G * Mmax * sfk);
         sfbV = new Float64Array(G * N * sfk);
         for (let g = 0; g < G; g++) {
@@ -303,19 +305,7 @@ function masked(fp8: boolean): OpSpec {
           });
         }
       }
-      const job: GemmJob = {
-        model: c.model,
-        aFormat: a.dtype,
-        bFormat: b.dtype,
-        a: pa.codes,
-        b: pb.codes,
-        sfa: sfaV,
-        sfb: sfbV,
-        granK: c.granK,
-        c: null,
-        problems,
-      };
-      return { job, d: out };
+      return { job: groupedJob(c.model, c.granK, a, b, pa, pb, sfaV, sfbV, null, problems), d: out };
     },
   });
 }
@@ -460,19 +450,8 @@ function kGrouped(variant: "fp8_nt" | "fp8_tn" | "bf16_tn"): OpSpec {
           group: g,
         });
       }
-      const job: GemmJob = {
-        model,
-        aFormat: a.dtype,
-        bFormat: b.dtype,
-        a: pa.codes,
-        b: pb.codes,
-        sfa: sfaV,
-        sfb: sfbV,
-        granK,
-        c: cT === null ? null : cByDIndex(cT, out),
-        problems,
-      };
-      return { job, d: out } satisfies Plan;
+      const cV = cT === null ? null : cByDIndex(cT, out);
+      return { job: groupedJob(model, granK, a, b, pa, pb, sfaV, sfbV, cV, problems), d: out } satisfies Plan;
     },
   });
 }

@@ -248,6 +248,11 @@ function orient(layout: Layout, a: Tensor, b: Tensor, sfa: Tensor | null, sfb: T
   };
 }
 
+/** The optional C and D of a normal GEMM: bf16 or f32, rank 2. */
+function optionalCd(inputs: Record<string, Tensor>, name: string): { c: Tensor | null; d: Tensor | null } {
+  return { c: maybe(inputs, "c", name, ["bf16", "f32"], 2), d: maybe(inputs, "d", name, ["bf16", "f32"], 2) };
+}
+
 const FP8_SCALARS = {
   arch: '"sm90" (default) or "sm100": whose argument rules and default model apply',
   recipe: "[gran_m, gran_n, gran_k]; default (1, 128, 128) (SM100 with int32 SFB: (1, 1, 128); FP4: gran_k 32)",
@@ -270,8 +275,7 @@ function fp8Normal(layout: Layout, name: string): OpSpec {
       return planNormal({
         op: name,
         ...o,
-        c: maybe(inputs, "c", name, ["bf16", "f32"], 2),
-        d: maybe(inputs, "d", name, ["bf16", "f32"], 2),
+        ...optionalCd(inputs, name),
         scalars,
         options,
         kind: "fp8",
@@ -314,8 +318,7 @@ function bf16Normal(layout: Layout, name: string, kind: "bf16" | "cublaslt"): Op
       return planNormal({
         op: name,
         ...o,
-        c: maybe(inputs, "c", name, ["bf16", "f32"], 2),
-        d: maybe(inputs, "d", name, ["bf16", "f32"], 2),
+        ...optionalCd(inputs, name),
         scalars,
         options: a.dtype === "bf16" && kind === "cublaslt" && options.tensorCore === undefined
           ? { model: "bf16", ...options }

@@ -10,6 +10,7 @@
  * ```
  * @module
  */
+import { pow2 } from "../formats/_pow2.ts";
 import { bf16Rne, bf16ToF32, f32Bits } from "../fp32.ts";
 import { ceilDiv } from "../layout/tma_aligned.ts";
 import type { ModelOptions } from "../kernel_models/kernel_models.ts";
@@ -56,7 +57,19 @@ export interface Plan {
   d: Tensor;
 }
 
-/** Fetches a required tensor argument, checking its dtype(s) and rank. */
+/**
+ * Fetches a required tensor argument, checking its dtype(s) and rank.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { need } from "./op_spec.ts";
+ * const a = Tensor.zeros("bf16", [2, 4]);
+ * assert.equal(need({ a }, "a", "demo", ["bf16"], 2), a);
+ * assert.throws(() => need({ a }, "b", "demo", ["bf16"], 2), /missing tensor argument "b"/);
+ * assert.throws(() => need({ a }, "a", "demo", ["f32"], 2), TypeError);
+ * ```
+ */
 export function need(
   inputs: Record<string, Tensor>,
   name: string,
@@ -69,7 +82,17 @@ export function need(
   return checkTensor(t, name, op, dtypes, rank);
 }
 
-/** Fetches an optional tensor argument (null when absent). */
+/**
+ * Fetches an optional tensor argument (null when absent).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { maybe } from "./op_spec.ts";
+ * assert.equal(maybe({}, "c", "demo", ["f32"], 2), null);
+ * assert.throws(() => maybe({ c: Tensor.zeros("f32", [4]) }, "c", "demo", ["f32"], 2), /must be 2-D/);
+ * ```
+ */
 export function maybe(
   inputs: Record<string, Tensor>,
   name: string,
@@ -91,14 +114,34 @@ function checkTensor(t: Tensor, name: string, op: string, dtypes: readonly DType
   return t;
 }
 
-/** Throws a TypeError unless `t.shape` equals `shape`. */
+/**
+ * Throws a TypeError unless `t.shape` equals `shape`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { expectShape } from "./op_spec.ts";
+ * expectShape(Tensor.zeros("f32", [2, 3]), [2, 3], "x", "demo");
+ * assert.throws(() => expectShape(Tensor.zeros("f32", [3, 2]), [2, 3], "x", "demo"), TypeError);
+ * ```
+ */
 export function expectShape(t: Tensor, shape: readonly number[], name: string, op: string): void {
   if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
     throw new TypeError(`${op}: "${name}" has shape [${t.shape.join(", ")}], expected [${shape.join(", ")}]`);
   }
 }
 
-/** Reads a scalar argument: a number with a default, checked to be an integer in range. */
+/**
+ * Reads a scalar argument: a number with a default, checked to be an integer in range.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { intScalar } from "./op_spec.ts";
+ * assert.equal(intScalar({}, "block_m", "demo", 128), 128);
+ * assert.equal(intScalar({ block_m: 64 }, "block_m", "demo", 128), 64);
+ * assert.throws(() => intScalar({ block_m: 1.5 }, "block_m", "demo", 128), TypeError);
+ * ```
+ */
 export function intScalar(scalars: Record<string, unknown>, name: string, op: string, dflt: number): number {
   const v = scalars[name] ?? dflt;
   if (typeof v !== "number" || !Number.isSafeInteger(v)) {
@@ -107,14 +150,33 @@ export function intScalar(scalars: Record<string, unknown>, name: string, op: st
   return v;
 }
 
-/** Reads a boolean scalar. */
+/**
+ * Reads a boolean scalar.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { boolScalar } from "./op_spec.ts";
+ * assert.equal(boolScalar({ use_psum_layout: true }, "use_psum_layout", "demo", false), true);
+ * assert.throws(() => boolScalar({ use_psum_layout: 1 }, "use_psum_layout", "demo", false), TypeError);
+ * ```
+ */
 export function boolScalar(scalars: Record<string, unknown>, name: string, op: string, dflt: boolean): boolean {
   const v = scalars[name] ?? dflt;
   if (typeof v !== "boolean") throw new TypeError(`${op}: scalar "${name}" must be a boolean`);
   return v;
 }
 
-/** Reads the target architecture (`sm90` or `sm100`). */
+/**
+ * Reads the target architecture (`sm90` or `sm100`).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { archScalar } from "./op_spec.ts";
+ * assert.equal(archScalar({}, "demo", "sm90"), "sm90");
+ * assert.equal(archScalar({ arch: "sm100" }, "demo", "sm90"), "sm100");
+ * assert.throws(() => archScalar({ arch: "sm80" }, "demo", "sm90"), RangeError);
+ * ```
+ */
 export function archScalar(scalars: Record<string, unknown>, op: string, dflt: "sm90" | "sm100"): "sm90" | "sm100" {
   const v = scalars.arch ?? dflt;
   if (v !== "sm90" && v !== "sm100") {
@@ -123,7 +185,18 @@ export function archScalar(scalars: Record<string, unknown>, op: string, dflt: "
   return v;
 }
 
-/** Checks a K-major operand (DeepGEMM: `stride(-1) == 1`). */
+/**
+ * Checks a K-major operand (DeepGEMM: `stride(-1) == 1`).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { requireKMajor } from "./op_spec.ts";
+ * const a = Tensor.zeros("bf16", [4, 8]);
+ * requireKMajor(a, "a", "demo", "this GEMM");
+ * assert.throws(() => requireKMajor(a.transpose().contiguous().transpose(), "a", "demo", "this GEMM"), TypeError);
+ * ```
+ */
 export function requireKMajor(t: Tensor, name: string, op: string, why: string): void {
   if (t.shape[t.ndim - 1] > 1 && t.strides[t.ndim - 1] !== 1 && t.shape[t.ndim - 2] > 0) {
     throw new TypeError(
@@ -132,7 +205,17 @@ export function requireKMajor(t: Tensor, name: string, op: string, why: string):
   }
 }
 
-/** Checks row-major C/D (`stride(-1) == 1`). */
+/**
+ * Checks row-major C/D (`stride(-1) == 1`).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { requireRowMajor } from "./op_spec.ts";
+ * requireRowMajor(Tensor.zeros("f32", [2, 3]), "d", "demo");
+ * assert.throws(() => requireRowMajor(Tensor.zeros("f32", [3, 2]).transpose(), "d", "demo"), TypeError);
+ * ```
+ */
 export function requireRowMajor(t: Tensor, name: string, op: string): void {
   if (t.shape[t.ndim - 1] > 1 && t.strides[t.ndim - 1] !== 1) {
     throw new TypeError(`${op}: "${name}" must be row-major (stride(-1) == 1)`);
@@ -143,6 +226,19 @@ export function requireRowMajor(t: Tensor, name: string, op: string): void {
  * Decodes a scale-factor tensor into per-row values: `out[r·sfk + g]` = the scale of row r (row r reads SF row
  * `floor(r / granMN)`) and K group g. fp32 tensors are read as values; int32 tensors as packed UE8M0 (byte j of word p
  * = group 4p + j, `deepgemm-ops.md` §3).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { decodeScales } from "./op_spec.ts";
+ * // 256 rows in 128-row blocks, one K group: rows 0–127 read SF row 0, rows 128–255 SF row 1.
+ * const sf = Tensor.from("f32", [2, 1], new Float32Array([2, 0.5]));
+ * const v = decodeScales(sf, 256, 1, 128, "sfb", "demo");
+ * assert.deepEqual([v[0], v[127], v[128]], [2, 2, 0.5]);
+ * // packed UE8M0: byte j of word p is K group 4p + j (0x7f = 1.0, 0x80 = 2.0)
+ * const p = Tensor.from("i32", [1, 1], new Int32Array([0x807f]));
+ * assert.deepEqual([...decodeScales(p, 1, 2, 1, "sfa", "demo")], [1, 2]);
+ * ```
  */
 export function decodeScales(
   sf: Tensor,
@@ -166,7 +262,7 @@ export function decodeScales(
     for (let r = 0; r < rows; r++) {
       for (let g = 0; g < sfk; g++) {
         const byte = (sf.at(r, g >> 2) >>> (8 * (g & 3))) & 0xff;
-        out[r * sfk + g] = byte === 0xff ? NaN : ue8m0Value(byte);
+        out[r * sfk + g] = byte === 0xff ? NaN : pow2(byte - 127);
       }
     }
   } else {
@@ -175,14 +271,16 @@ export function decodeScales(
   return out;
 }
 
-function ue8m0Value(byte: number): number {
-  let v = 1;
-  for (let i = 127; i < byte; i++) v *= 2;
-  for (let i = byte; i < 127; i++) v /= 2;
-  return v;
-}
-
-/** SM100 scales must be UE8M0 powers of two (the pack kernel traps otherwise, `deepgemm-ops.md` §3). */
+/**
+ * SM100 scales must be UE8M0 powers of two (the pack kernel traps otherwise, `deepgemm-ops.md` §3).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { requirePowerOfTwoScales } from "./op_spec.ts";
+ * requirePowerOfTwoScales(new Float64Array([1, 0.25, 2 ** -127]), "sfa", "demo");
+ * assert.throws(() => requirePowerOfTwoScales(new Float64Array([3]), "sfa", "demo"), RangeError);
+ * ```
+ */
 export function requirePowerOfTwoScales(s: Float64Array, name: string, op: string): void {
   for (let i = 0; i < s.length; i++) {
     const v = s[i];
@@ -194,13 +292,35 @@ export function requirePowerOfTwoScales(s: Float64Array, name: string, op: strin
   }
 }
 
-/** The value of element (i, j) of a bf16/f32 tensor. */
+/**
+ * The value of element (i, j) of a bf16/f32 tensor.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { valueAt } from "./op_spec.ts";
+ * assert.equal(valueAt(Tensor.from("bf16", [1], new Uint16Array([0x4040])), 0), 3);
+ * ```
+ */
 export function valueAt(t: Tensor, ...idx: number[]): number {
   const raw = t.at(...idx);
   return t.dtype === "bf16" ? bf16ToF32(raw) : raw;
 }
 
-/** A fresh output tensor with d's shape, strides and contents (or zeros of `shape`), in the output dtype. */
+/**
+ * A fresh output tensor with d's shape, strides and contents (or zeros of `shape`), in the output dtype.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { initialOutput } from "./op_spec.ts";
+ * const d = Tensor.from("f32", [2], new Float32Array([1, 2]));
+ * const out = initialOutput(d, [2], "f32", "demo");
+ * assert.notEqual(out.data, d.data); // a copy
+ * assert.deepEqual([...out.data], [1, 2]);
+ * assert.throws(() => initialOutput(d, [2], "bf16", "demo"), TypeError);
+ * ```
+ */
 export function initialOutput(d: Tensor | null, shape: readonly number[], dtype: "bf16" | "f32", op: string): Tensor {
   if (d === null) return Tensor.zeros(dtype, shape);
   if (d.dtype !== dtype) throw new TypeError(`${op}: "d" has dtype ${d.dtype} but the output dtype is ${dtype}`);
@@ -209,7 +329,19 @@ export function initialOutput(d: Tensor | null, shape: readonly number[], dtype:
   return new Tensor(d.dtype, d.shape, data, d.strides, d.offset);
 }
 
-/** Writes a value (exact in the output dtype) at a storage index, with the GPU canonical NaNs (0x7FFF, 0x7FFFFFFF). */
+/**
+ * Writes a value (exact in the output dtype) at a storage index, with the GPU canonical NaNs (0x7FFF, 0x7FFFFFFF).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { writeValue } from "./op_spec.ts";
+ * const d = Tensor.zeros("bf16", [2]);
+ * writeValue(d, 0, 1);
+ * writeValue(d, 1, NaN);
+ * assert.deepEqual([...d.data], [0x3f80, 0x7fff]);
+ * ```
+ */
 export function writeValue(d: Tensor, index: number, v: number): void {
   if (d.dtype === "bf16") {
     (d.data as Uint16Array)[index] = bf16Rne(v);
@@ -220,7 +352,19 @@ export function writeValue(d: Tensor, index: number, v: number): void {
   }
 }
 
-/** Writes evaluation results into d; returns the sample mask when asked. */
+/**
+ * Writes evaluation results into d; returns the sample mask when asked.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { writeResults } from "./op_spec.ts";
+ * const d = Tensor.zeros("f32", [3]);
+ * const mask = writeResults(d, { index: new Int32Array([2]), value: new Float64Array([5]) }, true);
+ * assert.deepEqual([...d.data], [0, 0, 5]);
+ * assert.deepEqual([...mask!.data], [0, 0, 1]);
+ * ```
+ */
 export function writeResults(d: Tensor, res: TileResults, mask: boolean): Tensor | null {
   const m = mask ? new Uint8Array(d.data.length) : null;
   for (let i = 0; i < res.index.length; i++) {
@@ -230,7 +374,19 @@ export function writeResults(d: Tensor, res: TileResults, mask: boolean): Tensor
   return m ? new Tensor("u8", d.shape, m, d.strides, d.offset) : null;
 }
 
-/** C values by D storage index (C may have its own strides), or null. */
+/**
+ * C values by D storage index (C may have its own strides), or null.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { cByDIndex } from "./op_spec.ts";
+ * const c = Tensor.from("f32", [2, 2], new Float32Array([1, 2, 3, 4]));
+ * const d = Tensor.zeros("f32", [2, 2]).transpose().contiguous().transpose(); // column-major storage
+ * assert.deepEqual([...cByDIndex(c, d)!], [1, 3, 2, 4]);
+ * assert.equal(cByDIndex(null, d), null);
+ * ```
+ */
 export function cByDIndex(c: Tensor | null, d: Tensor): Float64Array | null {
   if (c === null) return null;
   const out = new Float64Array(d.data.length);
@@ -246,7 +402,18 @@ export function cByDIndex(c: Tensor | null, d: Tensor): Float64Array | null {
   return out;
 }
 
-/** Copies C into D (DeepGEMM copies C into D before the kernel when they do not alias); k = 0 leaves exactly this. */
+/**
+ * Copies C into D (DeepGEMM copies C into D before the kernel when they do not alias); k = 0 leaves exactly this.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { copyInto } from "./op_spec.ts";
+ * const d = Tensor.zeros("bf16", [2]);
+ * copyInto(d, Tensor.from("f32", [2], new Float32Array([1, -2])));
+ * assert.deepEqual([...d.data], [0x3f80, 0xc000]);
+ * ```
+ */
 export function copyInto(d: Tensor, c: Tensor): void {
   const n = d.numel, rank = d.ndim;
   const idx = new Array<number>(rank).fill(0);
@@ -259,7 +426,18 @@ export function copyInto(d: Tensor, c: Tensor): void {
   }
 }
 
-/** DeepGEMM's C/D rules: C dtype equals D dtype, row-major, same shape; aliasing C and D need identical views. */
+/**
+ * DeepGEMM's C/D rules: C dtype equals D dtype, row-major, same shape; aliasing C and D need identical views.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { checkC } from "./op_spec.ts";
+ * const d = Tensor.zeros("f32", [2, 2]);
+ * checkC(d, d, [2, 2], "f32", "demo"); // C may be D itself
+ * assert.throws(() => checkC(Tensor.zeros("bf16", [2, 2]), d, [2, 2], "f32", "demo"), TypeError);
+ * ```
+ */
 export function checkC(
   c: Tensor | null,
   d: Tensor | null,

@@ -23,7 +23,7 @@
  * ```
  * @module
  */
-import { groupScaledStep, fusedStep, STEP_ROUNDINGS } from "../tensor_core/fused_dot_add.ts";
+import { fusedStep, groupScaledStep, STEP_ROUNDINGS } from "../tensor_core/fused_dot_add.ts";
 import { operandTable } from "../tensor_core/operand_tables.ts";
 import { tensorCoreProfile } from "../tensor_core/profiles.ts";
 import { ExactSum } from "../tensor_core/exact_sum.ts";

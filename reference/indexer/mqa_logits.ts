@@ -92,14 +92,20 @@ export function resolveMqaCall(
   const bf16W = weightsDtype === "bf16";
   const model = resolveMqaModel(options, defaultMqaModel(fp4, bf16W));
   if (fp4 && (model.arch !== "sm100" || model.tensorCoreFp4 === undefined)) {
-    throw new RangeError(`${fn}: FP4 Q/KV needs an SM100 model (DeepGEMM has no FP4 path on SM90); model "${model.name}" is ${model.arch}`);
+    throw new RangeError(
+      `${fn}: FP4 Q/KV needs an SM100 model (DeepGEMM has no FP4 path on SM90); model "${model.name}" is ${model.arch}`,
+    );
   }
   if (bf16W) {
     if (model.arch !== "sm100") {
-      throw new TypeError(`${fn}: weights must be f32 on SM90 (bf16 weights need an SM100 model; model "${model.name}")`);
+      throw new TypeError(
+        `${fn}: weights must be f32 on SM90 (bf16 weights need an SM100 model; model "${model.name}")`,
+      );
     }
     if (logitsDtype !== "bf16") {
-      throw new RangeError(`${fn}: bf16 weights need bf16 logits (logits_dtype = bf16), got ${String(logitsDtype ?? "f32")}`);
+      throw new TypeError(
+        `${fn}: bf16 weights need bf16 logits (logits_dtype = bf16), got ${String(logitsDtype ?? "f32")}`,
+      );
     }
     const reduction: HeadReductionOrder = options.reduction === undefined ? "sm100_bf16" : model.reduction;
     return { ...model, reduction };
@@ -168,7 +174,9 @@ export function allocLogits(
 export function fp8MqaLogits(inputs: MqaLogitsInputs, options: MqaLogitsOptions = {}): MqaLogitsResult {
   const fp4 = inputs.q?.dtype === "i8";
   const fn = fp4 ? "fp8_fp4_mqa_logits" : "fp8_mqa_logits";
-  if (inputs.q?.dtype === "u8") throw new TypeError(`${fn}: packed FP4 q must be i8 (as per_token_cast_to_fp4 returns)`);
+  if (inputs.q?.dtype === "u8") {
+    throw new TypeError(`${fn}: packed FP4 q must be i8 (as per_token_cast_to_fp4 returns)`);
+  }
   const weights = checkTensor(fn, "weights", inputs.weights, ["f32", "bf16"], 2);
   const model = resolveMqaCall(fn, options, fp4, weights.dtype, options.logitsDtype);
   const q = checkTensor(fn, "q", inputs.q, fp4 ? ["i8"] : ["e4m3"], 3);
@@ -222,7 +230,14 @@ export function fp8MqaLogits(inputs: MqaLogitsInputs, options: MqaLogitsOptions 
   let sf: Float32Array | undefined;
   if (fp4) {
     const qs = qSf!.contiguous(), ks4 = kvSf.contiguous();
-    const qd = decodeFp4Rows(qc.data as Int8Array, qc.offset + r0 * H * D / 2, (r1 - r0) * H, D, qs.data as Int32Array, qs.offset + r0 * H);
+    const qd = decodeFp4Rows(
+      qc.data as Int8Array,
+      qc.offset + r0 * H * D / 2,
+      (r1 - r0) * H,
+      D,
+      qs.data as Int32Array,
+      qs.offset + r0 * H,
+    );
     const kd = decodeFp4Rows(kc.data as Int8Array, kc.offset, Skv, D, ks4.data as Int32Array, ks4.offset);
     const score4 = fp4ScorerFor(model.tensorCoreFp4!);
     scores = (i, j, s) => {

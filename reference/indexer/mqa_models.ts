@@ -92,10 +92,12 @@ export interface MqaModelOptions {
  * assert.equal(resolveMqaModel({}).reduction, "sm90");
  * assert.equal(resolveMqaModel({ model: "sm90", reduction: "sm90_spec81" }).reduction, "sm90_spec81");
  * assert.throws(() => resolveMqaModel({ model: "sm80" }), RangeError);
+ * assert.equal(resolveMqaModel({ model: "auto" }, "sm100").tensorCoreFp4, "tcgen05_mxf4nvf4");
  * ```
  */
 export function resolveMqaModel(options: MqaModelOptions, fallback = "sm90"): MqaModel {
-  const name = options.model ?? fallback;
+  // "auto" (the registry default of the fp8_fp4_* ops) = the fallback picked from the input kinds.
+  const name = options.model === undefined || options.model === "auto" ? fallback : options.model;
   if (!Object.hasOwn(MQA_MODELS, name)) {
     throw new RangeError(`Unknown MQA model "${name}"; known: ${Object.keys(MQA_MODELS).join(", ")}`);
   }

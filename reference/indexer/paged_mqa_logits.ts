@@ -10,6 +10,11 @@
  * block_kv)` for all j, which is why the last entry of each row must be the row maximum (checked here as an error).
  * Checked against DeepGEMM's own metadata + paged kernels on an H200 (next_n = 2, H = 64, D = 128, shuffled pages,
  * lengths varying within requests): 1,043 of 1,043 specified logits bit for bit. [verified on H200]
+ *
+ * FP4 page format (SM100, `fp8_fp4_paged_mqa_logits`): u8 `[num_blocks, block_kv, 1, D/2 + 4]`; per page the first
+ * `block_kv·D/2` bytes are packed E2M1 values (token-major), then `block_kv` packed UE8M0 int32 scale words; Q is
+ * `(i8 [B, next_n, H, D/2], q_sf i32 [B, next_n, H])`. Scores as in the non-paged FP4 path (no sfkv multiply); bf16
+ * weights select `sm100_bf16` and need bf16 logits. [from source, not checked on a GPU]
  * @module
  */
 import { Tensor } from "../tensor/tensor.ts";
@@ -18,16 +23,19 @@ import { align, checkShape, checkTensor, intValues } from "./_checks.ts";
 import { decodeOperand } from "./_score.ts";
 import { scorerFor } from "./_score.ts";
 import { reduceHeads } from "./head_reduction.ts";
-import { allocLogits, checkHeadsAndDim } from "./mqa_logits.ts";
-import { type MqaModelOptions, resolveMqaModel } from "./mqa_models.ts";
+import { allocLogits, checkHeadsAndDim, resolveMqaCall, weightValues } from "./mqa_logits.ts";
+import type { MqaModelOptions } from "./mqa_models.ts";
+import { decodeFp4Rows, type Fp4Rows, fp4ScorerFor } from "./fp4_operands.ts";
 
 /** Inputs of `fp8_paged_mqa_logits`. */
 export interface PagedMqaLogitsInputs {
-  /** Q, e4m3 `[B, next_n, H, D]`. */
+  /** Q, e4m3 `[B, next_n, H, D]`; FP4 (SM100): packed i8 `[B, next_n, H, D/2]`. */
   q: Tensor;
-  /** Fused KV cache, u8 `[num_blocks, block_kv, 1, D + 4]` (page stride a multiple of 4). */
+  /** FP4 only: packed UE8M0 Q scales, i32 `[B, next_n, H]`. */
+  q_sf?: Tensor;
+  /** Fused KV cache, u8 `[num_blocks, block_kv, 1, D + 4]` (FP4: `D/2 + 4`; page stride a multiple of 4). */
   kv_cache: Tensor;
-  /** Head weights, f32 `[B·next_n, H]`. */
+  /** Head weights, f32 `[B·next_n, H]` (bf16 on SM100: then the logits must be bf16). */
   weights: Tensor;
   /** i32 `[B, next_n]` (only 2-D is accepted, as in DeepGEMM). */
   context_lens: Tensor;
@@ -79,15 +87,26 @@ export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMq
   logits: Tensor;
   defined: Tensor;
 } {
-  const fn = "fp8_paged_mqa_logits";
-  const model = resolveMqaModel(options);
-  if (inputs.q?.dtype === "i8" || inputs.q?.dtype === "u8") {
-    throw new RangeError(`${fn}: FP4 Q/KV (the SM100 path of fp8_fp4_*mqa_logits) is not modelled; pass e4m3 Q and KV`);
+  const fp4 = inputs.q?.dtype === "i8";
+  const fn = fp4 ? "fp8_fp4_paged_mqa_logits" : "fp8_paged_mqa_logits";
+  if (inputs.q?.dtype === "u8") {
+    throw new TypeError(`${fn}: packed FP4 q must be i8 (as per_token_cast_to_fp4 returns)`);
   }
-  const q = checkTensor(fn, "q", inputs.q, ["e4m3"], 4);
-  const [B, nextN, H, D] = q.shape;
+  const weights = checkTensor(fn, "weights", inputs.weights, ["f32", "bf16"], 2);
+  const model = resolveMqaCall(fn, options, fp4, weights.dtype, options.logitsDtype);
+  const q = checkTensor(fn, "q", inputs.q, fp4 ? ["i8"] : ["e4m3"], 4);
+  const [B, nextN, H] = q.shape, D = fp4 ? 2 * q.shape[3] : q.shape[3];
   if (nextN < 1) throw new RangeError(`${fn}: next_n must be ≥ 1`);
-  checkHeadsAndDim(fn, model.arch, H, D);
+  checkHeadsAndDim(fn, model.arch, H, D, fp4);
+  let qSf: Tensor | undefined;
+  if (fp4) {
+    if (inputs.q_sf === undefined) throw new TypeError(`${fn}: FP4 q needs q_sf (packed UE8M0 i32 [B, next_n, H])`);
+    qSf = checkTensor(fn, "q_sf", inputs.q_sf, ["i32"], 3);
+    checkShape(fn, "q_sf", qSf, [B, nextN, H]);
+  } else if (inputs.q_sf !== undefined) {
+    throw new TypeError(`${fn}: q_sf is only taken with FP4 q (FP8 Q has no scale)`);
+  }
+  const valueBytes = fp4 ? D / 2 : D;
   if (model.arch === "sm90" && nextN !== 1 && nextN !== 2) {
     throw new RangeError(`${fn}: SM90 supports next_n ∈ {1, 2}, got ${nextN}`);
   }
@@ -99,9 +118,11 @@ export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMq
     );
   }
   if (headsKv !== 1) throw new TypeError(`${fn}: kv_cache must have 1 KV head, got ${headsKv}`);
-  if (width !== D + 4) {
+  if (width !== valueBytes + 4) {
     throw new TypeError(
-      `${fn}: kv_cache page width must be D + 4 = ${D + 4} bytes per token (FP8 values + fp32 scale), got ${width}`,
+      `${fn}: kv_cache page width must be ${fp4 ? "D/2" : "D"} + 4 = ${valueBytes + 4} bytes per token (${
+        fp4 ? "packed FP4 values + packed UE8M0 int32 scale" : "FP8 values + fp32 scale"
+      }), got ${width}`,
     );
   }
   if (cache.strides[1] !== width || cache.strides[3] !== 1) {
@@ -111,8 +132,6 @@ export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMq
   if (pageStride % 4 !== 0) {
     throw new TypeError(`${fn}: kv_cache page stride ${pageStride} must be a multiple of 4 bytes`);
   }
-  const weights = checkTensor(fn, "weights", inputs.weights, ["f32", "bf16"], 2);
-  if (weights.dtype !== "f32") throw new TypeError(`${fn}: weights must be f32 (bf16 weights are not modelled)`);
   checkShape(fn, "weights", weights, [B * nextN, H]);
   const ctxT = checkTensor(fn, "context_lens", inputs.context_lens, ["i32"], 2);
   checkShape(fn, "context_lens", ctxT, [B, nextN]);
@@ -160,24 +179,53 @@ export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMq
   const out = allocLogits(dtype, B * nextN, B * nextN, maxLen, stride);
   const defined = Tensor.zeros("u8", [B * nextN, maxLen]);
   const def = defined.data as Uint8Array;
-  const qd = decodeOperand("e4m3", q.contiguous().data as Uint8Array);
-  const w = weights.contiguous().data as Float32Array;
+  const qc = q.contiguous();
+  const w = weightValues(weights);
   const bytes = cache.data as Uint8Array, base = cache.offset;
-  const score = scorerFor(model.tensorCore);
-  const s = new Float64Array(H);
-  const pageOperand = new Map<number, ReturnType<typeof decodeOperand>>();
-  const pageOf = (blk: number) => {
+  const checkBlock = (blk: number) => {
     if (!(blk >= 0 && blk < numBlocks)) {
       throw new RangeError(`${fn}: block_table entry ${blk} outside [0, ${numBlocks})`);
     }
-    let d = pageOperand.get(blk);
-    if (!d) {
-      const o = base + blk * pageStride;
-      d = decodeOperand("e4m3", bytes.subarray(o, o + blockKv * D));
-      pageOperand.set(blk, d);
-    }
-    return d;
   };
+  const word = (o: number) => bytes[o] | bytes[o + 1] << 8 | bytes[o + 2] << 16 | bytes[o + 3] << 24;
+  // scoreSlot(row, blk, slot, s) fills the H scores of query row `row` against token `slot` of page `blk`;
+  // sfOf(blk, slot) is the fp32 KV scale (FP8) or undefined (FP4: no sfkv multiply, §8.1).
+  let scoreSlot: (row: number, blk: number, slot: number, s: Float64Array) => void;
+  let sfOf: (blk: number, slot: number) => number | undefined;
+  if (fp4) {
+    const qs = qSf!.contiguous();
+    const qd = decodeFp4Rows(qc.data as Int8Array, qc.offset, B * nextN * H, D, qs.data as Int32Array, qs.offset);
+    const score4 = fp4ScorerFor(model.tensorCoreFp4!);
+    const pages = new Map<number, Fp4Rows>();
+    scoreSlot = (row, blk, slot, s) => {
+      checkBlock(blk);
+      let kd = pages.get(blk);
+      if (!kd) {
+        const o = base + blk * pageStride, words = new Int32Array(blockKv);
+        for (let t = 0; t < blockKv; t++) words[t] = word(o + blockKv * valueBytes + 4 * t);
+        kd = decodeFp4Rows(bytes, o, blockKv, D, words, 0);
+        pages.set(blk, kd);
+      }
+      for (let h = 0; h < H; h++) s[h] = score4(qd, row * H + h, kd, slot, D);
+    };
+    sfOf = () => undefined;
+  } else {
+    const qd = decodeOperand("e4m3", (qc.data as Uint8Array).subarray(qc.offset, qc.offset + qc.numel));
+    const score = scorerFor(model.tensorCore);
+    const pages = new Map<number, ReturnType<typeof decodeOperand>>();
+    scoreSlot = (row, blk, slot, s) => {
+      checkBlock(blk);
+      let kd = pages.get(blk);
+      if (!kd) {
+        const o = base + blk * pageStride;
+        kd = decodeOperand("e4m3", bytes.subarray(o, o + blockKv * D));
+        pages.set(blk, kd);
+      }
+      for (let h = 0; h < H; h++) s[h] = score(qd, (row * H + h) * D, kd, slot * D, D);
+    };
+    sfOf = (blk, slot) => f32FromBits(word(base + blk * pageStride + blockKv * D + 4 * slot) >>> 0);
+  }
+  const s = new Float64Array(H);
   for (let b = 0; b < B; b++) {
     // Varlen: the block-table row is the one of the atom's first token (tokens pair up when their indices agree).
     let btRow = b;
@@ -196,11 +244,8 @@ export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMq
       const row = b * nextN + j;
       for (let p = 0; p < ctx[row]; p++) {
         const blk = bt[btRow * maxBlocks + Math.floor(p / blockKv)], slot = p % blockKv;
-        const kd = pageOf(blk);
-        const sfOff = base + blk * pageStride + blockKv * D + 4 * slot;
-        const sf = f32FromBits(bytes[sfOff] | bytes[sfOff + 1] << 8 | bytes[sfOff + 2] << 16 | bytes[sfOff + 3] << 24);
-        for (let h = 0; h < H; h++) s[h] = score(qd, (row * H + h) * D, kd, slot * D, D);
-        out.store(row, p, reduceHeads(model.reduction, s, 0, w, row * H, H, sf));
+        scoreSlot(row, blk, slot, s);
+        out.store(row, p, reduceHeads(model.reduction, s, 0, w, row * H, H, sfOf(blk, slot)));
         def[row * maxLen + p] = 1;
       }
     }

@@ -29,6 +29,7 @@
  * ```
  * @module
  */
+import { pow2 } from "../formats/_pow2.ts";
 import { fma32 } from "../fp32.ts";
 import { operandTable } from "../tensor_core/operand_tables.ts";
 import { tensorCoreProfile } from "../tensor_core/profiles.ts";
@@ -42,14 +43,7 @@ const FRAC = 13;
 
 /** Exact powers of two 2^(i − POW_OFF) for the exponent range used here. */
 const POW_OFF = 400;
-const POW = (() => {
-  const t = new Float64Array(2 * POW_OFF + 1);
-  let p = 1;
-  for (let i = 0; i <= POW_OFF; i++, p *= 2) t[POW_OFF + i] = p;
-  p = 1;
-  for (let i = 0; i <= POW_OFF; i++, p /= 2) t[POW_OFF - i] = p;
-  return t;
-})();
+const POW = Float64Array.from({ length: 2 * POW_OFF + 1 }, (_, i) => pow2(i - POW_OFF));
 
 /**
  * Zero codes get exponent −40 instead of MMA-Sim's −126 so that exponent sums fit int8 arithmetic. This never

@@ -20,12 +20,30 @@
 import { Tensor } from "../tensor/tensor.ts";
 import { rowMajorData } from "../tensor/values.ts";
 
-/** `ceil_div(a, b)`. */
+/**
+ * `ceil_div(a, b)`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ceilDiv } from "./tma_aligned.ts";
+ * assert.equal(ceilDiv(7, 4), 2);
+ * assert.equal(ceilDiv(8, 4), 2);
+ * ```
+ */
 export function ceilDiv(a: number, b: number): number {
   return Math.floor((a + b - 1) / b);
 }
 
-/** `align(a, b) = ceil_div(a, b) · b`. */
+/**
+ * `align(a, b) = ceil_div(a, b) · b`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { align } from "./tma_aligned.ts";
+ * assert.equal(align(130, 128), 256);
+ * assert.equal(align(0, 128), 0);
+ * ```
+ */
 export function align(a: number, b: number): number {
   return ceilDiv(a, b) * b;
 }
@@ -78,7 +96,18 @@ export function mnMajorTmaAlignedStrides(shape: readonly number[], elementSize: 
   return shape.length === 2 ? [1, tma] : [tma * sfk, 1, tma];
 }
 
-/** DeepGEMM's `preprocess_sf`: rank 2 or 3, fp32; returns [G, mn, sfk] and the batched strides. */
+/**
+ * DeepGEMM's `preprocess_sf`: rank 2 or 3, fp32; returns [G, mn, sfk] and the batched strides.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { preprocessSf } from "./tma_aligned.ts";
+ * const sf = Tensor.zeros("f32", [256, 4]);
+ * assert.deepEqual(preprocessSf("demo", sf), { g: 1, mn: 256, sfk: 4, strides: [1024, 4, 1] });
+ * assert.throws(() => preprocessSf("demo", Tensor.zeros("f32", [4])), TypeError);
+ * ```
+ */
 export function preprocessSf(fn: string, sf: Tensor, dtype: "f32" | "i32" = "f32"): {
   g: number;
   mn: number;

@@ -18,6 +18,7 @@
  *    the exhaustive bf16 sweep in the tests never reaches it).
  * @module
  */
+import { pow2 } from "../formats/_pow2.ts";
 import { f32Bits, f32FromBits } from "../fp32.ts";
 
 // ln2 = LN2_1 + LN2_2 + LN2_3 + O(2^-125); each part has ≤ 40 significant bits (k·part exact for |k| < 2^13).
@@ -73,13 +74,6 @@ function expDd(rh: number, rl: number): [number, number] {
     [sh, sl] = ddAdd(sh, sl, th, tl);
   }
   return [sh, sl];
-}
-
-function pow2(k: number): number {
-  let r = 1;
-  const b = k < 0 ? 0.5 : 2;
-  for (let i = 0; i < Math.abs(k); i++) r *= b;
-  return r;
 }
 
 /** Rounds hi + lo (|lo| ≤ ulp(hi)/2, relative error of the pair below 2^-90) to fp32, or throws if undecidable. */

@@ -51,7 +51,12 @@ function sync(spec: Omit<OpSpec, "runAsync">): OpSpec {
   return { ...spec, runAsync: (i, s, m) => Promise.resolve(spec.run(i, s, m)) };
 }
 
-const MQA_INPUTS = ["q", "kv", "kv_sf", "weights", "cu_seq_len_k_start", "cu_seq_len_k_end"] as const;
+const MQA_INPUTS = ["q", "q_sf", "kv", "kv_sf", "weights", "cu_seq_len_k_start", "cu_seq_len_k_end"] as const;
+const REDUCTION_DOC = "head-reduction order overriding the model's (sm90, sm90_spec81, sm100_fp32, sm100_bf16)";
+// The fp8_fp4_* ops default to "auto": sm100 for FP4 Q/KV or bf16 weights (SM100-only inputs), else sm90.
+const modelDefault = (name: string) => name.startsWith("fp8_fp4_") ? "auto" : "sm90";
+const modelNames = (name: string) =>
+  name.startsWith("fp8_fp4_") ? ["auto", ...Object.keys(MQA_MODELS)] : Object.keys(MQA_MODELS);
 
 function mqaArgs(inputs: Record<string, Tensor>, scalars: Record<string, unknown>, model: ModelOptions, op: string) {
   const options: MqaLogitsOptions = {
@@ -64,6 +69,7 @@ function mqaArgs(inputs: Record<string, Tensor>, scalars: Record<string, unknown
   };
   const t = {
     q: need(inputs, "q", op),
+    q_sf: inputs.q_sf,
     kv: need(inputs, "kv", op),
     kv_sf: need(inputs, "kv_sf", op),
     weights: need(inputs, "weights", op),
@@ -82,11 +88,11 @@ function mqaOp(name: string): OpSpec {
     scalars: {
       clean_logits: "write −inf outside [ks, ke) (default true)",
       max_seqlen_k: "compressed output width (0 = not compressed)",
-      logits_dtype: "f32 | bf16",
-      reduction: "head-reduction order overriding the model's (sm90, sm90_spec81, sm100_fp32)",
+      logits_dtype: "f32 | bf16 (bf16 required with bf16 weights)",
+      reduction: REDUCTION_DOC,
     },
-    defaultModel: "sm90",
-    models: Object.keys(MQA_MODELS),
+    defaultModel: modelDefault(name),
+    models: modelNames(name),
     run(inputs, scalars, model) {
       const { t, options } = mqaArgs(inputs, scalars, model, name);
       const r = fp8MqaLogits(t, options);
@@ -104,21 +110,22 @@ function pagedOp(name: string): OpSpec {
   return sync({
     name,
     family: "paged_mqa_logits",
-    inputs: ["q", "kv_cache", "weights", "context_lens", "block_table", "schedule_meta", "indices"],
+    inputs: ["q", "q_sf", "kv_cache", "weights", "context_lens", "block_table", "schedule_meta", "indices"],
     outputs: ["logits", "logits_defined"],
     scalars: {
       max_context_len: "output width",
       clean_logits: "must be false (DeepGEMM raises for true)",
-      logits_dtype: "f32 | bf16",
-      reduction: "head-reduction order overriding the model's",
+      logits_dtype: "f32 | bf16 (bf16 required with bf16 weights)",
+      reduction: REDUCTION_DOC,
     },
-    defaultModel: "sm90",
-    models: Object.keys(MQA_MODELS),
+    defaultModel: modelDefault(name),
+    models: modelNames(name),
     run(inputs, scalars, model) {
       const max = scalars.max_context_len;
       if (typeof max !== "number") throw new TypeError(`${name}: scalar "max_context_len" is required (a number)`);
       const r = fp8PagedMqaLogits({
         q: need(inputs, "q", name),
+        q_sf: inputs.q_sf,
         kv_cache: need(inputs, "kv_cache", name),
         weights: need(inputs, "weights", name),
         context_lens: need(inputs, "context_lens", name),

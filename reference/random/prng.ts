@@ -12,7 +12,19 @@
  * @module
  */
 
-/** xoshiro128** (Blackman & Vigna, 2018) with a splitmix32 seeding step. */
+/**
+ * xoshiro128** (Blackman & Vigna, 2018) with a splitmix32 seeding step.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Prng } from "./prng.ts";
+ * const a = new Prng(42), b = new Prng(42);
+ * assert.equal(a.nextU32(), b.nextU32()); // same seed, same stream
+ * const u = a.uniform();
+ * assert.ok(u >= 0 && u < 1);
+ * assert.ok(a.int(10) < 10);
+ * ```
+ */
 export class Prng {
   #s0: number;
   #s1: number;

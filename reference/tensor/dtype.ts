@@ -59,17 +59,44 @@ export const DTYPES: Readonly<Record<DType, DTypeInfo>> = {
   i8: { bytes: 1, storage: Int8Array, codes: false },
 };
 
-/** Type guard: is `name` a known dtype? */
+/**
+ * Type guard: is `name` a known dtype?
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isDType } from "./dtype.ts";
+ * assert.equal(isDType("e4m3"), true);
+ * assert.equal(isDType("fp8"), false);
+ * ```
+ */
 export function isDType(name: string): name is DType {
   return Object.hasOwn(DTYPES, name);
 }
 
-/** Allocates zeroed storage for `n` elements of `dtype`. */
+/**
+ * Allocates zeroed storage for `n` elements of `dtype`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { allocStorage } from "./dtype.ts";
+ * assert.ok(allocStorage("bf16", 3) instanceof Uint16Array);
+ * assert.equal(allocStorage("f32", 4).length, 4);
+ * ```
+ */
 export function allocStorage(dtype: DType, n: number): Storage {
   return new DTYPES[dtype].storage(n);
 }
 
-/** Checks that `data` is the storage type of `dtype`; throws a TypeError naming both otherwise. */
+/**
+ * Checks that `data` is the storage type of `dtype`; throws a TypeError naming both otherwise.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkStorage } from "./dtype.ts";
+ * checkStorage("e4m3", new Uint8Array(2));
+ * assert.throws(() => checkStorage("f32", new Uint8Array(2)), TypeError);
+ * ```
+ */
 export function checkStorage(dtype: DType, data: Storage, what = "tensor"): void {
   const want = DTYPES[dtype].storage;
   if (!(data instanceof want)) {

@@ -17,7 +17,15 @@
  */
 import { allocStorage, checkStorage, type DType, DTYPES, type Storage } from "./dtype.ts";
 
-/** Row-major (C-order) strides of a shape. */
+/**
+ * Row-major (C-order) strides of a shape.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { contiguousStrides } from "./tensor.ts";
+ * assert.deepEqual(contiguousStrides([2, 3, 4]), [12, 4, 1]);
+ * ```
+ */
 export function contiguousStrides(shape: readonly number[]): number[] {
   const strides = new Array<number>(shape.length);
   let s = 1;
@@ -28,7 +36,16 @@ export function contiguousStrides(shape: readonly number[]): number[] {
   return strides;
 }
 
-/** Number of elements of a shape (1 for a scalar shape `[]`). */
+/**
+ * Number of elements of a shape (1 for a scalar shape `[]`).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { numel } from "./tensor.ts";
+ * assert.equal(numel([2, 3, 4]), 24);
+ * assert.equal(numel([]), 1);
+ * ```
+ */
 export function numel(shape: readonly number[]): number {
   let n = 1;
   for (const d of shape) n *= d;
@@ -41,7 +58,18 @@ function checkShape(shape: readonly number[]): void {
   }
 }
 
-/** A strided view over typed-array storage. Element values of code dtypes are bit patterns. */
+/**
+ * A strided view over typed-array storage. Element values of code dtypes are bit patterns.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "./tensor.ts";
+ * const t = Tensor.from("f32", [2, 3], new Float32Array([1, 2, 3, 4, 5, 6]));
+ * assert.equal(t.at(1, 0), 4);
+ * assert.equal(t.transpose().at(0, 1), 4); // a view: no copy
+ * assert.deepEqual([...t.transpose().contiguous().data], [1, 4, 2, 5, 3, 6]);
+ * ```
+ */
 export class Tensor {
   /** Element type. */
   readonly dtype: DType;

@@ -20,6 +20,8 @@
  * @module
  */
 
+import { pow2 } from "../formats/_pow2.ts";
+
 const NLIMBS = 72;
 const MINE = -1152;
 const TWO32 = 4294967296;
@@ -27,35 +29,10 @@ const TWO64 = TWO32 * TWO32;
 const SPLIT = 134217729; // 2^27 + 1 (Veltkamp)
 const F64 = new Float64Array(1);
 const U32 = new Uint32Array(F64.buffer);
-const POW2_SMALL = new Float64Array(64);
-for (let i = 0, p = 1; i < 64; i++, p *= 2) POW2_SMALL[i] = p;
+const POW2_SMALL = Float64Array.from({ length: 64 }, (_, i) => pow2(i));
 
-/** Exact power of two 2^k for integer k in [-1074, 1023] (repeated exact doubling/halving, cached). */
-const POW2_TABLE = (() => {
-  const t = new Float64Array(1074 + 1024);
-  let p = 1;
-  for (let k = 0; k <= 1023; k++, p *= 2) t[k + 1074] = p;
-  p = 1;
-  for (let k = 0; k >= -1074; k--, p /= 2) t[k + 1074] = p;
-  return t;
-})();
-
-/**
- * Exact power of two.
- * @param k an integer exponent
- * @returns 2^k (0 below 2^-1074, Infinity above 2^1023)
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { pow2 } from "./exact_sum.ts";
- * assert.equal(pow2(-3), 0.125);
- * ```
- */
-export function pow2(k: number): number {
-  if (k > 1023) return Infinity;
-  if (k < -1074) return 0;
-  return POW2_TABLE[k + 1074];
-}
+/** Exact power of two 2^k (shared table, `formats/_pow2.ts`; re-exported here for existing callers). */
+export { pow2 };
 
 /** An exact sum of binary64 values (see the module doc). */
 export class ExactSum {

@@ -98,6 +98,18 @@ Deno.test("quantizeCommand", async (t) => {
         [["quantize", "--recipe", "per_token_cast_to_fp8", `${dir}/ints.safetensors`, out], /no floating-point tensor/],
         [["quantize", "--recipe", "per_token_cast_to_fp8", inp], /needs 2 file arguments/],
         [["quantize", "--recipe", "mxfp4", "--scale-rule", "up", inp, out], /--scale-rule "up"/],
+        // A flag the recipe does not read is refused, never silently ignored.
+        [["quantize", "--recipe", "mxfp4", "--gran-k", "64", inp, out], /--gran-k does not apply to mxfp4/],
+        [["quantize", "--recipe", "mxfp8_e4m3", "--ue8m0", inp, out], /--ue8m0 does not apply to mxfp8_e4m3/],
+        [
+          ["quantize", "--recipe", "per_block_cast_to_fp8", "--ue8m0", "--packed-ue8m0", inp, out],
+          /--packed-ue8m0 does not apply to per_block_cast_to_fp8/,
+        ],
+        [["quantize", "--recipe", "per_token_cast_to_fp8", "--scale-rule", "ceil", inp, out], /--scale-rule does not/],
+        [
+          ["quantize", "--recipe", "nvfp4_te", "--semantics", "cpu", inp, out],
+          /--semantics does not apply to nvfp4_te/,
+        ],
       ];
       for (const [args, msg] of cases) {
         const r = await runCli(args);

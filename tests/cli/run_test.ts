@@ -93,6 +93,10 @@ Deno.test("runCommand", async (t) => {
         [["run", "fp8_gemm_nt", "--expected-m", "4", path, `${dir}/o`], /Unknown option '--expected-m'/],
         [["run", "fp8_gemm_nt", `${dir}/partial.safetensors`, `${dir}/o`], /missing tensor argument "b"/],
         [["run", "fp8_gemm_nt", path], /needs 2 file arguments/],
+        // The non-GEMM references (MQA, HC, Mega MoE) read only --model and --tensor-core: the others are refused.
+        [["run", "fp8_mqa_logits", "--split-k", "4", path, `${dir}/o`], /--split-k does not apply to fp8_mqa_logits/],
+        [["run", "tf32_hc_prenorm_gemm", "--promote", "none", path, `${dir}/o`], /--promote does not apply/],
+        [["run", "bf16_mega_moe", "--out-dtype", "f32", path, `${dir}/o`], /--out-dtype does not apply/],
       ];
       for (const [args, msg] of cases) {
         const r = await runCli(args);

@@ -101,12 +101,15 @@ Deno.test("openBackend()", async (t) => {
     await assert.rejects(() => openBackend(""), TypeError);
   });
 
-  await t.step("refuses synchronize, setNumThreads and lastError after close instead of calling unloaded code", async () => {
-    const be = await openBackend("cpu");
-    be.close();
-    assert.throws(() => be.synchronize(), ReferenceError);
-    assert.throws(() => be.setNumThreads(1), ReferenceError);
-    assert.throws(() => be.library.lastError(), ReferenceError);
-    assert.throws(() => be.library.check(1, "go_fp8_gemm"), ReferenceError);
-  });
+  await t.step(
+    "refuses synchronize, setNumThreads and lastError after close instead of calling unloaded code",
+    async () => {
+      const be = await openBackend("cpu");
+      be.close();
+      assert.throws(() => be.synchronize(), ReferenceError);
+      assert.throws(() => be.setNumThreads(1), ReferenceError);
+      assert.throws(() => be.library.lastError(), ReferenceError);
+      assert.throws(() => be.library.check(1, "go_fp8_gemm"), ReferenceError);
+    },
+  );
 });

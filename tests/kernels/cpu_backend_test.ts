@@ -270,7 +270,8 @@ Deno.test("mGroupedFp8GemmContiguous()", async (t) => {
     };
     assert.throws(
       () => be.mGroupedFp8GemmContiguous({ ...args, model: "exact" }),
-      (e: unknown) => e instanceof NativeError && e.code === "GO_ERR_INVALID_ARGUMENT" && /b has no groups/.test(e.message),
+      (e: unknown) =>
+        e instanceof NativeError && e.code === "GO_ERR_INVALID_ARGUMENT" && /b has no groups/.test(e.message),
     );
     // sm90 writes zeros for 64-row chunks labelled -1: no group is read, so G = 0 is fine there.
     const d = Tensor.from("bf16", [4, 128], new Uint16Array(4 * 128).fill(0x7777));
