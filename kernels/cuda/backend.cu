@@ -1231,6 +1231,8 @@ int32_t go_ext_paged_mqa_logits_metadata(const go_tensor* cl_, int32_t block_kv,
   GO_TRY(check_tensor(cl_, "context_lens", false, {GO_I32}, 2, 2, cl));
   GO_TRY(check_tensor(out_, "schedule_meta", false, {GO_I32}, 2, 2, out));
   if (num_sms < 1) return fail(GO_ERR_INVALID_ARGUMENT, "num_sms %d < 1", num_sms);
+  // The partition reads context_lens[b, next_n - 1] (deepgemm-ops.md §8.3): next_n = 0 has no such entry.
+  if (cl.shape[1] < 1) return fail(GO_ERR_INVALID_ARGUMENT, "context_lens: next_n = %lld, need at least 1", (long long)cl.shape[1]);
   GO_TRY(expect_shape(out, "schedule_meta", {num_sms + 1, 2}));
   if (cl.strides[1] != 1 || cl.strides[0] != cl.shape[1] || out.strides[1] != 1 || out.strides[0] != 2)
     return fail(GO_ERR_UNSUPPORTED, "context_lens and schedule_meta must be contiguous");
