@@ -180,6 +180,7 @@ export function compareTensors(
 }
 
 const USAGE = `Usage: oracle compare EXPECTED ACTUAL [--mode bitwise|calc-diff=X|ulp=N] [--nan bits|class] [--json FILE]
+                      [--expected-prefix P]
 
 Compares every tensor of the safetensors file EXPECTED with the tensor of the same name in ACTUAL.
 Per tensor: element count, mismatches, the first mismatch (coordinate, both values, both bit patterns),
@@ -190,6 +191,9 @@ the largest ULP distance and DeepGEMM's calc_diff = 1 - 2·Σxy / Σ(x²+y²).
   --mode ulp=N        every element within N units in the last place of its format
   --nan class         any NaN equals any NaN (NaN payloads differ between libraries; default: bits)
   --json FILE         also write the report as JSON
+  --expected-prefix P only the tensors of EXPECTED named P<name>, each compared with <name> in ACTUAL: a golden
+                      fixture stores each model's outputs as <model>/<name>, so
+                      \`oracle compare FIXTURE MY_OUTPUT --expected-prefix sm90_1d2d/\` checks a kernel's d
 
 Exit status: 0 all inside the tolerance, 1 any outside, 2 unusable input (unreadable file, a tensor of
 EXPECTED missing from ACTUAL, different dtypes or shapes).`;
@@ -207,6 +211,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     mode: { type: "string" },
     nan: { type: "string" },
     json: { type: "string" },
+    "expected-prefix": { type: "string" },
   }, "compare");
   if (values.help) {
     io.stdout(USAGE + "\n");
@@ -219,13 +224,22 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const [expectedPath, actualPath] = positionals;
   const expected = await readSafetensors(expectedPath);
   const actual = await readSafetensors(actualPath);
+  const prefix = (values["expected-prefix"] as string | undefined) ?? "";
+  const wanted = [...expected.tensors].filter(([name]) => name.startsWith(prefix));
+  if (wanted.length === 0) {
+    throw new UsageError(`${expectedPath}: no tensor name starts with ${JSON.stringify(prefix)}`);
+  }
   const results: TensorComparison[] = [];
-  for (const [name, e] of expected.tensors) {
+  for (const [full, e] of wanted) {
+    const name = full.slice(prefix.length);
     const a = actual.tensors.get(name);
-    if (a === undefined) throw new UsageError(`${actualPath}: has no tensor "${name}" (present in ${expectedPath})`);
+    if (a === undefined) {
+      throw new UsageError(`${actualPath}: has no tensor "${name}" (present in ${expectedPath} as "${full}")`);
+    }
     results.push(compareTensors(name, e, a, mode, nan));
   }
-  const extra = [...actual.tensors.keys()].filter((k) => !expected.tensors.has(k));
+  const compared = new Set(wanted.map(([full]) => full.slice(prefix.length)));
+  const extra = [...actual.tensors.keys()].filter((k) => !compared.has(k));
   const lines: string[] = [];
   for (const r of results) {
     lines.push(

@@ -39,6 +39,18 @@ export type Tile = readonly [number, number, number];
  * @param problems the job's problems
  * @param sample sampling options (none: every tile)
  * @returns tiles in ascending (problem, row, column) order
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { GemmProblem } from "./job.ts";
+ * import { selectTiles } from "./engine.ts";
+ * const p: GemmProblem = {
+ *   K: 128, aOff: new Int32Array(300), bOff: new Int32Array(130), sfaOff: null, sfbOff: null,
+ *   dRow: new Int32Array(300), dCol: new Int32Array(130), group: 0,
+ * };
+ * assert.equal(selectTiles([p]).length, 6); // 3 tile rows × 2 tile columns
+ * assert.deepEqual(selectTiles([p], { fraction: 0.01 }), [[0, 0, 0], [0, 1, 1], [0, 2, 0]]); // the diagonal
+ * ```
  */
 export function selectTiles(problems: readonly GemmProblem[], sample?: SampleOptions): Tile[] {
   const tiles: Tile[] = [];
@@ -109,6 +121,21 @@ function scaleExps(s: Float64Array | null): Int32Array | null {
  * @param job the job
  * @param tiles tiles from {@link selectTiles}
  * @returns D storage indices and values, in tile order
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { planNormal } from "./normal_gemm.ts";
+ * import { evaluateTiles, selectTiles } from "./engine.ts";
+ * // [1, 2]·[3, 1]ᵀ in bf16: one element, 1·3 + 2·1 = 5.
+ * const A = Tensor.from("bf16", [1, 2], new Uint16Array([0x3f80, 0x4000]));
+ * const B = Tensor.from("bf16", [1, 2], new Uint16Array([0x4040, 0x3f80]));
+ * const { job } = planNormal({
+ *   op: "demo", A, B, sfa: null, sfb: null, c: null, d: null, scalars: {}, options: {}, kind: "bf16",
+ * });
+ * const res = evaluateTiles(job!, selectTiles(job!.problems));
+ * assert.deepEqual([...res.value], [5]);
+ * ```
  */
 export function evaluateTiles(job: GemmJob, tiles: readonly Tile[]): TileResults {
   const el = makeElement(job.model, job.aFormat, job.bFormat);

@@ -81,6 +81,17 @@ export interface PackedRows {
  * used in place; otherwise everything is copied.
  * @param views 2-D code tensors [rows, K]
  * @returns the codes and per-row offsets
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { packKRows } from "./job.ts";
+ * const a = Tensor.from("bf16", [2, 2], new Uint16Array([1, 2, 3, 4]));
+ * const p = packKRows([a.select(0, 1).reshape([1, 2]), a]);
+ * assert.deepEqual([...p.offsets[0]], [2]); // rows of one storage with K stride 1: used in place
+ * assert.deepEqual([...p.offsets[1]], [0, 2]);
+ * assert.equal(p.codes, a.data);
+ * ```
  */
 export function packKRows(views: readonly Tensor[]): PackedRows {
   if (views.length === 0) return { codes: new Uint8Array(0), offsets: [] };

@@ -41,7 +41,17 @@ import {
 } from "./op_spec.ts";
 import { makeOp } from "./run.ts";
 
-/** Reads a recipe scalar: `[gran_m, gran_n, gran_k]` (or null). */
+/**
+ * Reads a recipe scalar: `[gran_m, gran_n, gran_k]` (or null).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { recipeScalar } from "./normal_gemm.ts";
+ * assert.deepEqual(recipeScalar({ recipe: [1, 128, 128] }, "recipe", 3, "demo"), [1, 128, 128]);
+ * assert.equal(recipeScalar({}, "recipe", 3, "demo"), null);
+ * assert.throws(() => recipeScalar({ recipe: [1, 128] }, "recipe", 3, "demo"), TypeError);
+ * ```
+ */
 export function recipeScalar(scalars: Record<string, unknown>, name: string, n: number, op: string): number[] | null {
   const v = scalars[name];
   if (v === undefined || v === null) return null;
@@ -61,7 +71,21 @@ export interface Recipe {
   granK: number;
 }
 
-/** Resolves `recipe` / `recipe_a` + `recipe_b` with DeepGEMM's defaults (`deepgemm-ops.md` §3). */
+/**
+ * Resolves `recipe` / `recipe_a` + `recipe_b` with DeepGEMM's defaults (`deepgemm-ops.md` §3).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { resolveRecipe } from "./normal_gemm.ts";
+ * const sfb = Tensor.zeros("f32", [1, 1]);
+ * assert.deepEqual(resolveRecipe({}, "demo", "sm90", sfb, false), { granA: 1, granB: 128, granK: 128 });
+ * assert.deepEqual(resolveRecipe({}, "demo", "sm100", Tensor.zeros("i32", [1, 1]), true), {
+ *   granA: 1, granB: 1, granK: 32,
+ * });
+ * assert.throws(() => resolveRecipe({ recipe: [1, 128, 32] }, "demo", "sm90", sfb, false), TypeError);
+ * ```
+ */
 export function resolveRecipe(
   scalars: Record<string, unknown>,
   op: string,
@@ -125,7 +149,21 @@ function formatOf(t: Tensor): string {
   return t.dtype;
 }
 
-/** Plans a normal GEMM (all rule checks, early returns, C copy). */
+/**
+ * Plans a normal GEMM (all rule checks, early returns, C copy).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { planNormal } from "./normal_gemm.ts";
+ * const A = Tensor.zeros("bf16", [4, 64]), B = Tensor.zeros("bf16", [8, 64]);
+ * const plan = planNormal({
+ *   op: "demo", A, B, sfa: null, sfb: null, c: null, d: null, scalars: {}, options: {}, kind: "bf16",
+ * });
+ * assert.deepEqual(plan.d.shape, [4, 8]);
+ * assert.equal(plan.job!.problems[0].K, 64);
+ * ```
+ */
 export function planNormal(x: NormalArgs): Plan {
   const { op, A, B, sfa, sfb, c, d, scalars, options, kind } = x;
   const [M, K] = A.shape;

@@ -42,6 +42,20 @@ function finish(
  * Builds an OpSpec from a definition.
  * @param def the description and planner
  * @returns the op
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { makeOp } from "./run.ts";
+ * // An op whose planner returns early: D = zeros of A's shape, nothing evaluated.
+ * const op = makeOp({
+ *   name: "zeros_like", family: "demo", inputs: ["a"], outputs: ["d"], scalars: {},
+ *   defaultModel: "exact", models: ["exact"],
+ *   plan: (inputs) => ({ job: null, d: Tensor.zeros("f32", inputs.a.shape) }),
+ * });
+ * assert.deepEqual(op.run({ a: Tensor.zeros("bf16", [2, 3]) }, {}, {}).d.shape, [2, 3]);
+ * assert.ok(Object.isFrozen(op));
+ * ```
  */
 export function makeOp(def: OpDefinition): OpSpec {
   const { plan, ...desc } = def;

@@ -37,7 +37,18 @@ export interface HcPrenormOptions {
   arch?: "sm90" | "sm100";
 }
 
-/** The K-block range `[start, start + count)` of split s (in 64-wide blocks). */
+/**
+ * The K-block range `[start, start + count)` of split s (in 64-wide blocks).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { hcSplitBlocks } from "./tf32_hc_prenorm_gemm.ts";
+ * // 10 K blocks over 3 splits: 4 + 3 + 3, the remainder going to the first splits.
+ * assert.deepEqual(hcSplitBlocks(10, 3, 0), [0, 4]);
+ * assert.deepEqual(hcSplitBlocks(10, 3, 1), [4, 3]);
+ * assert.deepEqual(hcSplitBlocks(10, 3, 2), [7, 3]);
+ * ```
+ */
 export function hcSplitBlocks(kBlocks: number, numSplits: number, s: number): [number, number] {
   const per = Math.floor(kBlocks / numSplits), rem = kBlocks % numSplits;
   return [s * per + Math.min(s, rem), per + (s < rem ? 1 : 0)];

@@ -65,7 +65,16 @@ export type ElementFn = (
 
 const FAST_EXACT = new Set(["e4m3", "e2m1"]);
 
-/** Rounds a number to the output type (RNE; bf16 with the GPU NaN rule). */
+/**
+ * Rounds a number to the output type (RNE; bf16 with the GPU NaN rule).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { roundOut } from "./element.ts";
+ * assert.equal(roundOut(1 + 2 ** -9, "bf16"), 1);
+ * assert.equal(roundOut(1 + 2 ** -9, "f32"), 1 + 2 ** -9);
+ * ```
+ */
 export function roundOut(x: number, out: "bf16" | "f32"): number {
   return out === "bf16" ? bf16ToF32(bf16Rne(x)) : Math.fround(x);
 }
@@ -77,6 +86,20 @@ export function roundOut(x: number, out: "bf16" | "f32"): number {
  * @param bFormat B's operand format
  * @returns the element function
  * @throws RangeError when the tensor-core profile cannot take the model's scales
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { resolveModel } from "./kernel_models.ts";
+ * import { makeElement } from "./element.ts";
+ * const el = makeElement(resolveModel({ model: "exact", outDtype: "f32" }), "e4m3", "e4m3");
+ * const inp = {
+ *   av: new Float64Array([1, 2]), ae: new Int32Array([0, 1]),
+ *   bv: new Float64Array([3, 0.5]), be: new Int32Array([1, -1]),
+ *   sfa: null, sfaExp: null, sfb: null, sfbExp: null, granK: 128,
+ * };
+ * assert.equal(el(inp, 0, 0, 2, 0, 0, null), 4); // 1·3 + 2·0.5
+ * assert.equal(el(inp, 0, 0, 2, 0, 0, 0.5), 4.5); // plus C
+ * ```
  */
 export function makeElement(model: ResolvedModel, aFormat: string, bFormat: string): ElementFn {
   const out = model.outDtype;

@@ -36,6 +36,14 @@ const MAX_EXACT_TERMS = 65536;
  * @param scaled whether scale factors are applied
  * @param K the reduction length (or, with scales, any value)
  * @returns true when the tile kernel applies
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { exactTileApplies } from "./exact_tile.ts";
+ * assert.equal(exactTileApplies("e4m3", "e2m1", false, 4096), true);
+ * assert.equal(exactTileApplies("bf16", "bf16", false, 4096), false);
+ * assert.equal(exactTileApplies("e4m3", "e4m3", false, 2 ** 17), false); // too long without scales
+ * ```
  */
 export function exactTileApplies(aFormat: string, bFormat: string, scaled: boolean, K: number): boolean {
   return FORMATS.has(aFormat) && FORMATS.has(bFormat) && (scaled || K <= MAX_EXACT_TERMS);
@@ -72,6 +80,18 @@ function decode(codes: ArrayLike<number>, offs: Int32Array, K: number, values: F
  * @param out output type
  * @param res output values, `rows·cols`
  * @param scratch reusable buffers
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { TileScratch } from "./sm90_fp8_tile.ts";
+ * import { exactTile } from "./exact_tile.ts";
+ * // One element, K = 2: 1.0·1.0 + 1.0·2.0 (e4m3 0x38 = 1, 0x40 = 2), fp32 output, C = 0.5.
+ * const a = new Uint8Array([0x38, 0x38]), b = new Uint8Array([0x38, 0x40]);
+ * const res = new Float64Array(1);
+ * exactTile("e4m3", "e4m3", a, new Int32Array([0]), b, new Int32Array([0]), 2, null, null, null, null, 128,
+ *   new Float64Array([0.5]), "f32", res, new TileScratch());
+ * assert.equal(res[0], 3.5);
+ * ```
  */
 export function exactTile(
   aFormat: string,

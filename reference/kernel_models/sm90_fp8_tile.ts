@@ -58,7 +58,20 @@ const VAL = Float64Array.from(E4M3.values); // NaN codes stay NaN (checked separ
 const EXP = Int8Array.from(E4M3.values, (v, c) => (v === 0 ? ZERO_EXP : E4M3.exps[c])); // subnormals → −6 (MMA-Sim clamp)
 const IS_NAN = Uint8Array.from(E4M3.values, (v) => (v !== v ? 1 : 0));
 
-/** Reusable decode buffers (one per thread; grown on demand, never shrunk). */
+/**
+ * Reusable decode buffers (one per thread; grown on demand, never shrunk).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { TileScratch } from "./sm90_fp8_tile.ts";
+ * const s = new TileScratch();
+ * s.reserve(4, 8);
+ * assert.equal(s.av.length, 4);
+ * assert.equal(s.be.length, 8);
+ * s.reserve(2, 2); // never shrinks
+ * assert.equal(s.av.length, 4);
+ * ```
+ */
 export class TileScratch {
   /** A values, row-major [rows, K]. */
   av: Float64Array = new Float64Array(0);
@@ -124,6 +137,18 @@ function promote(F: number, P: number, scaled: boolean, s: number): number {
  * @param F output, `rows·cols` values
  * @param scratch reusable buffers
  * @returns false when an operand holds a NaN code (nothing useful was written; use the generic path)
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sm90Fp8Tile, TileScratch } from "./sm90_fp8_tile.ts";
+ * // 1 × 2 tile, K = 32 of 1.0 (0x38) against 1.0 and 2.0 (0x40): one k32 step each.
+ * const a = new Uint8Array(32).fill(0x38);
+ * const b = new Uint8Array(64).fill(0x38).fill(0x40, 32);
+ * const F = new Float64Array(2);
+ * const s = new TileScratch();
+ * assert.equal(sm90Fp8Tile(a, new Int32Array([0]), b, new Int32Array([0, 32]), 32, null, null, null, null, F, s), true);
+ * assert.deepEqual([...F], [32, 64]);
+ * ```
  */
 export function sm90Fp8Tile(
   a: Uint8Array,

@@ -39,6 +39,22 @@ function macs(job: GemmJob, tiles: readonly Tile[]): number {
  * @param workers Worker count (default: all cores)
  * @param pool a pool to use (and keep) instead of a fresh one closed on return
  * @returns D indices and values
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { selectTiles } from "../gemm/engine.ts";
+ * import { planNormal } from "../gemm/normal_gemm.ts";
+ * import { evaluateParallel } from "./evaluate_parallel.ts";
+ * const A = Tensor.from("bf16", [1, 2], new Uint16Array([0x3f80, 0x4000]));
+ * const B = Tensor.from("bf16", [1, 2], new Uint16Array([0x4040, 0x3f80]));
+ * const { job } = planNormal({
+ *   op: "demo", A, B, sfa: null, sfb: null, c: null, d: null, scalars: {}, options: {}, kind: "bf16",
+ * });
+ * // One worker (or a small job) runs on this thread, with the bits of every other worker count.
+ * const res = await evaluateParallel(job!, selectTiles(job!.problems), 1);
+ * assert.deepEqual([...res.value], [5]);
+ * ```
  */
 export async function evaluateParallel(
   job: GemmJob,

@@ -20,7 +20,15 @@
 import type { Tile, TileResults } from "../gemm/engine.ts";
 import type { GemmJob } from "../gemm/job.ts";
 
-/** Default worker count: every core the runtime reports. */
+/**
+ * Default worker count: every core the runtime reports.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { defaultWorkers } from "./worker_pool.ts";
+ * assert.equal(defaultWorkers(), navigator.hardwareConcurrency);
+ * ```
+ */
 export function defaultWorkers(): number {
   return Math.max(1, navigator.hardwareConcurrency ?? 1);
 }
@@ -69,7 +77,17 @@ type Reply =
   | { ok: true; id: number; chunk: number; res: TileResults }
   | { ok: false; id: number; chunk: number; message: string };
 
-/** A reusable set of GEMM Workers (call {@link GemmWorkerPool.close} when done: live Workers keep Deno running). */
+/**
+ * A reusable set of GEMM Workers (call {@link GemmWorkerPool.close} when done: live Workers keep Deno running).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { GemmWorkerPool } from "./worker_pool.ts";
+ * const pool = new GemmWorkerPool(2);
+ * assert.equal(pool.size, 2);
+ * pool.close();
+ * ```
+ */
 export class GemmWorkerPool {
   #size: number;
   #workers: Worker[] = [];

@@ -34,7 +34,18 @@ const POW2_SMALL = Float64Array.from({ length: 64 }, (_, i) => pow2(i));
 /** Exact power of two 2^k (shared table, `formats/_pow2.ts`; re-exported here for existing callers). */
 export { pow2 };
 
-/** An exact sum of binary64 values (see the module doc). */
+/**
+ * An exact sum of binary64 values (see the module doc).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ExactSum } from "./exact_sum.ts";
+ * const s = new ExactSum();
+ * s.addProduct(1 + 2 ** -30, 1 - 2 ** -30); // exactly 1 − 2^-60: no double holds it
+ * assert.equal(s.round(23, -126, 127), 1); // RNE to fp32
+ * assert.equal(s.round(23, -126, 127, "rz"), 1 - 2 ** -24); // RZ keeps it below 1
+ * ```
+ */
 export class ExactSum {
   #limbs = new Float64Array(NLIMBS);
   #scratch = new Float64Array(NLIMBS);

@@ -96,6 +96,16 @@ export function roundSum(sum: number, w: number, r: StepRounding): number {
  * One fused step over typed arrays: `len` products `av[aOff+k]·bv[bOff+k]` with exponents `ae + be`, plus c.
  * `xs` is a block-scale exponent added to every product (0 without block scales).
  * @returns the step's rounded result (an fp32 value)
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fusedStep, STEP_ROUNDINGS } from "./fused_dot_add.ts";
+ * // 1·1 + 2^-20·1 from c = 0: 13 kept fraction bits (rz_e8m13) truncate the small term, 23 keep it.
+ * const av = new Float64Array([1, 2 ** -20]), ae = new Int32Array([0, -20]);
+ * const bv = new Float64Array([1, 1]), be = new Int32Array([0, 0]);
+ * assert.equal(fusedStep(av, ae, 0, bv, be, 0, 2, 0, 0, 13, STEP_ROUNDINGS.rz_e8m13), 1);
+ * assert.equal(fusedStep(av, ae, 0, bv, be, 0, 2, 0, 0, 23, STEP_ROUNDINGS.rz_f32), 1 + 2 ** -20);
+ * ```
  */
 export function fusedStep(
   av: Float64Array,
@@ -129,6 +139,15 @@ export function fusedStep(
  * One `mxf4nvf4` step (MMA-Sim `nv_fused_dot_add_with_block_scale`): each group of 16 products is summed exactly,
  * multiplied by its two scales (values `sa[g]`, `sb[g]`, exponents `sea[g]`, `seb[g]`), the group exponent is
  * `sea + seb`, and the groups plus c are fused with `n` fraction bits and RZ to fp32.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { groupScaledStep } from "./fused_dot_add.ts";
+ * // 16 products 1·1 in one group with scales 1 (exponent 0) and 2 (exponent 1): 16 · 1 · 2 = 32.
+ * const ones = new Float64Array(16).fill(1);
+ * assert.equal(groupScaledStep(ones, 0, ones, 0, 16, 0, [1], [0], [2], [1], 25), 32);
+ * assert.ok(Number.isNaN(groupScaledStep(ones, 0, ones, 0, 16, 0, [NaN], [0], [2], [1], 25)));
+ * ```
  */
 export function groupScaledStep(
   av: Float64Array,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Tensor } from "../../reference/tensor/mod.ts";
-import { writeSafetensors } from "../../io/mod.ts";
+import { readSafetensors, writeSafetensors } from "../../io/mod.ts";
 import { compareTensors, parseCompareMode } from "../../cli/compare.ts";
 import { hostileCorpus } from "../io/_hostile_corpus.ts";
 import { runCli, withTempDir } from "./_run.ts";
@@ -142,6 +142,29 @@ Deno.test("compareCommand", async (t) => {
         assert.ok(r.stderr.includes(path), `${corpus[i].name}: ${r.stderr}`);
         assert.match(r.stderr, corpus[i].expect, corpus[i].name);
       }
+    });
+  });
+});
+
+Deno.test("compareCommand --expected-prefix", async (t) => {
+  await t.step("checks a kernel's output file against one model's outputs in a golden fixture", async () => {
+    await withTempDir(async (dir) => {
+      const fixture = "fixtures/fp8_gemm_nt/fp8_gemm_nt_m16_n128_k256_fp32.safetensors";
+      const f = await readSafetensors(fixture);
+      const d = f.tensors.get("sm90_1d2d/d")!;
+      await writeSafetensors(`${dir}/mine.safetensors`, { d });
+      const ok = await runCli(["compare", fixture, `${dir}/mine.safetensors`, "--expected-prefix", "sm90_1d2d/"]);
+      assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+      assert.match(ok.stdout, /PASS d bf16 \[16,128\]/);
+      // the exact model's bits differ from the SM90 kernel's in this case: a kernel matching "exact" fails here
+      const exact = f.tensors.get("exact/d")!;
+      await writeSafetensors(`${dir}/exact.safetensors`, { d: exact });
+      const bad = await runCli(["compare", fixture, `${dir}/exact.safetensors`, "--expected-prefix", "sm90_1d2d/"]);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stdout, /first mismatch at \[/);
+      const none = await runCli(["compare", fixture, `${dir}/mine.safetensors`, "--expected-prefix", "nope/"]);
+      assert.equal(none.code, 2);
+      assert.match(none.stderr, /no tensor name starts with "nope\/"/);
     });
   });
 });
