@@ -261,6 +261,16 @@ function planBhGemm(
 /**
  * `einsum(expr, a, b, d, c=None, use_cublaslt=False)`: DeepGEMM's BF16 Einstein sums (module doc).
  * `use_cublaslt` is accepted for the two `bh…` expressions and evaluated with the same `bf16` model.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { einsum } from "./einsum.ts";
+ * const a = Tensor.from("bf16", [1, 1, 2], new Uint16Array([0x3f80, 0x4000])); // [1, 2]
+ * const b = Tensor.from("bf16", [1, 1, 2], new Uint16Array([0x4040, 0x3f80])); // [3, 1]
+ * assert.equal(einsum.run({ a, b }, { expr: "bhr,hdr->bhd" }, {}).d.at(0, 0, 0), 0x40a0); // 5
+ * assert.throws(() => einsum.run({ a, b }, { expr: "ij,jk->ik" }, {}), RangeError);
+ * ```
  */
 export const einsum: OpSpec = makeOp({
   name: "einsum",
@@ -289,6 +299,19 @@ const FP8_DTYPES: DType[] = ["e4m3"];
 /**
  * `fp8_einsum(expr, a=(x, sfx), b=(y, sfy), d, c=None, recipe=(1, 128, 128))`: DeepGEMM's batched FP8 Einstein sums
  * (module doc). Tensors: `a`, `sfa` (= sfx), `b`, `sfb` (= sfy), `c`, `d`; scalars `expr`, `recipe`, `arch`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { fp8Einsum } from "./einsum.ts";
+ * // "bhr,hdr->bhd" (SM90, recipe (1, 128, 128)): b = h = d = 1, r = 128 of 1.0, unit scales → 128.
+ * const a = Tensor.from("e4m3", [1, 1, 128], new Uint8Array(128).fill(0x38));
+ * const sfa = Tensor.from("f32", [1, 1, 1], new Float32Array([1]));
+ * const b = Tensor.from("e4m3", [1, 1, 128], new Uint8Array(128).fill(0x38));
+ * const sfb = Tensor.from("f32", [1, 1, 1], new Float32Array([1]));
+ * const { d } = fp8Einsum.run({ a, sfa, b, sfb }, { expr: "bhr,hdr->bhd" }, {});
+ * assert.equal(d.at(0, 0, 0), 0x4300);
+ * ```
  */
 export const fp8Einsum: OpSpec = makeOp({
   name: "fp8_einsum",

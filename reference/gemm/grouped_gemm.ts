@@ -460,7 +460,22 @@ function kGrouped(variant: "fp8_nt" | "fp8_tn" | "bf16_tn"): OpSpec {
 export const mGroupedFp8GemmNtContiguous: OpSpec = mGrouped("nt", true);
 /** `m_grouped_fp8_gemm_nn_contiguous`: B stored [G, K, N]. */
 export const mGroupedFp8GemmNnContiguous: OpSpec = mGrouped("nn", true);
-/** `m_grouped_bf16_gemm_nt_contiguous`. */
+/**
+ * `m_grouped_bf16_gemm_nt_contiguous`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { mGroupedBf16GemmNtContiguous } from "./grouped_gemm.ts";
+ * // 128 rows of group 1 (one BLOCK_M tile); B[1] = 2·B[0], so D doubles.
+ * const M = 128, N = 2, K = 64;
+ * const a = Tensor.from("bf16", [M, K], new Uint16Array(M * K).fill(0x3f80));
+ * const b = Tensor.from("bf16", [2, N, K], new Uint16Array(2 * N * K).fill(0x3f80).fill(0x4000, N * K));
+ * const grouped_layout = Tensor.from("i32", [M], new Int32Array(M).fill(1));
+ * const { d } = mGroupedBf16GemmNtContiguous.run({ a, b, grouped_layout }, {}, {});
+ * assert.equal(d.at(5, 1), 0x4300); // 64 × 2 = 128
+ * ```
+ */
 export const mGroupedBf16GemmNtContiguous: OpSpec = mGrouped("nt", false);
 /** `m_grouped_bf16_gemm_nn_contiguous`. */
 export const mGroupedBf16GemmNnContiguous: OpSpec = mGrouped("nn", false);
@@ -472,7 +487,24 @@ export const mGroupedBf16GemmNtMasked: OpSpec = masked(false);
 export const kGroupedFp8GemmNtContiguous: OpSpec = kGrouped("fp8_nt");
 /** `k_grouped_fp8_gemm_tn_contiguous` (SM100). */
 export const kGroupedFp8GemmTnContiguous: OpSpec = kGrouped("fp8_tn");
-/** `k_grouped_bf16_gemm_tn_contiguous`. */
+/**
+ * `k_grouped_bf16_gemm_tn_contiguous`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { kGroupedBf16GemmTnContiguous } from "./grouped_gemm.ts";
+ * // Two groups of K = 128 and 0: D[0] = C[0] + A_0ᵀ·B_0, D[1] = C[1] (empty group).
+ * const M = 1, N = 1;
+ * const a = Tensor.from("bf16", [128, M], new Uint16Array(128).fill(0x3f80));
+ * const b = Tensor.from("bf16", [128, N], new Uint16Array(128).fill(0x3f80));
+ * const c = Tensor.from("f32", [2, M, N], new Float32Array([1, 7]));
+ * const d = Tensor.zeros("f32", [2, M, N]);
+ * const grouped_layout = Tensor.from("i32", [2], new Int32Array([128, 0]));
+ * const out = kGroupedBf16GemmTnContiguous.run({ a, b, c, d, grouped_layout }, { ks: [128, 0] }, {}).d;
+ * assert.deepEqual([...out.data], [129, 7]);
+ * ```
+ */
 export const kGroupedBf16GemmTnContiguous: OpSpec = kGrouped("bf16_tn");
 
 function alias(op: OpSpec, name: string): OpSpec {

@@ -322,7 +322,22 @@ function fp8Normal(layout: Layout, name: string): OpSpec {
   });
 }
 
-/** `fp8_gemm_nt(a=(A[M,K], SFA), b=(B[N,K], SFB), d, c=None)`: `D = C + A·Bᵀ`. */
+/**
+ * `fp8_gemm_nt(a=(A[M,K], SFA), b=(B[N,K], SFB), d, c=None)`: `D = C + A·Bᵀ`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { fp8GemmNt } from "./normal_gemm.ts";
+ * // D[0, j] = SFA · SFB · Σ 128 × (1.0 · 1.0), written as bf16 (SM90 1D2D needs n % 8 == 0).
+ * const a = Tensor.from("e4m3", [1, 128], new Uint8Array(128).fill(0x38));
+ * const b = Tensor.from("e4m3", [8, 128], new Uint8Array(8 * 128).fill(0x38));
+ * const sfa = Tensor.from("f32", [1, 1], new Float32Array([1]));
+ * const sfb = Tensor.from("f32", [1, 1], new Float32Array([0.5]));
+ * const { d } = fp8GemmNt.run({ a, sfa, b, sfb }, {}, {});
+ * assert.equal(d.at(0, 7), 0x4280); // 64.0
+ * ```
+ */
 export const fp8GemmNt: OpSpec = fp8Normal("nt", "fp8_gemm_nt");
 /** `fp8_gemm_nn`: B stored [K, N]. */
 export const fp8GemmNn: OpSpec = fp8Normal("nn", "fp8_gemm_nn");
@@ -367,7 +382,19 @@ function bf16Normal(layout: Layout, name: string, kind: "bf16" | "cublaslt"): Op
   });
 }
 
-/** `bf16_gemm_nt(a[M,K], b[N,K], d, c=None)`. */
+/**
+ * `bf16_gemm_nt(a[M,K], b[N,K], d, c=None)`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { bf16GemmNt } from "./normal_gemm.ts";
+ * // [1, 2]·[3, 1]ᵀ = 5 (bf16 0x40a0).
+ * const a = Tensor.from("bf16", [1, 2], new Uint16Array([0x3f80, 0x4000]));
+ * const b = Tensor.from("bf16", [1, 2], new Uint16Array([0x4040, 0x3f80]));
+ * assert.equal(bf16GemmNt.run({ a, b }, {}, {}).d.at(0, 0), 0x40a0);
+ * ```
+ */
 export const bf16GemmNt: OpSpec = bf16Normal("nt", "bf16_gemm_nt", "bf16");
 /** `bf16_gemm_nn`. */
 export const bf16GemmNn: OpSpec = bf16Normal("nn", "bf16_gemm_nn", "bf16");
@@ -388,6 +415,20 @@ export const cublasltGemmTt: OpSpec = bf16Normal("tt", "cublaslt_gemm_tt", "cubl
  * `fp8_gemm_nt_skip_head_mid(a, b, d, head_splits=(L, Mid, R))`: logical column j is stored at physical column
  * `j + floor((j + R)/(L + R))·Mid` (`deepgemm-ops.md` §5.7), so each head of L+R logical columns is written as
  * `[L][Mid never written][R]`; D has `n + (n/(L+R))·Mid` columns; gran_k must be 128.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { fp8GemmNtSkipHeadMid } from "./normal_gemm.ts";
+ * // n = 8 logical columns, head_splits (L, Mid, R) = (1, 2, 1): stored at columns 0, 3, 4, 7, ... of 16.
+ * const a = Tensor.from("e4m3", [1, 128], new Uint8Array(128).fill(0x38));
+ * const b = Tensor.from("e4m3", [8, 128], new Uint8Array(8 * 128).fill(0x38));
+ * const sfa = Tensor.from("f32", [1, 1], new Float32Array([1]));
+ * const sfb = Tensor.from("f32", [1, 1], new Float32Array([1]));
+ * const { d } = fp8GemmNtSkipHeadMid.run({ a, sfa, b, sfb }, { head_splits: [1, 2, 1] }, {});
+ * const head = [0x4300, 0, 0, 0x4300]; // 128.0 where written, Mid columns never written
+ * assert.deepEqual([...d.data], [...head, ...head, ...head, ...head]);
+ * ```
  */
 export const fp8GemmNtSkipHeadMid: OpSpec = makeOp({
   name: "fp8_gemm_nt_skip_head_mid",

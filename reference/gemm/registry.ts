@@ -41,7 +41,16 @@ const ALL: OpSpec[] = [
   ...einsum.EINSUM_OPS,
 ];
 
-/** The GEMM references, keyed by DeepGEMM function name. */
+/**
+ * The GEMM references, keyed by DeepGEMM function name.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { GEMM_OPS } from "./registry.ts";
+ * assert.equal(GEMM_OPS["fp8_gemm_nt"].family, "fp8_gemm");
+ * assert.ok(Object.isFrozen(GEMM_OPS));
+ * ```
+ */
 export const GEMM_OPS: Readonly<Record<string, OpSpec>> = Object.freeze(
   Object.fromEntries(ALL.map((op) => [op.name, op])),
 );

@@ -17,7 +17,18 @@ export interface MoeOperand {
   e: Int32Array;
 }
 
-/** Decodes codes of a format (`e4m3`, `e2m1` unpacked codes, or `bf16` bits). */
+/**
+ * Decodes codes of a format (`e4m3`, `e2m1` unpacked codes, or `bf16` bits).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { decodeMoeOperand } from "./block_scaled_dot.ts";
+ * const a = decodeMoeOperand("e4m3", [0x38, 0x40]);
+ * assert.deepEqual([...a.v], [1, 2]);
+ * assert.deepEqual([...a.e], [0, 1]);
+ * assert.equal(decodeMoeOperand("e2m1", [0x7]).v[0], 6);
+ * ```
+ */
 export function decodeMoeOperand(format: "e4m3" | "e2m1" | "bf16", codes: ArrayLike<number>): MoeOperand {
   const t = operandTable(format);
   const v = new Float64Array(codes.length), e = new Int32Array(codes.length);

@@ -113,6 +113,22 @@ function scaleBytes(fn: string, name: string, t: Tensor | undefined, lead: reado
  * Checks the inputs against the host rules and decodes them.
  * @throws TypeError for dtype/shape mismatches (weights dtype not matching x's variant, wrong scale shapes);
  *   RangeError for `hidden % 128`, `I % 128`, `topk > 32`, expert ids outside [−1, E)
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { prepareMegaMoe } from "./mega_moe.ts";
+ * const inputs = {
+ *   x: Tensor.zeros("bf16", [1, 128]),
+ *   topk_idx: Tensor.from("i32", [1, 1], new Int32Array([0])),
+ *   topk_weights: Tensor.from("f32", [1, 1], new Float32Array([1])),
+ *   l1: Tensor.zeros("bf16", [2, 256, 128]),
+ *   l2: Tensor.zeros("bf16", [2, 128, 128]),
+ * };
+ * const p = prepareMegaMoe(inputs);
+ * assert.deepEqual([p.kind, p.T, p.E, p.hidden, p.I], ["bf16", 1, 2, 128, 128]);
+ * assert.throws(() => prepareMegaMoe({ ...inputs, x: Tensor.zeros("bf16", [1, 64]) }), RangeError);
+ * ```
  */
 export function prepareMegaMoe(inputs: MegaMoeInputs): MegaMoeProblem {
   const fn = "mega_moe";
@@ -210,7 +226,29 @@ export function prepareMegaMoe(inputs: MegaMoeInputs): MegaMoeProblem {
   };
 }
 
-/** The L1 GEMM row `h = x_t · W1[e]ᵀ` (fp32, 2I values). */
+/**
+ * The L1 GEMM row `h = x_t · W1[e]ᵀ` (fp32, 2I values).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { megaMoe, megaMoeCombine, megaMoeExpertOutput, megaMoeL1, prepareMegaMoe } from "./mega_moe.ts";
+ * // One token routed to expert 1 with weight 0.5; the fused reference is these steps composed.
+ * const ramp = (n: number, s: number) => Uint16Array.from({ length: n }, (_, i) => 0x3c00 + ((i * s) % 97)); // small bf16s
+ * const inputs = {
+ *   x: Tensor.from("bf16", [1, 128], ramp(128, 5)),
+ *   topk_idx: Tensor.from("i32", [1, 1], new Int32Array([1])),
+ *   topk_weights: Tensor.from("f32", [1, 1], new Float32Array([0.5])),
+ *   l1: Tensor.from("bf16", [2, 256, 128], ramp(2 * 256 * 128, 7)),
+ *   l2: Tensor.from("bf16", [2, 128, 128], ramp(2 * 128 * 128, 3)),
+ * };
+ * const p = prepareMegaMoe(inputs);
+ * const h = megaMoeL1(p, 0, 1);
+ * assert.equal(h.length, 256);
+ * const y = megaMoeCombine([megaMoeExpertOutput(p, h, 1, 0.5, {})], 128);
+ * assert.deepEqual([...y], [...megaMoe(inputs).y.data]);
+ * ```
+ */
 export function megaMoeL1(p: MegaMoeProblem, t: number, e: number, tensorCore?: string): Float32Array {
   const h = new Float32Array(2 * p.I), K = p.hidden;
   for (let n = 0; n < 2 * p.I; n++) {
@@ -222,7 +260,24 @@ export function megaMoeL1(p: MegaMoeProblem, t: number, e: number, tensorCore?: 
   return h;
 }
 
-/** SwiGLU, requantization (FP8×FP4) or bf16 rounding (BF16), and the L2 GEMM: one slot's bf16 output row. */
+/**
+ * SwiGLU, requantization (FP8×FP4) or bf16 rounding (BF16), and the L2 GEMM: one slot's bf16 output row.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { megaMoeExpertOutput, prepareMegaMoe } from "./mega_moe.ts";
+ * const p = prepareMegaMoe({
+ *   x: Tensor.zeros("bf16", [1, 128]),
+ *   topk_idx: Tensor.from("i32", [1, 1], new Int32Array([0])),
+ *   topk_weights: Tensor.from("f32", [1, 1], new Float32Array([1])),
+ *   l1: Tensor.zeros("bf16", [1, 256, 128]),
+ *   l2: Tensor.from("bf16", [1, 128, 128], new Uint16Array(128 * 128).fill(0x3f80)),
+ * });
+ * // h = 0 gives SwiGLU 0, so the L2 row is +0 whatever the weights.
+ * assert.deepEqual([...megaMoeExpertOutput(p, new Float32Array(256), 0, 1, {})], new Array(128).fill(0));
+ * ```
+ */
 export function megaMoeExpertOutput(
   p: MegaMoeProblem,
   h: Float32Array,
@@ -248,7 +303,17 @@ export function megaMoeExpertOutput(
   return o;
 }
 
-/** Combine of one token: fp32 sum from 0 over the used slots in ascending order, then bf16 (RNE). */
+/**
+ * Combine of one token: fp32 sum from 0 over the used slots in ascending order, then bf16 (RNE).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { megaMoeCombine } from "./mega_moe.ts";
+ * // bf16 1.0 + 2.0 summed in fp32, rounded to bf16 3.0; an unused slot (undefined) is skipped.
+ * const y = megaMoeCombine([new Uint16Array([0x3f80]), undefined, new Uint16Array([0x4000])], 1);
+ * assert.deepEqual([...y], [0x4040]);
+ * ```
+ */
 export function megaMoeCombine(outputs: (Uint16Array | undefined)[], hidden: number): Uint16Array {
   const y = new Uint16Array(hidden);
   for (let n = 0; n < hidden; n++) {

@@ -16,7 +16,24 @@ import {
   prepareMegaMoe,
 } from "./mega_moe.ts";
 
-/** Dispatch: per expert, the (token, slot) pairs it receives, in token order (DeepEP's receive order). */
+/**
+ * Dispatch: per expert, the (token, slot) pairs it receives, in token order (DeepEP's receive order).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { prepareMegaMoe } from "./mega_moe.ts";
+ * import { megaMoeDispatch } from "./mega_moe_unfused.ts";
+ * const p = prepareMegaMoe({
+ *   x: Tensor.zeros("bf16", [2, 128]),
+ *   topk_idx: Tensor.from("i32", [2, 2], new Int32Array([1, -1, 1, 0])),
+ *   topk_weights: Tensor.from("f32", [2, 2], new Float32Array(4)),
+ *   l1: Tensor.zeros("bf16", [2, 256, 128]),
+ *   l2: Tensor.zeros("bf16", [2, 128, 128]),
+ * });
+ * assert.deepEqual(megaMoeDispatch(p), [[[1, 1]], [[0, 0], [1, 0]]]);
+ * ```
+ */
 export function megaMoeDispatch(p: MegaMoeProblem): [number, number][][] {
   const lists: [number, number][][] = Array.from({ length: p.E }, () => []);
   for (let t = 0; t < p.T; t++) {

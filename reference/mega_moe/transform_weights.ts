@@ -75,6 +75,19 @@ export function transposeSfForUtccp(sf: Tensor): Tensor {
 /**
  * `transform_weights_for_mega_moe`: FP8×FP4 takes `[w, sf]` pairs, BF16 plain weight tensors.
  * @returns the transformed L1 and L2 in the same form
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { transformWeightsForMegaMoe } from "./transform_weights.ts";
+ * // BF16: L1's gate and up rows interleaved in blocks of 8, L2 unchanged.
+ * const l1 = Tensor.from("i32", [1, 32, 1], Int32Array.from({ length: 32 }, (_, i) => i));
+ * const l2 = Tensor.zeros("i32", [1, 4, 1]);
+ * const out = transformWeightsForMegaMoe(l1, l2);
+ * assert.equal(out.l2, l2);
+ * assert.deepEqual(Array.from((out.l1 as Tensor).data as Int32Array).slice(6, 10), [6, 7, 16, 17]);
+ * assert.throws(() => transformWeightsForMegaMoe(l1, [l2, l2]), TypeError);
+ * ```
  */
 export function transformWeightsForMegaMoe(
   l1: Tensor | [Tensor, Tensor],

@@ -21,7 +21,19 @@ export interface FastEncoder {
 
 const CACHE = new Map<string, FastEncoder>();
 
-/** The cached fast encoder of `profile` for `format` (throws H1's RangeError for unknown names). */
+/**
+ * The cached fast encoder of `profile` for `format` (throws H1's RangeError for unknown names).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { f32Bits } from "../fp32.ts";
+ * import { encodeBits, fastEncoder } from "./_fast_encode.ts";
+ * const f = fastEncoder("torch_2_11", "e4m3");
+ * assert.equal(fastEncoder("torch_2_11", "e4m3"), f); // cached
+ * assert.equal(encodeBits(f, f32Bits(1)), 0x38);
+ * assert.equal(encodeBits(f, f32Bits(448)), 0x7e);
+ * ```
+ */
 export function fastEncoder(profile: string, format: string): FastEncoder {
   const key = `${profile}\u0000${format}`;
   let f = CACHE.get(key);
@@ -43,7 +55,17 @@ export function fastEncoder(profile: string, format: string): FastEncoder {
   return f;
 }
 
-/** Encodes one fp32 pattern through the table (falling back to the encoder). */
+/**
+ * Encodes one fp32 pattern through the table (falling back to the encoder).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { f32Bits } from "../fp32.ts";
+ * import { encodeBits, fastEncoder } from "./_fast_encode.ts";
+ * const f = fastEncoder("torch_2_11", "e4m3");
+ * assert.equal(encodeBits(f, f32Bits(464.1)), 0x7f); // torch: (464, 480) carries into NaN
+ * ```
+ */
 export function encodeBits(f: FastEncoder, bits: number): number {
   const c = f.table[bits >>> 16];
   return c >= 0 ? c : f.encode(bits >>> 0);

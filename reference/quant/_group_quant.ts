@@ -21,6 +21,14 @@ const SCRATCH_U = new Uint32Array(SCRATCH.buffer);
  * The NaN pattern a product `x · r` gives. GPU (`mul.f32`): the canonical NaN 0x7FFFFFFF. CPU (x86 SSE/AVX,
  * [inferred]): a NaN `x` passes through quieted; else a NaN `r` (always positive here: it comes from |amax|); else
  * (±Inf · 0) the x86 default NaN 0xFFC00000.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { productNanBits } from "./_group_quant.ts";
+ * assert.equal(productNanBits("gpu", 0x7f800001, false), 0x7fffffff);
+ * assert.equal(productNanBits("cpu", 0x7f800001, false), 0x7fc00001); // x86: the NaN x passes through, quieted
+ * assert.equal(productNanBits("cpu", 0x7f800000, false), 0xffc00000); // Inf · 0: the default NaN
+ * ```
  */
 export function productNanBits(semantics: Semantics, xBits: number, rIsNan: boolean): number {
   if (semantics === "gpu") return 0x7fffffff;
@@ -28,7 +36,18 @@ export function productNanBits(semantics: Semantics, xBits: number, rIsNan: bool
   return rIsNan ? 0x7fc00000 : 0xffc00000;
 }
 
-/** Turns per-group amax values (in place) into scales; returns the reciprocals `fl32(1/sf)`. */
+/**
+ * Turns per-group amax values (in place) into scales; returns the reciprocals `fl32(1/sf)`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { scalesFromAmax } from "./_group_quant.ts";
+ * const amax = new Float32Array([448, 896]);
+ * const r = scalesFromAmax(amax, 448, "gpu", true);
+ * assert.deepEqual([...amax], [1, 2]); // scales, in place (UE8M0: powers of two)
+ * assert.deepEqual([...r], [1, 0.5]);
+ * ```
+ */
 export function scalesFromAmax(
   amaxSf: Float32Array,
   divisor: number,
@@ -76,6 +95,15 @@ export interface GroupQuant2d {
  * Quantizes a row-major `[m, n]` fp32 array in groups of `bm × bn` elements (zero padding of partial groups does not
  * change amax, so it is implicit). `vals` is overwritten (it must be a scratch copy); codes come from the profile's
  * batch encoder (`encodeArray`).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { groupQuant2d } from "./_group_quant.ts";
+ * // [2, 2] in 1 × 2 groups to e4m3 with UE8M0 scales: row 0 (amax 2) gets 2^-7, row 1 (amax 448) gets 1.
+ * const g = groupQuant2d(new Float32Array([1, 2, 448, -448]), 2, 2, 1, 2, 448, "gpu", true, "torch_2_11", "e4m3");
+ * assert.deepEqual([...g.sf], [2 ** -7, 1]);
+ * assert.deepEqual([...g.codes], [0x70, 0x78, 0x7e, 0xfe]); // 128, 256, 448, −448
+ * ```
  */
 export function groupQuant2d(
   vals: Float32Array,
@@ -119,6 +147,17 @@ export function groupQuant2d(
 
 /**
  * Quantizes `vals` where element k belongs to group `groupOf[k]` (any grouping; used for `per_custom_dims`).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fastEncoder } from "./_fast_encode.ts";
+ * import { groupQuantIndexed } from "./_group_quant.ts";
+ * // The groups of the example of groupQuant2d, interleaved: element k belongs to group k % 2.
+ * const enc = fastEncoder("torch_2_11", "e4m3");
+ * const g = groupQuantIndexed(new Float32Array([1, 448, 2, -448]), new Int32Array([0, 1, 0, 1]), 2, 448, "gpu", true, enc);
+ * assert.deepEqual([...g.sf], [2 ** -7, 1]);
+ * assert.deepEqual([...g.codes], [0x70, 0x7e, 0x78, 0xfe]);
+ * ```
  */
 export function groupQuantIndexed(
   vals: Float32Array,

@@ -51,7 +51,19 @@ export interface CastResult {
   readonly sf: Tensor;
 }
 
-/** Validates the common options; returns granK, semantics, profile. */
+/**
+ * Validates the common options; returns granK, semantics, profile.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkCastOptions } from "./fp8_casts.ts";
+ * assert.deepEqual(checkCastOptions("demo", { useUe8m0: true }), {
+ *   granK: 128, semantics: "gpu", useUe8m0: true, usePacked: false, profile: "torch_2_11",
+ * });
+ * assert.throws(() => checkCastOptions("demo", undefined), TypeError);
+ * assert.throws(() => checkCastOptions("demo", { useUe8m0: false, granK: 0 }), RangeError);
+ * ```
+ */
 export function checkCastOptions(fn: string, opts: CastOptions | undefined): {
   granK: number;
   semantics: Semantics;
@@ -74,7 +86,17 @@ export function checkCastOptions(fn: string, opts: CastOptions | undefined): {
   };
 }
 
-/** Checks that `x` is a rank-2 float tensor; returns [m, n]. */
+/**
+ * Checks that `x` is a rank-2 float tensor; returns [m, n].
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../tensor/tensor.ts";
+ * import { check2d } from "./fp8_casts.ts";
+ * assert.deepEqual(check2d("demo", Tensor.zeros("bf16", [2, 3])), [2, 3]);
+ * assert.throws(() => check2d("demo", Tensor.zeros("i32", [2, 3])), TypeError);
+ * ```
+ */
 export function check2d(fn: string, x: Tensor): [number, number] {
   if (!(x instanceof Tensor)) throw new TypeError(`${fn}: x must be a Tensor`);
   if (x.ndim !== 2) throw new TypeError(`${fn}: x must have rank 2, got shape [${x.shape.join(", ")}]`);

@@ -44,7 +44,17 @@ export function divideByScalar(t: number, c: number, semantics: Semantics): numb
   throw new RangeError(`Unknown semantics "${String(semantics)}": expected "gpu" or "cpu"`);
 }
 
-/** Checks a semantics option and returns it (default `gpu`). */
+/**
+ * Checks a semantics option and returns it (default `gpu`).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkSemantics } from "./scalar_division.ts";
+ * assert.equal(checkSemantics(undefined, "demo"), "gpu");
+ * assert.equal(checkSemantics("cpu", "demo"), "cpu");
+ * assert.throws(() => checkSemantics("tpu", "demo"), RangeError);
+ * ```
+ */
 export function checkSemantics(s: unknown, what: string): Semantics {
   if (s === undefined) return "gpu";
   if (s !== "gpu" && s !== "cpu") throw new RangeError(`${what}: semantics "${String(s)}" is not "gpu" or "cpu"`);

@@ -86,6 +86,7 @@ export function slowFp4Score(
 
 /** The exact value of a finite double as m·2^e. */
 function exactOf(x: number): Exact {
+  if (!Number.isFinite(x)) throw new RangeError(`exactOf: ${x} is not finite`);
   if (x === 0) return { m: 0n, e: 0 };
   let e = 0;
   while (!Number.isInteger(x)) {

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { fma32 } from "../../reference/fp32.ts";
+import { bf16, fma32 } from "../../reference/fp32.ts";
+import { Prng } from "../../reference/random/prng.ts";
+import { slowSm100Bf16 } from "./_fp4_slow.ts";
+import { randomF32 } from "./_helpers.ts";
 import { checkHeadReductionOrder, HEAD_REDUCTION_ORDERS, reduceHeads } from "../../reference/indexer/mod.ts";
 
 const f = Math.fround;
@@ -74,6 +77,25 @@ Deno.test("reduceHeads()", async (t) => {
     const H = 8, s = new Float64Array([1, 2, 3, 4, 5, 6, 7, 8]), w = new Float64Array(H).fill(1);
     assert.equal(reduceHeads("sm100_fp32", s, 0, w, 0, H, 0.5), 18);
     assert.equal(reduceHeads("sm100_fp32", s, 0, w, 0, H, undefined), 36);
+  });
+
+  await t.step("sm100_bf16 rounds relu(s) to bf16, chains single-rounded bf16 FMAs and rounds every combine", () => {
+    // 64 random score/weight sets against the direct BigInt evaluation, FP8 (with sfkv) and FP4 (without).
+    const rng = new Prng(77);
+    let differsFromFp32 = 0;
+    for (let n = 0; n < 64; n++) {
+      const H = [8, 16, 32, 64][n & 3];
+      const s = Float64Array.from(randomF32(rng, H, -6, 8)), w = Float64Array.from(randomF32(rng, H, -4, 2), bf16);
+      const sf = n % 2 ? undefined : bf16(randomF32(rng, 1, -10, -2, true)[0]) * (1 + 2 ** -9);
+      const got = reduceHeads("sm100_bf16", s, 0, w, 0, H, sf);
+      assert.ok(Object.is(got, slowSm100Bf16([...s], w, 0, sf)), `case ${n}`);
+      assert.equal(bf16(got), got); // a bf16 value
+      if (bf16(reduceHeads("sm100_fp32", s, 0, w, 0, H, sf)) !== got) differsFromFp32++;
+    }
+    assert.ok(differsFromFp32 > 4, `bf16 order should differ from the fp32 one (${differsFromFp32} of 64)`);
+    // bf16(sfkv) first: a scale just above 1 rounds to 1 before the multiply.
+    const one = new Float64Array(8).fill(1);
+    assert.equal(reduceHeads("sm100_bf16", one, 0, one, 0, 8, 1 + 2 ** -12), 8);
   });
 
   await t.step("rejects unknown order names", () => {
