@@ -69,6 +69,22 @@ function int(scalars: Record<string, unknown>, name: string, dflt: number): numb
   return v as number;
 }
 
+/** The four FP8 operands of a K-major GEMM family (`a`, `sfa`, `b`, `sfb`) and the recipes from the scalars. */
+function fp8Args(inputs: Record<string, Tensor>, scalars: Record<string, unknown>, op: string) {
+  const [recipeA, recipeB] = recipes(scalars, [1, 128, 128]);
+  return {
+    a: need(inputs, "a", op),
+    sfa: need(inputs, "sfa", op),
+    b: need(inputs, "b", op),
+    sfb: need(inputs, "sfb", op),
+    recipeA,
+    recipeB,
+  };
+}
+
+/** The ABI names the SM90 MQA model `sm90_mqa`; the indexer reference calls it `sm90`. */
+const mqaReferenceModel = (m: string) => (m === "sm90_mqa" ? "sm90" : m);
+
 /** Transposes the last two dims when the layout letter says the operand is stored the other way. */
 function view(t: Tensor, transposed: boolean): Tensor {
   return transposed ? t.transpose(-2, -1) : t;
@@ -115,18 +131,15 @@ const mGroupedFp8Contiguous = (bN: boolean): BackendOp => ({
   family: "m_grouped_fp8_gemm_contiguous",
   run(backend, inputs, scalars, model, out) {
     const op = "m_grouped_fp8_gemm_contiguous";
-    const [ra, rb] = recipes(scalars, [1, 128, 128]);
+    const x = fp8Args(inputs, scalars, op);
     backend.mGroupedFp8GemmContiguous({
-      a: need(inputs, "a", op),
-      sfa: need(inputs, "sfa", op),
-      b: view(need(inputs, "b", op), bN),
-      sfb: view(need(inputs, "sfb", op), bN),
+      ...x,
+      b: view(x.b, bN),
+      sfb: view(x.sfb, bN),
       d: out.d,
       groupedLayout: need(inputs, "grouped_layout", op),
       usePsumLayout: int(scalars, "use_psum_layout", 0) !== 0,
       mkAlignment: int(scalars, "mk_alignment", 128),
-      recipeA: ra,
-      recipeB: rb,
       model: model as ModelName,
     });
   },
@@ -148,30 +161,25 @@ export const BACKEND_OPS: Readonly<Record<string, BackendOp>> = Object.freeze({
     family: "m_grouped_fp8_gemm_masked",
     run(backend, inputs, scalars, model, out) {
       const op = "m_grouped_fp8_gemm_nt_masked";
-      const [ra, rb] = recipes(scalars, [1, 128, 128]);
       backend.mGroupedFp8GemmMasked({
-        a: need(inputs, "a", op),
-        sfa: need(inputs, "sfa", op),
-        b: need(inputs, "b", op),
-        sfb: need(inputs, "sfb", op),
+        ...fp8Args(inputs, scalars, op),
         d: out.d,
         maskedM: need(inputs, "masked_m", op),
-        recipeA: ra,
-        recipeB: rb,
         model: model as ModelName,
       });
     },
   },
   k_grouped_fp8_gemm_nt_contiguous: {
     family: "k_grouped_fp8_gemm",
-    run(backend, inputs, _scalars, model, out) {
+    run(backend, inputs, scalars, model, out) {
       const op = "k_grouped_fp8_gemm_nt_contiguous";
       const ks = inputs.ks ?? need(inputs, "grouped_layout", op);
+      const { a, sfa, b, sfb } = fp8Args(inputs, scalars, op);
       backend.kGroupedFp8Gemm({
-        a: need(inputs, "a", op),
-        sfa: need(inputs, "sfa", op),
-        b: need(inputs, "b", op),
-        sfb: need(inputs, "sfb", op),
+        a,
+        sfa,
+        b,
+        sfb,
         c: inputs.c ?? null,
         d: out.d,
         ks,
@@ -188,16 +196,10 @@ export const BACKEND_OPS: Readonly<Record<string, BackendOp>> = Object.freeze({
       const op = "fp8_gemm_nt_skip_head_mid";
       const hs = tuple(scalars.head_splits, 3, "head_splits");
       if (!hs) throw new TypeError(`${op}: scalar "head_splits" is required`);
-      const [ra, rb] = recipes(scalars, [1, 128, 128]);
       backend.fp8GemmSkipHeadMid({
-        a: need(inputs, "a", op),
-        sfa: need(inputs, "sfa", op),
-        b: need(inputs, "b", op),
-        sfb: need(inputs, "sfb", op),
+        ...fp8Args(inputs, scalars, op),
         d: out.d,
         headSplits: [hs[0], hs[1], hs[2]],
-        recipeA: ra,
-        recipeB: rb,
         model: model as ModelName,
       });
     },
@@ -222,7 +224,7 @@ export const BACKEND_OPS: Readonly<Record<string, BackendOp>> = Object.freeze({
   },
   fp8_mqa_logits: {
     family: "fp8_mqa_logits",
-    referenceModel: (m) => (m === "sm90_mqa" ? "sm90" : m),
+    referenceModel: mqaReferenceModel,
     run(backend, inputs, scalars, model, out) {
       const op = "fp8_mqa_logits";
       backend.fp8MqaLogits({
@@ -241,7 +243,7 @@ export const BACKEND_OPS: Readonly<Record<string, BackendOp>> = Object.freeze({
   },
   fp8_paged_mqa_logits: {
     family: "fp8_paged_mqa_logits",
-    referenceModel: (m) => (m === "sm90_mqa" ? "sm90" : m),
+    referenceModel: mqaReferenceModel,
     run(backend, inputs, _scalars, model, out) {
       const op = "fp8_paged_mqa_logits";
       backend.fp8PagedMqaLogits({
