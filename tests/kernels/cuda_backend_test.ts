@@ -1,0 +1,35 @@
+// The CUDA backend on a GPU: the edge suite, bit for bit against the reference. Where no NVIDIA GPU or driver is
+// present the test is reported as ignored, with the reason in its name; it never passes silently.
+import assert from "node:assert/strict";
+import { openBackend } from "../../ffi/backend.ts";
+import { runCase } from "../../cli/verify/runner.ts";
+import { edgeSuite } from "../../cli/verify/suites.ts";
+
+function gpuPresent(): boolean {
+  try {
+    Deno.statSync("/dev/nvidiactl");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const gpu = gpuPresent();
+
+Deno.test({
+  name: gpu
+    ? "cuda backend: edge suite"
+    : "cuda backend: edge suite (ignored: no NVIDIA GPU or driver, /dev/nvidiactl absent)",
+  ignore: !gpu,
+  async fn(t) {
+    using backend = await openBackend("cuda");
+    const models = (backend.info as unknown as { models?: Record<string, string> }).models ?? {};
+    for (const c of edgeSuite()) {
+      await t.step(`${c.id} equals the reference bit for bit`, async () => {
+        const [r] = await runCase(c, [{ name: "cuda", backend, modelFor: (f) => models[f] }]);
+        assert.ok(r.status === "pass" || r.status === "skip", `${r.status}: ${r.message ?? ""}`);
+        if (r.status === "pass") assert.equal(r.mismatches, 0);
+      });
+    }
+  },
+});
