@@ -15,6 +15,12 @@
  * `block_kv·D/2` bytes are packed E2M1 values (token-major), then `block_kv` packed UE8M0 int32 scale words; Q is
  * `(i8 [B, next_n, H, D/2], q_sf i32 [B, next_n, H])`. Scores as in the non-paged FP4 path (no sfkv multiply); bf16
  * weights select `sm100_bf16` and need bf16 logits. [from source, not checked on a GPU]
+ *
+ * Varlen (`indices` i32 `[B]`, SM100, next_n = 1; B = total tokens): a request is a maximal run of equal indices; every
+ * token of a run reads the block-table row of the run's first token and is computed up to the run's last token's
+ * context length; token t's specified positions are `p < context_lens[t]` (so the last token must be the run's
+ * longest). From DeepGEMM `54e2261` `scheduler/sm100_paged_mqa_logits.cuh` (see the comment at the rule).
+ * [from source, not checked on a GPU]
  * @module
  */
 import { Tensor } from "../tensor/tensor.ts";
@@ -43,7 +49,10 @@ export interface PagedMqaLogitsInputs {
   block_table: Tensor;
   /** i32 `[num_sms + 1, 2]` from `get_paged_mqa_logits_metadata` (checked for shape; the values only partition work). */
   schedule_meta?: Tensor;
-  /** Varlen (SM100, next_n = 1): i32 `[B]` request ids of the tokens. */
+  /**
+   * Varlen (SM100, next_n = 1): i32 `[B]` request ids of the tokens; a maximal run of equal ids is one request, read
+   * through the block-table row of its first token (the other rows of the run are not read).
+   */
   indices?: Tensor;
 }
 
@@ -62,7 +71,8 @@ export interface PagedMqaLogitsOptions extends MqaModelOptions {
  * @returns `logits` (view `[B·next_n, maxContextLen]` of a buffer with row stride
  *   `align(align(maxContextLen, 256), 1024/elem)`) and `defined` (1 for `p < context_lens[b, j]`)
  * @throws TypeError for wrong dtypes/shapes (including a KV-cache page width other than D + 4); RangeError for rules
- *   of the host (H, D, block_kv, next_n, clean_logits) and for a context_lens row whose last entry is not its maximum
+ *   of the host (H, D, block_kv, next_n, clean_logits, varlen outside SM100/next_n = 1), for a context_lens row whose
+ *   last entry is not its maximum, and for a varlen run whose last token is not its longest
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -173,6 +183,38 @@ export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMq
     }
   }
 
+  // Block-table row of each request row. Varlen (DeepGEMM `54e2261`, `scheduler/sm100_paged_mqa_logits.cuh`, read
+  // not copied): a request is a maximal run of equal `indices` (`RequestInfo::from_q_token`, lines 30–37; the metadata
+  // kernel splits the tokens into the same runs, lines 91–105); every token of the run reads the block-table row of the
+  // run's FIRST token (`get_block_table_row` returns `q_token_start`, lines 58–64) and all of them compute the splits
+  // `0 … ceil(context_lens[last] / 256) − 1` of the run's LAST token (line 37, 46); pages at or past
+  // `ceil(context_lens[last] / block_kv)` read physical block 0 (lines 306–311). The logits row is the token's own
+  // (`get_logits_row`, line 313). DeepGEMM's test (`tests/test_attention.py`, lines 350–421) repeats each sequence's
+  // block-table row and raises the lengths by one per token, so the last token is the run's longest, and it checks
+  // `p < context_lens[t]` per token. Hence the precondition below, as for the last entry of a next_n row.
+  // (Spec §8.2 says the same. DeepGEMM `88965b0` instead paired tokens two at a time, `scheduler/paged_mqa_logits.cuh`
+  // lines 31–38: that rule is superseded and no longer modelled.)
+  const btRowOf = Array.from({ length: B }, (_, b) => b);
+  if (indices !== undefined) {
+    for (let first = 0; first < B;) {
+      let last = first;
+      while (last + 1 < B && indices[last + 1] === indices[first]) last++;
+      for (let t = first; t <= last; t++) {
+        if (ctx[t] > ctx[last]) {
+          throw new RangeError(
+            `${fn}: varlen run of indices = ${indices[first]} (tokens ${first}…${last}): context_lens[${t}] = ${
+              ctx[t]
+            } exceeds the run's last token (${last}: ${
+              ctx[last]
+            }); the kernel computes every token of the run up to the last token's length only`,
+          );
+        }
+        btRowOf[t] = first;
+      }
+      first = last + 1;
+    }
+  }
+
   const dtype = options.logitsDtype ?? "f32";
   const elem = dtype === "f32" ? 4 : 2;
   const stride = align(align(maxLen, 256), 1024 / elem);
@@ -227,19 +269,7 @@ export function fp8PagedMqaLogits(inputs: PagedMqaLogitsInputs, options: PagedMq
   }
   const s = new Float64Array(H);
   for (let b = 0; b < B; b++) {
-    // Varlen: the block-table row is the one of the atom's first token (tokens pair up when their indices agree).
-    let btRow = b;
-    if (indices !== undefined) {
-      let t = 0;
-      while (t < B) {
-        const paired = t + 1 < B && indices[t] === indices[t + 1];
-        if (b === t || (paired && b === t + 1)) {
-          btRow = t;
-          break;
-        }
-        t += paired ? 2 : 1;
-      }
-    }
+    const btRow = btRowOf[b];
     for (let j = 0; j < nextN; j++) {
       const row = b * nextN + j;
       for (let p = 0; p < ctx[row]; p++) {
