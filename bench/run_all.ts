@@ -8,6 +8,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { gpuPresent } from "../ffi/backend.ts";
 
 const BENCHES: Readonly<Record<string, string[]>> = {
   formats: ["deno", "run", "-A", "bench/formats_bench.ts"],
@@ -17,15 +18,6 @@ const BENCHES: Readonly<Record<string, string[]>> = {
   mqa: ["deno", "run", "-A", "bench/mqa_bench.ts"],
   gpu: ["bash", "tests/gpu/run.sh"],
 };
-
-function gpuPresent(): boolean {
-  try {
-    Deno.statSync("/dev/nvidiactl");
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const { values } = parseArgs({ args: Deno.args, options: { only: { type: "string" } } });
 const names = values.only ? values.only.split(",") : Object.keys(BENCHES);

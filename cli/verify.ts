@@ -19,7 +19,7 @@
  * @module
  */
 import denoConfig from "../deno.json" with { type: "json" };
-import { type Backend, openBackend } from "../ffi/backend.ts";
+import { type Backend, gpuPresent, openBackend } from "../ffi/backend.ts";
 import { BackendNotAvailableError } from "../ffi/errors.ts";
 import { MODEL_CODES } from "../ffi/models.ts";
 import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
@@ -72,16 +72,6 @@ export function selectShard<T>(items: readonly T[], shard: [number, number]): T[
 export function globToRegExp(glob: string): RegExp {
   const esc = glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
   return new RegExp(`^(?:${esc})$`);
-}
-
-function gpuPresent(): boolean {
-  for (const p of ["/dev/nvidiactl", "/dev/nvidia0"]) {
-    try {
-      Deno.statSync(p);
-      return true;
-    } catch { /* absent */ }
-  }
-  return false;
 }
 
 interface Opened {

@@ -137,6 +137,28 @@ export class Backend implements Disposable {
 }
 
 /**
+ * Whether an NVIDIA driver with a GPU is present (`/dev/nvidiactl` or `/dev/nvidia0` exists). `openBackend("cuda")`
+ * checks it before building, so a machine without a GPU never compiles the CUDA backend just to report "CUDA not
+ * available" (`deno task build` and the tests still compile it wherever nvcc exists).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { gpuPresent } from "./backend.ts";
+ * assert.equal(typeof gpuPresent(), "boolean");
+ * ```
+ */
+export function gpuPresent(): boolean {
+  for (const p of ["/dev/nvidiactl", "/dev/nvidia0"]) {
+    try {
+      Deno.statSync(p);
+      return true;
+    } catch { /* absent */ }
+  }
+  return false;
+}
+
+/**
  * Opens a backend by name (`"cpu"`, `"cuda"`) or by absolute/relative path of a library implementing the header.
  * @param spec name or path
  * @throws {BackendNotAvailableError} for cuda without nvcc, GPU or driver
@@ -145,6 +167,9 @@ export class Backend implements Disposable {
 export async function openBackend(spec: string): Promise<Backend> {
   if (typeof spec !== "string" || spec.length === 0) throw new TypeError('Backend must be "cpu", "cuda" or a path');
   if (spec === "cpu" || spec === "cuda") {
+    if (spec === "cuda" && !gpuPresent()) {
+      throw new BackendNotAvailableError("CUDA not available: no NVIDIA GPU or driver (/dev/nvidiactl absent)");
+    }
     let path: string;
     try {
       path = (await buildBackend(spec)).path;

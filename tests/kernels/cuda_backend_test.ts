@@ -1,18 +1,9 @@
 // The CUDA backend on a GPU: the edge suite, bit for bit against the reference. Where no NVIDIA GPU or driver is
 // present the test is reported as ignored, with the reason in its name; it never passes silently.
 import assert from "node:assert/strict";
-import { openBackend } from "../../ffi/backend.ts";
+import { gpuPresent, openBackend } from "../../ffi/backend.ts";
 import { runCase } from "../../cli/verify/runner.ts";
 import { edgeSuite } from "../../cli/verify/suites.ts";
-
-function gpuPresent(): boolean {
-  try {
-    Deno.statSync("/dev/nvidiactl");
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const gpu = gpuPresent();
 

@@ -2,21 +2,12 @@
 // GPU or driver is present is a clear "CUDA not available" error, never a crash.
 import assert from "node:assert/strict";
 import { buildBackend } from "../../kernels/build.ts";
-import { openBackend } from "../../ffi/backend.ts";
+import { gpuPresent, openBackend } from "../../ffi/backend.ts";
 import { BackendNotAvailableError } from "../../ffi/errors.ts";
 
 async function hasCommand(cmd: string): Promise<boolean> {
   try {
     return (await new Deno.Command(cmd, { args: ["--version"], stdout: "null", stderr: "null" }).output()).success;
-  } catch {
-    return false;
-  }
-}
-
-function gpuPresent(): boolean {
-  try {
-    Deno.statSync("/dev/nvidiactl");
-    return true;
   } catch {
     return false;
   }
