@@ -155,8 +155,12 @@ export async function buildBackend(name: BackendName, opts: BuildOptions = {}): 
   if (compile.length === 0) {
     throw new BuildError(`no ${name} sources (${SOURCE_EXT[name].compile.join(", ")}) in ${sourceDir}`);
   }
+  // The CUDA backend compiles specialised kernels at run time from these sources (kernels/cuda/jit.h).
+  const defines = name === "cuda" ? [`-DGO_CUDA_SOURCE_DIR="${sourceDir}"`] : [];
   const enc = new TextEncoder();
-  const parts: Uint8Array[] = [enc.encode(`${compiler}\0${version}\0${BUILD_FLAGS[name].join(" ")}\0`)];
+  const parts: Uint8Array[] = [
+    enc.encode(`${compiler}\0${version}\0${[...BUILD_FLAGS[name], ...defines].join(" ")}\0`),
+  ];
   for (const f of [header, ...all]) {
     parts.push(enc.encode(`${f.slice(sourceDir.length)}\0`), await Deno.readFile(f), enc.encode("\0"));
   }
@@ -168,7 +172,7 @@ export async function buildBackend(name: BackendName, opts: BuildOptions = {}): 
   await Deno.mkdir(outDir, { recursive: true });
   // Compile to a private name, then rename: parallel test processes may build the same library at once.
   const tmp = `${outDir}/.tmp-${Deno.pid}-${crypto.randomUUID()}.so`;
-  const args = [...BUILD_FLAGS[name], "-I", new URL(".", KERNELS_DIR).pathname, "-o", tmp, ...compile];
+  const args = [...BUILD_FLAGS[name], ...defines, "-I", new URL(".", KERNELS_DIR).pathname, "-o", tmp, ...compile];
   let out: Deno.CommandOutput;
   try {
     out = await new Deno.Command(compiler, { args, stdout: "piped", stderr: "piped" }).output();

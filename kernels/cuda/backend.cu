@@ -17,6 +17,7 @@
 
 #include "../gemm_oracle.h"
 #include "gemm_oracle_cuda_ext.h"
+#include "jit.h"
 #include "sm90_fast.h"
 #include "sm90_params.h"
 
@@ -405,6 +406,9 @@ go_sm90::FastParams fast_params(int mode, int64_t M, int64_t N, int64_t K, int64
   f.sfa_s_row = sfa.stride(-2);
   f.sfa_s_kb = sfa.stride(-1);
   f.sfa_s_batch = sfa.ndim == 3 ? sfa.strides[0] : 0;
+  // MN-major SFA with 16-byte aligned columns: the producer copies 4 rows per 16-byte cp.async.
+  f.sfa_vec = f.sfa_s_row == 1 && f.sfa_s_kb % 4 == 0 && f.sfa_s_batch % 4 == 0 &&
+              reinterpret_cast<uintptr_t>(sfa.data) % 16 == 0;
   f.sfb = reinterpret_cast<const float*>(sfb.data);
   f.sfb_s_row = sfb.stride(-2);
   f.sfb_s_kb = sfb.stride(-1);
@@ -419,7 +423,13 @@ go_sm90::FastParams fast_params(int mode, int64_t M, int64_t N, int64_t K, int64
 // Runs the fast kernel when the tensor maps can be built; *done = false means "use the simple kernel".
 int32_t run_fast(const go_sm90::FastParams& f, const TV& a, int64_t a_rows, const TV& b, int64_t b_rows,
                  const char* what, bool* done) {
-  const cudaError_t e = go_sm90::launch_fp8_gemm_fast(f, a.data, a_rows, a.stride(-2), b.data, b_rows, b.stride(-2), 0, done);
+  std::string err;
+  const cudaError_t e =
+      go_sm90::launch_fp8_gemm_fast(f, a.data, a_rows, a.stride(-2), b.data, b_rows, b.stride(-2), 0, done, &err);
+  if (!err.empty()) {
+    *done = true;
+    return fail(e == cudaErrorInvalidValue ? GO_ERR_INVALID_ARGUMENT : GO_ERR_DEVICE, "%s: %s", what, err.c_str());
+  }
   if (!*done) return GO_OK;
   return launch_status(e, what);
 }
@@ -1263,6 +1273,46 @@ int32_t go_ext_clean_logits(const go_tensor* ks_, const go_tensor* ke_, const go
                                                     reinterpret_cast<float*>(lg.data), rows, valid_cols, lg.shape[1],
                                                     lg.strides[0], next_n, 0),
                        "clean_logits");
+}
+
+int32_t go_ext_jit_stats(go_cuda_jit_stats* out) {
+  if (out == nullptr) return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_jit_stats: out is NULL");
+  const go_jit::Stats s = go_jit::stats();
+  out->compiles = s.compiles;
+  out->compile_ms_total = s.compile_ms_total;
+  out->compile_ms_max = s.compile_ms_max;
+  out->disk_loads = s.disk_loads;
+  out->load_ms_total = s.load_ms_total;
+  out->load_ms_max = s.load_ms_max;
+  out->memory_hits = s.memory_hits;
+  out->aot_launches = s.aot_launches;
+  return GO_OK;
+}
+
+int32_t go_ext_fast_last_config(char* buf, int64_t len) {
+  if (buf == nullptr || len < 1) return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_fast_last_config: buffer is NULL or empty");
+  const std::string c = go_sm90::last_fast_config();
+  std::snprintf(buf, static_cast<size_t>(len), "%s", c.c_str());
+  return GO_OK;
+}
+
+int32_t go_ext_fast_prepare(int32_t mode, int64_t m, int64_t n, int64_t k, int64_t g) {
+  GO_TRY(bind_device());
+  if (mode < 0 || mode > 2) return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_fast_prepare: mode %d (0 dense, 1 contiguous, 2 masked)", mode);
+  if (m < 1 || n < 1 || k < 1 || g < 1 || m >= (int64_t(1) << 31) || n >= (int64_t(1) << 31) || k >= (int64_t(1) << 31) ||
+      g >= (int64_t(1) << 31))
+    return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_fast_prepare: m %lld, n %lld, k %lld, g %lld out of range", (long long)m,
+                (long long)n, (long long)k, (long long)g);
+  go_sm90::FastParams p;
+  std::memset(&p, 0, sizeof p);
+  p.mode = mode == 0 ? go_sm90::kFastNormal : mode == 1 ? go_sm90::kFastClassic : go_sm90::kFastMasked;
+  p.M = static_cast<int>(m);
+  p.N = static_cast<int>(n);
+  p.K = static_cast<int>(k);
+  p.G = static_cast<int>(g);
+  std::string err;
+  if (go_sm90::prepare_fp8_gemm_fast(p, &err) != 0) return fail(GO_ERR_UNSUPPORTED, "go_ext_fast_prepare: %s", err.c_str());
+  return GO_OK;
 }
 
 }  // extern "C"

@@ -26,6 +26,28 @@ int32_t go_ext_paged_mqa_logits_metadata(const go_tensor* context_lens, int32_t 
 int32_t go_ext_clean_logits(const go_tensor* ks, const go_tensor* ke, const go_tensor* logits, int64_t valid_cols,
                             int32_t next_n);
 
+/* Runtime specialisation of the fast FP8 GEMM (kernels/cuda/jit.h): process-wide counters. compiles: cold calls that
+ * ran nvcc (compile_ms_*: nvcc wall time); disk_loads: kernels found in the on-disk cache (load_ms_*: read + module
+ * load); memory_hits: kernels already loaded in this process; aot_launches: launches of the ahead-of-time kernels. */
+typedef struct go_cuda_jit_stats {
+  int64_t compiles;
+  double compile_ms_total, compile_ms_max;
+  int64_t disk_loads;
+  double load_ms_total, load_ms_max;
+  int64_t memory_hits;
+  int64_t aot_launches;
+} go_cuda_jit_stats;
+int32_t go_ext_jit_stats(go_cuda_jit_stats* out);
+
+/* The configuration of this thread's last fast FP8 GEMM launch, e.g. "bn=128 stages=5 multicast=2 acc=double
+ * jit=shape", NUL-terminated and truncated to len bytes. */
+int32_t go_ext_fast_last_config(char* buf, int64_t len);
+
+/* Compiles and loads (or finds) the fast kernel that a call of this class would use, without running it; thread-safe.
+ * mode: 0 dense fp8_gemm, 1 m-grouped contiguous, 2 masked (m = rows per group). GO_ERR_UNSUPPORTED when the JIT is
+ * unavailable (the message says why). */
+int32_t go_ext_fast_prepare(int32_t mode, int64_t m, int64_t n, int64_t k, int64_t g);
+
 #ifdef __cplusplus
 }
 #endif

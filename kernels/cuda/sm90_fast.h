@@ -1,10 +1,11 @@
-// Parameters of the fast SM90 FP8 GEMM (sm90_fp8_fast.cu): K-major A/B through TMA, f32 scales (gran 1 x 128 for A,
-// 128 x 128 for B), BF16 output without C.
+// Parameters and launcher of the fast SM90 FP8 GEMM (sm90_fp8_fast_kernel.cuh): K-major A/B through TMA, f32 scales
+// (gran 1 x 128 for A, 128 x 128 for B), BF16 output without C.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 namespace go_sm90 {
 
@@ -14,9 +15,10 @@ struct FastParams {
   int mode;
   int M, N, K;  // M: rows of A/D (masked: Mmax per group)
   int G;        // groups (masked: batches; grouped: number of B groups)
-  int m_blocks, n_blocks, tiles;  // filled by the launcher
+  int m_blocks, n_blocks, units;  // filled by the launcher (units: cluster work items)
   const float* sfa;
   int64_t sfa_s_row, sfa_s_kb, sfa_s_batch;
+  int sfa_vec;  // SFA is MN-major with 16-byte aligned columns: 4 rows per 16-byte copy
   const float* sfb;
   int64_t sfb_s_row, sfb_s_kb, sfb_s_batch;
   __nv_bfloat16* d;
@@ -27,9 +29,31 @@ struct FastParams {
   int psum_flags;  // bit 1: ensure_zero_padding
 };
 
+/// One launch configuration of the fast kernel (what FastConfig fixes at compile time).
+struct FastChoice {
+  int bn = 128;         // BLOCK_N, multiple of 8 in [8, 256]
+  int stages = 5;       // pipeline depth
+  int multicast = 1;    // CTAs per cluster sharing the A tile (1 or 2)
+  bool double_acc = true;  // two accumulator sets (BN <= 128)
+  bool shape = true;    // JIT: N and K as compile-time constants
+};
+
+/// The configuration a call of this shape class gets: GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0",
+/// any subset) overrides the heuristic's fields. Returns false with *err set when the override is malformed.
+bool choose_fast_config(const FastParams& p, int sms, FastChoice* out, std::string* err);
+
 // a: 2-D TMA view [a_rows, K] (masked: G * Mmax rows), b: [b_rows, K] (grouped: G * N rows); row strides in bytes.
 // Sets *used = false (and launches nothing) when the tensor maps cannot be built; the caller then uses the simple path.
+// A configuration the JIT cannot provide falls back to the ahead-of-time kernels (BN 64/128, no multicast), with a
+// warning on stderr. On an error return, *err (when not empty) says what was wrong (e.g. a bad GO_CUDA_FAST_CFG).
 cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, int64_t a_row_stride, const void* b,
-                                 int64_t b_rows, int64_t b_row_stride, cudaStream_t stream, bool* used);
+                                 int64_t b_rows, int64_t b_row_stride, cudaStream_t stream, bool* used,
+                                 std::string* err);
+
+/// Compiles / loads the kernel that launch_fp8_gemm_fast would use for this class (no launch). 0 on success.
+int prepare_fp8_gemm_fast(FastParams p, std::string* err);
+
+/// "bn=128 stages=5 multicast=2 acc=double jit=shape" of the last launch on this thread.
+std::string last_fast_config();
 
 }  // namespace go_sm90

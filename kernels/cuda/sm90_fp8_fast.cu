@@ -1,298 +1,53 @@
-// Fast SM90 FP8 GEMM (1D2D, BF16 out): TMA loads into a multi-stage mbarrier pipeline, one producer warpgroup and two
-// math warpgroups (setmaxnreg), a persistent grid with grouped rasterisation, and a coalesced epilogue through shared
-// memory. Numerics are those of sm90_gemm.cu's fp8_gemm_kernel, instruction for instruction: per 128-K block a chain
-// of 4 x wgmma m64n128k32 (the first with scale-d = 0) and F = fma(fl32(sa * sb), P, F) on CUDA cores, then bf16 RNE
-// (deepgemm-ops.md §6.1), so the bits do not change; tests/gpu/check.cpp compares both paths with the models.
+// Host side of the fast SM90 FP8 GEMM (device code: sm90_fp8_fast_kernel.cuh): the per-shape configuration
+// heuristic, TMA descriptors, and the launch, either of a kernel specialised for the shape class at first use (jit.h:
+// BLOCK_N, stages, multicast, accumulator sets, N and K as compile-time constants) or, where the JIT is off or
+// unavailable, of the two ahead-of-time instantiations (BLOCK_N 64 and 128, no multicast).
 // Used for fp8_gemm (normal), m_grouped contiguous (classic and psum, mk_alignment % 128 == 0) and masked, when A and
 // B are K-major with 16-byte aligned rows and the scales are f32 with gran_a_mn = 1, gran_b_mn = 128.
 #include <cuda.h>
-#include <cuda_bf16.h>
 #include <cudaTypedefs.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <sstream>
 
-#include "sm90_common.cuh"
+#include "jit.h"
 #include "sm90_fast.h"
+#include "sm90_fp8_fast_kernel.cuh"
 
 namespace go_sm90 {
 
 namespace {
 
-constexpr int kStages = 5;
-constexpr int kFBM = 128, kFBK = 128;
-constexpr int kStageA = kFBM * kFBK;  // bytes
-constexpr int kFastThreads = 384;
+constexpr int kMaxSmem = 232448;  // H100/H200: 227 KB of dynamic shared memory per block (opt-in)
 
-// BLOCK_N = BN (128, or 64 when there are fewer 128-wide tiles than SMs).
-template <int BN>
-struct SmemLayout {
-  static constexpr int stage_b = BN * kFBK;
-  static constexpr int pitch = BN + 8;  // bf16 elements per epilogue row (bank spread)
-  static constexpr int a = 0;
-  static constexpr int b = kStages * kStageA;
-  static constexpr int sfa = b + kStages * stage_b;
-  static constexpr int sfb = sfa + kStages * kFBM * 4;
-  static constexpr int bars = (sfb + kStages * 4 + 7) / 8 * 8;
-  static constexpr int epi = (bars + 2 * kStages * 8 + 15) / 16 * 16;
-  static constexpr int total = epi + 2 * 64 * pitch * 2;
-};
+// Bytes of dynamic shared memory for (BN, stages): FastSmem's arithmetic at run time, plus 1024 for the alignment.
+int smem_bytes(int bn, int stages) {
+  const int stage_b = bn * kFBK, pitch = bn + 8;
+  const int sfb = stages * kStageA + stages * stage_b + stages * kFBM * 4;
+  const int bars = (sfb + stages * 16 + 7) / 8 * 8;
+  const int epi = (bars + 2 * stages * 8 + 15) / 16 * 16;
+  return epi + 2 * 64 * pitch * 2 + 1024;
+}
+static_assert(FastSmem<128, 5>::total + 1024 < kMaxSmem, "BN 128 x 5 stages fits");
 
-__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
-  asm volatile(
-      "{\n.reg .pred p;\nWAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra WAIT_%=;\n}\n" ::"r"(smem_addr(bar)),
-      "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-// 4-byte asynchronous copy global -> shared; src_size 0 writes zero (nothing is read).
-__device__ __forceinline__ void cp_async4(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(valid ? 4 : 0)
-               : "memory");
-}
-// Arrives on the barrier once this thread's earlier cp.async copies have landed (counts as the thread's arrival).
-__device__ __forceinline__ void cp_async_arrive(uint64_t* bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
-__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          smem_addr(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_addr(bar))
-      : "memory");
-}
-__device__ __forceinline__ void wgmma_wait1() { asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
-__device__ __forceinline__ void named_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+int max_stages(int bn) {
+  int s = 2;
+  while (s < 8 && smem_bytes(bn, s + 1) <= kMaxSmem) ++s;
+  return s;
 }
 
-struct TileInfo {
-  bool valid;
-  int m0, n0;       // row (within the batch for masked) and column of the tile
-  int a_row, b_row;  // TMA row coordinates
-  int z, g;          // batch (masked: group) for A/D/SFA; group for B/SFB
-  int sfa_rows;      // rows of SFA readable from m0 (within the batch)
-  int store_rows[2];
-  bool zero[2];
-};
-
-template <int BN>
-__device__ __forceinline__ TileInfo decode_tile(const FastParams& p, int t) {
-  TileInfo ti;
-  ti.valid = true;
-  ti.z = 0;
-  ti.g = 0;
-  const int plane = p.m_blocks * p.n_blocks;
-  if (p.mode == kFastMasked) {
-    ti.z = t / plane;
-    t -= ti.z * plane;
-  }
-  // Grouped rasterisation: runs of 8 m-blocks, n-blocks within a run, so co-resident tiles share A and B panels.
-  const int group = t / (8 * p.n_blocks), first_m = group * 8;
-  const int gm = min(8, p.m_blocks - first_m);
-  const int in = t - group * 8 * p.n_blocks;
-  const int mb = first_m + in % gm, nb = in / gm;
-  ti.m0 = mb * kFBM;
-  ti.n0 = nb * BN;
-  int rows_end = p.M;  // rows below this are stored
-  switch (p.mode) {
-    case kFastNormal:
-      break;
-    case kFastClassic: {
-      const int first = p.gl[(ti.m0 / p.mk_align) * p.mk_align];
-      ti.g = first < 0 ? 0 : first;
-      break;
-    }
-    case kFastPsum: {
-      int prev = 0;
-      ti.valid = false;
-      for (int g = 0; g < p.G; ++g) {
-        const int end = p.gl[g], start = (prev + p.mk_align - 1) / p.mk_align * p.mk_align;
-        const int stop = ((p.psum_flags & 2) && end > start) ? (end + p.mk_align - 1) / p.mk_align * p.mk_align : end;
-        if (ti.m0 >= start && ti.m0 < stop) {
-          ti.valid = true;
-          ti.g = g;
-          rows_end = min(stop, p.M);
-          break;
-        }
-        prev = end;
-      }
-      break;
-    }
-    case kFastMasked:
-      // Tiles starting below masked_m are computed; a 64-row chunk starting at or after masked_m is written as 0.
-      ti.g = ti.z;
-      if (ti.m0 >= p.masked_m[ti.z]) ti.valid = false;
-      break;
-  }
-  ti.a_row = (p.mode == kFastMasked ? ti.z * p.M : 0) + ti.m0;
-  ti.b_row = ti.g * p.N + ti.n0;
-  ti.sfa_rows = p.M - ti.m0;
-  for (int w = 0; w < 2; ++w) {
-    const int r0 = ti.m0 + 64 * w;
-    ti.store_rows[w] = max(0, min(64, rows_end - r0));
-    ti.zero[w] = (p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
-                 (p.mode == kFastMasked && r0 >= p.masked_m[ti.z]);
-  }
-  return ti;
-}
-
-template <int BN>
+template <class C>
 __global__ void __launch_bounds__(kFastThreads, 1)
-    fp8_gemm_fast_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                         const FastParams p) {
-  using L = SmemLayout<BN>;
-  constexpr int kStageB = L::stage_b, kEpiPitch = L::pitch, NA = BN / 2;
-  extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = align1024(smem_raw);
-  uint8_t* sA = smem + L::a;
-  uint8_t* sB = smem + L::b;
-  float* sSfa = reinterpret_cast<float*>(smem + L::sfa);
-  float* sSfb = reinterpret_cast<float*>(smem + L::sfb);
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + L::bars);
-  uint64_t* empty = full + kStages;
-  __nv_bfloat16* sEpi = reinterpret_cast<__nv_bfloat16*>(smem + L::epi);
-  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full[s], 128);
-      mbar_init(&empty[s], 256);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    fence_proxy_async();
-  }
-  __syncthreads();
-  const int total = p.tiles;
-  const int nkb = (p.K + kFBK - 1) / kFBK;
-  if (wg == 0) {
-    // Producer: TMA for A and B, cp.async for the scales; every thread arrives on the stage's full barrier.
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-    uint32_t it = 0;
-    for (int t = blockIdx.x; t < total; t += gridDim.x) {
-      const TileInfo ti = decode_tile<BN>(p, t);
-      if (!ti.valid) continue;
-      const float* sfa_base = p.sfa + ti.z * p.sfa_s_batch + static_cast<int64_t>(ti.m0) * p.sfa_s_row;
-      const float* sfb_base = p.sfb + ti.g * p.sfb_s_batch + static_cast<int64_t>(ti.n0 / 128) * p.sfb_s_row;
-      for (int kb = 0; kb < nkb; ++kb, ++it) {
-        const int s = it % kStages;
-        mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
-        // The scales travel by cp.async and the operands by TMA, all completing on the stage's full barrier, so
-        // the producer never waits on a global load.
-        if (tid == 0) {
-          mbar_expect_tx(&full[s], kStageA + kStageB);
-          tma_load_2d(sA + s * kStageA, &map_a, &full[s], kb * kFBK, ti.a_row);
-          tma_load_2d(sB + s * kStageB, &map_b, &full[s], kb * kFBK, ti.b_row);
-          cp_async4(&sSfb[s], sfb_base + kb * p.sfb_s_kb, true);
-        }
-        const bool ok = tid < ti.sfa_rows;
-        cp_async4(&sSfa[s * kFBM + tid], ok ? sfa_base + tid * p.sfa_s_row + kb * p.sfa_s_kb : sfa_base, ok);
-        cp_async_arrive(&full[s]);
-      }
-    }
-    asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
-  } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-    const int w = wg - 1;
-    __nv_bfloat16* epi = sEpi + w * 64 * kEpiPitch;
-    uint32_t it = 0;
-    float F[NA], P[NA], P2[NA];
-#pragma unroll
-    for (int i = 0; i < NA; ++i) P[i] = 0.0f, P2[i] = 0.0f;
-    for (int t = blockIdx.x; t < total; t += gridDim.x) {
-      const TileInfo ti = decode_tile<BN>(p, t);
-      if (!ti.valid) continue;
-#pragma unroll
-      for (int i = 0; i < NA; ++i) F[i] = 0.0f;
-      // Two accumulator sets: the 4 wgmmas of block kb+1 run on the tensor cores while block kb is promoted on the
-      // CUDA cores. Same instructions and the same F = fma(fl32(sa * sb), P, F) order, so the bits do not change.
-      auto issue = [&](float(&acc)[NA], uint32_t at) {
-        const int s = at % kStages;
-        mbar_wait(&full[s], (at / kStages) & 1);
-        const uint8_t* a_tile = sA + s * kStageA + w * 64 * 128;
-        const uint8_t* b_tile = sB + s * kStageB;
-        fence_operand(acc);
-        wgmma_fence();
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          wgmma_fp8(acc, desc_kmajor_sw128(smem_addr(a_tile + j * 32)), desc_kmajor_sw128(smem_addr(b_tile + j * 32)),
-                    j);
-        }
-        wgmma_commit();
-      };
-      auto promote = [&](float(&acc)[NA], uint32_t at) {
-        fence_operand(acc);
-        const int s = at % kStages;
-        const int r0 = acc_row(tid, 0);
-        const float sa0 = sSfa[s * kFBM + w * 64 + r0], sa1 = sSfa[s * kFBM + w * 64 + r0 + 8];
-        const float sb = sSfb[s];
-        mbar_arrive(&empty[s]);
-        const float s0 = __fmul_rn(sa0, sb), s1 = __fmul_rn(sa1, sb);
-#pragma unroll
-        for (int i = 0; i < NA; ++i) F[i] = __fmaf_rn((i & 2) ? s1 : s0, acc[i], F[i]);
-      };
-      issue(P, it);
-      int kb = 0;
-      for (; kb + 2 < nkb; kb += 2) {  // at the top, block kb is in flight in P
-        issue(P2, it + 1);
-        wgmma_wait1();
-        promote(P, it);
-        ++it;
-        issue(P, it + 1);
-        wgmma_wait1();
-        promote(P2, it);
-        ++it;
-      }
-      if (nkb - kb == 2) {
-        issue(P2, it + 1);
-        wgmma_wait1();
-        promote(P, it);
-        ++it;
-        wgmma_wait0();
-        promote(P2, it);
-        ++it;
-      } else {
-        wgmma_wait0();
-        promote(P, it);
-        ++it;
-      }
-      // Epilogue: bf16 RNE into shared memory, then 16-byte coalesced stores with M/N bounds.
-      const bool zero = w ? ti.zero[1] : ti.zero[0];
-#pragma unroll
-      for (int i = 0; i < NA; i += 2) {
-        const int r = acc_row(tid, i), c = acc_col(tid, i);
-        __nv_bfloat162 v;
-        v.x = __float2bfloat16_rn(zero ? 0.0f : F[i]);
-        v.y = __float2bfloat16_rn(zero ? 0.0f : F[i + 1]);
-        *reinterpret_cast<__nv_bfloat162*>(epi + r * kEpiPitch + c) = v;
-      }
-      named_sync(1 + w, 128);
-      const int rows = w ? ti.store_rows[1] : ti.store_rows[0];
-      __nv_bfloat16* dbase = p.d + ti.z * p.d_s_batch + static_cast<int64_t>(ti.m0 + 64 * w) * p.d_s_row + ti.n0;
-      for (int idx = tid; idx < 64 * (BN / 8); idx += 128) {
-        const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
-        if (r >= rows) continue;
-        __nv_bfloat16* dst = dbase + static_cast<int64_t>(r) * p.d_s_row + c;
-        const __nv_bfloat16* src = epi + r * kEpiPitch + c;
-        if (ti.n0 + c + 8 <= p.N && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
-          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-        } else {
-          for (int e = 0; e < 8; ++e)
-            if (ti.n0 + c + e < p.N) dst[e] = src[e];
-        }
-      }
-      named_sync(1 + w, 128);
-    }
-  }
+    fp8_fast_aot(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                 const FastParams p) {
+  fp8_fast_body<C>(map_a, map_b, p);
 }
+using Aot64 = FastConfig<64, 8, 1, true>;
+using Aot128 = FastConfig<128, 5, 1, true>;
+static_assert(FastSmem<64, 8>::total + 1024 <= kMaxSmem, "AOT BN 64 fits");
 
 PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
   static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
@@ -320,38 +75,218 @@ bool make_map(CUtensorMap* map, const void* base, uint64_t rows, uint64_t k, uin
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-}  // namespace
-
-template <int BN>
-cudaError_t launch_bn(FastParams p, const CUtensorMap& ma, const CUtensorMap& mb, int sms, cudaStream_t stream) {
-  p.n_blocks = (p.N + BN - 1) / BN;
-  p.tiles = p.m_blocks * p.n_blocks * (p.mode == kFastMasked ? p.G : 1);
-  if (p.tiles == 0) return cudaSuccess;
-  const size_t smem = SmemLayout<BN>::total + 1024;
-  cudaError_t e = cudaFuncSetAttribute(fp8_gemm_fast_kernel<BN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(smem));
-  if (e != cudaSuccess) return e;
-  const int grid = p.tiles < sms ? p.tiles : sms;
-  fp8_gemm_fast_kernel<BN><<<grid, kFastThreads, smem, stream>>>(ma, mb, p);
-  return cudaGetLastError();
-}
-
-cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, int64_t a_row_stride, const void* b,
-                                 int64_t b_rows, int64_t b_row_stride, cudaStream_t stream, bool* used) {
-  *used = false;
+int sm_count() {
   int dev = 0, sms = 132;
   cudaGetDevice(&dev);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  p.m_blocks = (p.M + kFBM - 1) / kFBM;
-  // Per-shape BLOCK_N: 64 when 128-wide tiles would leave SMs idle (small M), else 128. GO_CUDA_BLOCK_N forces one.
-  const int64_t tiles128 = static_cast<int64_t>(p.m_blocks) * ((p.N + 127) / 128) * (p.mode == kFastMasked ? p.G : 1);
-  int bn = tiles128 < sms ? 64 : 128;
-  if (const char* f = std::getenv("GO_CUDA_BLOCK_N")) bn = std::atoi(f) == 64 ? 64 : 128;
-  CUtensorMap ma, mb;
-  if (!make_map(&ma, a, a_rows, p.K, a_row_stride, kFBM) || !make_map(&mb, b, b_rows, p.K, b_row_stride, bn))
-    return cudaSuccess;
-  *used = true;
-  return bn == 64 ? launch_bn<64>(p, ma, mb, sms, stream) : launch_bn<128>(p, ma, mb, sms, stream);
+  return sms;
 }
+
+int64_t tiles_of(const FastParams& p, int bn) {
+  return static_cast<int64_t>(p.m_blocks) * ((p.N + bn - 1) / bn) * (p.mode == kFastMasked ? p.G : 1);
+}
+
+// Parses GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0"; any subset) over *c.
+bool apply_override(const char* text, FastChoice* c, std::string* err) {
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    const std::string k = item.substr(0, eq), v = eq == std::string::npos ? "" : item.substr(eq + 1);
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    const bool num = !v.empty() && end && *end == '\0';
+    if (k == "bn" && num && n >= 8 && n <= 256 && n % 8 == 0) c->bn = static_cast<int>(n);
+    else if (k == "stages" && num && n >= 2 && n <= 16) c->stages = static_cast<int>(n);
+    else if (k == "mc" && num && (n == 1 || n == 2)) c->multicast = static_cast<int>(n);
+    else if (k == "acc" && (v == "single" || v == "double")) c->double_acc = v == "double";
+    else if (k == "shape" && num && (n == 0 || n == 1)) c->shape = n == 1;
+    else {
+      *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
+             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double, shape=0|1)";
+      return false;
+    }
+  }
+  return true;
+}
+
+thread_local std::string t_last_config;
+
+std::string describe(const FastChoice& c, const char* how) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "bn=%d stages=%d multicast=%d acc=%s %s", c.bn, c.stages, c.multicast,
+                c.double_acc ? "double" : "single", how);
+  return buf;
+}
+
+std::string jit_source(const FastChoice& c, const FastParams& p) {
+  std::ostringstream s;
+  s << "// gemm-oracle JIT: fast SM90 FP8 GEMM, " << describe(c, c.shape ? "(shape class)" : "(generic)") << "\n"
+    << "#include \"sm90_fp8_fast_kernel.cuh\"\n"
+    << "extern \"C\" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)\n"
+    << "go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,\n"
+    << "            const go_sm90::FastParams p) {\n"
+    << "  go_sm90::fp8_fast_body<go_sm90::FastConfig<" << c.bn << ", " << c.stages << ", " << c.multicast << ", "
+    << (c.double_acc ? "true" : "false") << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0)
+    << ">>(a, b, p);\n}\n";
+  return s.str();
+}
+
+void fill_blocks(FastParams* p, const FastChoice& c) {
+  p->m_blocks = (p->M + kFBM - 1) / kFBM;
+  p->n_blocks = (p->N + c.bn - 1) / c.bn;
+  const int ngroups = (p->n_blocks + c.multicast - 1) / c.multicast;
+  p->units = p->m_blocks * ngroups * (p->mode == kFastMasked ? p->G : 1);
+}
+
+}  // namespace
+
+// The heuristic: every BLOCK_N in {16, 24, ..., 192} is scored as waves x (BN + 40), where waves = ceil(tiles / SMs)
+// and 40 stands for a tile's fixed costs (the A panel, the promotion, the epilogue); the lowest score wins, ties going
+// to the wider tile. BN <= 128 uses two accumulator sets, wider tiles one (registers). Multicast of A over a cluster
+// of 2 when there are at least 2 N blocks. Stages: as many as fit in 227 KB. GO_CUDA_FAST_CFG overrides any field.
+bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
+  FastParams p = p0;
+  p.m_blocks = (p.M + kFBM - 1) / kFBM;
+  FastChoice best;
+  int64_t best_score = -1;
+  for (int bn = 16; bn <= 192; bn += 8) {
+    const int64_t waves = (tiles_of(p, bn) + sms - 1) / sms;
+    const int64_t score = waves * (bn + 40);
+    if (best_score < 0 || score <= best_score) {
+      best_score = score;
+      best.bn = bn;
+    }
+  }
+  best.double_acc = best.bn <= 128;
+  best.multicast = ((p.N + best.bn - 1) / best.bn >= 2 && sms % 2 == 0) ? 2 : 1;
+  if (const char* o = std::getenv("GO_CUDA_FAST_CFG")) {
+    if (!apply_override(o, &best, err)) return false;
+    if (std::strstr(o, "acc=") == nullptr) best.double_acc = best.bn <= 128;
+    if (best.double_acc && best.bn > 128) {
+      *err = "GO_CUDA_FAST_CFG: acc=double needs bn <= 128";
+      return false;
+    }
+  }
+  const int fit = max_stages(best.bn);
+  if (!std::getenv("GO_CUDA_FAST_CFG") || !std::strstr(std::getenv("GO_CUDA_FAST_CFG"), "stages=")) best.stages = fit;
+  if (best.stages > fit) {
+    *err = "GO_CUDA_FAST_CFG: " + std::to_string(best.stages) + " stages of BLOCK_N " + std::to_string(best.bn) +
+           " need more than 227 KB of shared memory (at most " + std::to_string(fit) + ")";
+    return false;
+  }
+  *out = best;
+  return true;
+}
+
+namespace {
+
+cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_stride, const void* b, int64_t b_rows,
+                       int64_t b_stride, int sms, cudaStream_t stream, bool* used, const std::string& why) {
+  FastChoice c;
+  c.bn = tiles_of(p, 128) < sms ? 64 : 128;
+  if (const char* f = std::getenv("GO_CUDA_BLOCK_N")) c.bn = std::atoi(f) == 64 ? 64 : 128;
+  c.stages = c.bn == 64 ? 8 : 5;
+  c.multicast = 1;
+  c.double_acc = true;
+  c.shape = false;
+  fill_blocks(&p, c);
+  CUtensorMap ma, mb;
+  if (!make_map(&ma, a, a_rows, p.K, a_stride, kFBM) || !make_map(&mb, b, b_rows, p.K, b_stride, c.bn)) {
+    return cudaSuccess;
+  }
+  *used = true;
+  t_last_config = describe(c, ("aot (" + why + ")").c_str());
+  go_jit::count_aot_launch();
+  if (p.units == 0) return cudaSuccess;
+  const int smem = smem_bytes(c.bn, c.stages);
+  const int grid = p.units < sms ? p.units : sms;
+  cudaError_t e;
+  if (c.bn == 64) {
+    e = cudaFuncSetAttribute(fp8_fast_aot<Aot64>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) return e;
+    fp8_fast_aot<Aot64><<<grid, kFastThreads, smem, stream>>>(ma, mb, p);
+  } else {
+    e = cudaFuncSetAttribute(fp8_fast_aot<Aot128>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) return e;
+    fp8_fast_aot<Aot128><<<grid, kFastThreads, smem, stream>>>(ma, mb, p);
+  }
+  return cudaGetLastError();
+}
+
+// Looks up (compiling at first use) the JIT kernel for this configuration; sets its shared-memory limit once.
+bool jit_kernel(const FastChoice& c, const FastParams& p, CUfunction* fn, std::string* err) {
+  if (!go_jit::get_function(jit_source(c, p), "go_fp8_fast", fn, err)) return false;
+  const CUresult r = go_jit::set_max_dynamic_smem(*fn, smem_bytes(c.bn, c.stages));
+  if (r != CUDA_SUCCESS) {
+    *err = "cuFuncSetAttribute(max dynamic shared memory): " + go_jit::driver_error(r);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, int64_t a_row_stride, const void* b,
+                                 int64_t b_rows, int64_t b_row_stride, cudaStream_t stream, bool* used,
+                                 std::string* err) {
+  *used = false;
+  const int sms = sm_count();
+  p.m_blocks = (p.M + kFBM - 1) / kFBM;
+  std::string why;
+  FastChoice c;
+  if (!go_jit::available(&why)) {
+    return launch_aot(p, a, a_rows, a_row_stride, b, b_rows, b_row_stride, sms, stream, used, why);
+  }
+  if (!choose_fast_config(p, sms, &c, err)) return cudaErrorInvalidValue;
+  fill_blocks(&p, c);
+  CUfunction fn = nullptr;
+  if (!jit_kernel(c, p, &fn, &why)) {
+    // A JIT failure is reported, not hidden: the AOT kernels still give the same bits.
+    std::fprintf(stderr, "gemm-oracle: fast FP8 kernel JIT failed, using the ahead-of-time kernel: %s\n", why.c_str());
+    p.m_blocks = (p.M + kFBM - 1) / kFBM;
+    return launch_aot(p, a, a_rows, a_row_stride, b, b_rows, b_row_stride, sms, stream, used, "JIT failed");
+  }
+  CUtensorMap ma, mb;
+  if (!make_map(&ma, a, a_rows, p.K, a_row_stride, kFBM / c.multicast) ||
+      !make_map(&mb, b, b_rows, p.K, b_row_stride, c.bn)) {
+    return cudaSuccess;
+  }
+  *used = true;
+  t_last_config = describe(c, c.shape ? "jit=shape" : "jit=generic");
+  if (p.units == 0) return cudaSuccess;
+  // Persistent grid: one CTA per SM, as many clusters as can be resident together (a cluster must fit in one GPC).
+  int clusters = std::min(p.units, sms / c.multicast);
+  if (c.multicast > 1) {
+    const int fit = go_jit::max_active_clusters(fn, kFastThreads, c.multicast, smem_bytes(c.bn, c.stages));
+    if (fit > 0) clusters = std::min(clusters, fit);
+  }
+  void* args[] = {&ma, &mb, &p};
+  const CUresult r = go_jit::launch(fn, static_cast<unsigned>(clusters * c.multicast), kFastThreads,
+                                    static_cast<unsigned>(c.multicast), static_cast<unsigned>(smem_bytes(c.bn, c.stages)),
+                                    stream, args);
+  if (r != CUDA_SUCCESS) {
+    *err = "cuLaunchKernelEx(fast FP8 GEMM, " + t_last_config + "): " + go_jit::driver_error(r);
+    return cudaErrorLaunchFailure;
+  }
+  return cudaSuccess;
+}
+
+int prepare_fp8_gemm_fast(FastParams p, std::string* err) {
+  std::string why;
+  if (!go_jit::available(&why)) {
+    *err = why;
+    return 1;
+  }
+  FastChoice c;
+  p.m_blocks = (p.M + kFBM - 1) / kFBM;
+  if (!choose_fast_config(p, sm_count(), &c, err)) return 1;
+  fill_blocks(&p, c);
+  CUfunction fn = nullptr;
+  return jit_kernel(c, p, &fn, err) ? 0 : 1;
+}
+
+std::string last_fast_config() { return t_last_config; }
 
 }  // namespace go_sm90

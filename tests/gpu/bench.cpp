@@ -1,17 +1,52 @@
-// Times the CUDA backend's FP8 GEMMs through the C ABI on the DeepSeek-V3 shapes (deepgemm-ops.md §12, §13).
-// Each call is synchronous (the backend synchronizes to report faults), so a host clock around it is the kernel
-// time plus a few microseconds. Inputs rotate over enough sets to exceed the 60 MB L2. Median of the timed calls.
-// usage: bench CUDA_SO [--quick]
+// Times the CUDA backend's FP8 GEMMs through the C ABI (loaded by dlopen) on the DeepSeek-V3 shapes of
+// deepgemm-ops.md §12: dense fp8_gemm_nt 1D2D (M in {64, 128, 4096} x 7 (N, K)), m-grouped contiguous
+// ((G, m) in {(4, 8192), (8, 4096)} x 4 (N, K)) and masked ((G, m) in {(32, 192), (6, 1024), (32, 20), (6, 20)} x 4 (N, K),
+// Mmax = m rounded up to 128, masked_m[g] = m).
+//
+// Timing: CUDA events recorded on the legacy default stream around batches of calls (the backend launches on that
+// stream and, with GO_CUDA_ASYNC=1, returns without synchronizing). Warm-up, then the median over >= 20 samples; each
+// sample is `batch` calls divided by `batch`. Inputs rotate over enough sets to exceed max(200 MB, 4 x L2).
+// The grouped and masked entries copy their index tensor (grouped_layout / masked_m) to the host on every call to
+// validate it: that copy waits for the previous call, so their times include one host round trip per call.
+//
+// Before timing, when the backend exports go_ext_fast_prepare, every kernel is compiled / loaded in parallel (one
+// std::thread worker per shape, up to hardware_concurrency) and the wall time of that phase is printed. The JIT totals
+// (go_ext_jit_stats) and each shape's kernel configuration (go_ext_fast_last_config) are printed when exported.
+//
+// usage: bench CUDA_SO [--quick] [--json PATH] [--filter SUBSTR] [--sweep "cfg1;cfg2;..."] [--sweep-only]
+//                      [--samples N] [--no-prepare]
+//   --sweep: for each config string, GO_CUDA_FAST_CFG=<cfg> (setenv) while timing every dense shape: rows of kind
+//            "dense-sweep" whose "config" is the swept string.
+// build: nvcc -O2 -std=c++17 -o bench tests/gpu/bench.cpp -ldl
+#include <cuda_runtime.h>
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "../../kernels/gemm_oracle.h"
+
+// Layout of go_cuda_jit_stats (kernels/cuda/gemm_oracle_cuda_ext.h); declared here under another name so that this
+// file compiles whether or not that header has the declaration yet.
+struct JitStats {
+  int64_t compiles;
+  double compile_ms_total, compile_ms_max;
+  int64_t disk_loads;
+  double load_ms_total, load_ms_max;
+  int64_t memory_hits;
+  int64_t aot_launches;
+};
 
 struct Api {
   decltype(&go_alloc) alloc;
@@ -22,6 +57,43 @@ struct Api {
   decltype(&go_m_grouped_fp8_gemm_contiguous) mg;
   decltype(&go_m_grouped_fp8_gemm_masked) masked;
   decltype(&go_synchronize) sync;
+  // Optional (absent: nullptr).
+  int32_t (*jit_stats)(JitStats*);
+  int32_t (*last_config)(char*, int64_t);
+  int32_t (*prepare)(int32_t, int64_t, int64_t, int64_t, int64_t);
+};
+
+enum Kind { DENSE = 0, CONTIGUOUS = 1, MASKED = 2 };
+static const char* kind_name(Kind k) { return k == DENSE ? "dense" : k == CONTIGUOUS ? "contiguous" : "masked"; }
+
+struct Shape {
+  Kind kind;
+  int64_t g, m, n, k;  // dense: g = 1; contiguous: m rows per group; masked: m = masked_m of every group
+  int64_t mmax() const { return kind == MASKED ? (m + 127) / 128 * 128 : m; }
+  int64_t rows() const { return kind == DENSE ? m : g * m; }  // real rows (FLOPs, bytes)
+  std::string name() const {
+    char b[96];
+    if (kind == DENSE)
+      std::snprintf(b, sizeof b, "dense %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+    else
+      std::snprintf(b, sizeof b, "%s %lldx%lldx%lldx%lld", kind_name(kind), (long long)g, (long long)m, (long long)n,
+                    (long long)k);
+    return b;
+  }
+  double flops() const { return 2.0 * static_cast<double>(rows()) * n * k; }
+  // Bytes a kernel must move at least: real A rows, every B, real D rows (bf16), both scale tensors.
+  double bytes() const {
+    const double kb = static_cast<double>((k + 127) / 128), nb = static_cast<double>((n + 127) / 128);
+    const double r = static_cast<double>(rows()), gg = kind == DENSE ? 1.0 : static_cast<double>(g);
+    return r * k + gg * n * k + r * n * 2.0 + r * kb * 4.0 + gg * nb * kb * 4.0;
+  }
+};
+
+struct Row {
+  std::string kind, config, last_config, error;
+  int64_t g, m, n, k;
+  double us = -1, us_min = -1, tflops = 0, gbs = 0, bytes = 0;
+  int samples = 0, batch = 0, sets = 0;
 };
 
 static go_tensor tensor(void* p, int dt, std::vector<int64_t> shape, std::vector<int64_t> strides) {
@@ -37,40 +109,339 @@ static go_tensor tensor(void* p, int dt, std::vector<int64_t> shape, std::vector
   return t;
 }
 
-static void* dev_random(Api& api, size_t bytes, uint32_t seed, bool scale) {
+// Host pools of random e4m3 codes (no NaN) and f32 scales; device buffers are filled from them at varying offsets.
+static std::vector<uint8_t> g_codes;
+static std::vector<float> g_scales;
+static void init_pools() {
+  g_codes.resize(size_t{64} << 20);
+  uint32_t s = 12345;
+  for (auto& c : g_codes) {
+    s = s * 1664525u + 1013904223u;
+    uint8_t v = static_cast<uint8_t>(s >> 24);
+    if ((v & 0x7F) == 0x7F) v = 0x38;
+    c = v;
+  }
+  g_scales.resize(size_t{1} << 20);
+  for (auto& f : g_scales) {
+    s = s * 1664525u + 1013904223u;
+    f = 1.0f / static_cast<float>(1 + (s >> 28));
+  }
+}
+
+static std::vector<void*>* g_live = nullptr;
+
+static void* dev_fill(Api& api, size_t bytes, uint32_t seed, bool scale) {
   void* p = nullptr;
   if (api.alloc(bytes, &p) != 0) {
-    std::fprintf(stderr, "alloc: %s\n", api.last_error());
+    std::printf("  alloc %zu bytes: %s\n", bytes, api.last_error());
     return nullptr;
   }
-  std::vector<uint8_t> h(bytes);
-  uint32_t s = seed * 2654435761u + 1;
-  if (scale) {
-    for (size_t i = 0; i + 4 <= bytes; i += 4) {
-      s = s * 1664525u + 1013904223u;
-      const float v = 1.0f / static_cast<float>(1 + (s >> 28));
-      std::memcpy(&h[i], &v, 4);
+  g_live->push_back(p);
+  const uint8_t* pool = scale ? reinterpret_cast<const uint8_t*>(g_scales.data()) : g_codes.data();
+  const size_t pool_bytes = scale ? g_scales.size() * 4 : g_codes.size();
+  size_t off = (static_cast<size_t>(seed) * 7919u * 4u) % (pool_bytes / 2) / 4 * 4, done = 0;
+  while (done < bytes) {
+    const size_t n = std::min(bytes - done, pool_bytes - off);
+    if (api.copy_in(static_cast<uint8_t*>(p) + done, pool + off, n) != 0) {
+      std::printf("  copy_in: %s\n", api.last_error());
+      return nullptr;
     }
-  } else {
-    for (size_t i = 0; i < bytes; ++i) {
-      s = s * 1664525u + 1013904223u;
-      uint8_t c = static_cast<uint8_t>(s >> 24);
-      if ((c & 0x7F) == 0x7F) c = 0x38;
-      h[i] = c;
-    }
+    done += n;
+    off = 0;
   }
-  api.copy_in(p, h.data(), bytes);
+  return p;
+}
+
+static void* dev_zero(Api& api, size_t bytes) {
+  void* p = nullptr;
+  if (api.alloc(bytes, &p) != 0) {
+    std::printf("  alloc %zu bytes: %s\n", bytes, api.last_error());
+    return nullptr;
+  }
+  g_live->push_back(p);
   return p;
 }
 
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static std::string json_str(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else {
+      o += static_cast<char>(c);
+    }
+  }
+  return o + "\"";
+}
+
+static std::string json_num(double v) {
+  if (!std::isfinite(v)) return "null";
+  char b[48];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+
+static std::string last_config(Api& api) {
+  if (!api.last_config) return "";
+  char buf[512] = {0};
+  if (api.last_config(buf, sizeof buf) != 0) return std::string("? (") + api.last_error() + ")";
+  buf[sizeof buf - 1] = 0;
+  return buf;
+}
+
+static bool get_jit(Api& api, JitStats* s) {
+  std::memset(s, 0, sizeof *s);
+  return api.jit_stats && api.jit_stats(s) == 0;
+}
+
+static std::string jit_json(const JitStats& s) {
+  const double cm = s.compiles ? s.compile_ms_total / s.compiles : 0, lm = s.disk_loads ? s.load_ms_total / s.disk_loads : 0;
+  return "{\"compiles\":" + std::to_string(s.compiles) + ",\"compile_ms_total\":" + json_num(s.compile_ms_total) +
+         ",\"compile_ms_mean\":" + json_num(cm) + ",\"compile_ms_max\":" + json_num(s.compile_ms_max) +
+         ",\"disk_loads\":" + std::to_string(s.disk_loads) + ",\"load_ms_total\":" + json_num(s.load_ms_total) +
+         ",\"load_ms_mean\":" + json_num(lm) + ",\"load_ms_max\":" + json_num(s.load_ms_max) +
+         ",\"memory_hits\":" + std::to_string(s.memory_hits) + ",\"aot_launches\":" + std::to_string(s.aot_launches) +
+         "}";
+}
+
+static void print_jit(const char* what, const JitStats& s) {
+  std::printf("%s: compiles %lld (mean %.1f ms, max %.1f ms, total %.1f ms); disk loads %lld (mean %.2f ms, max %.2f ms); "
+              "memory hits %lld; AOT launches %lld\n",
+              what, (long long)s.compiles, s.compiles ? s.compile_ms_total / s.compiles : 0.0, s.compile_ms_max,
+              s.compile_ms_total, (long long)s.disk_loads, s.disk_loads ? s.load_ms_total / s.disk_loads : 0.0,
+              s.load_ms_max, (long long)s.memory_hits, (long long)s.aot_launches);
+}
+
+// Calls go_ext_fast_prepare for every shape from a pool of worker threads; returns the wall time in ms (-1: absent).
+static double prepare_all(Api& api, const std::vector<Shape>& shapes, const char* label, int* threads_used) {
+  if (!api.prepare || shapes.empty()) return -1;
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const size_t nthreads = std::min<size_t>(shapes.size(), hw);
+  *threads_used = static_cast<int>(nthreads);
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::vector<std::string> errors;
+  std::vector<double> each(shapes.size(), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < nthreads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i; (i = next.fetch_add(1)) < shapes.size();) {
+        const Shape& s = shapes[i];
+        const auto a = std::chrono::steady_clock::now();
+        const int64_t m = s.kind == DENSE ? s.m : s.kind == CONTIGUOUS ? s.g * s.m : s.mmax();
+        const int st = api.prepare(static_cast<int32_t>(s.kind), m, s.n, s.k, s.kind == DENSE ? 1 : s.g);
+        each[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+        if (st != 0) {
+          const std::string msg = s.name() + ": status " + std::to_string(st) + " " + api.last_error();
+          std::lock_guard<std::mutex> lk(mu);
+          errors.push_back(msg);
+        }
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const size_t slow = static_cast<size_t>(std::max_element(each.begin(), each.end()) - each.begin());
+  std::printf("prepare%s: %zu shapes on %zu threads in %.1f ms wall (slowest %s: %.1f ms)\n", label, shapes.size(),
+              nthreads, ms, shapes[slow].name().c_str(), each[slow]);
+  for (const auto& e : errors) std::printf("  prepare error: %s\n", e.c_str());
+  return ms;
+}
+
+struct Timer {
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  Timer() {
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+  }
+  ~Timer() {
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+  }
+};
+
+// Times `call(i)` (i = the call's index, for rotating inputs): warm-up, then `samples` batches of `batch` calls each
+// between two events on the legacy default stream. Returns the status of the first failing call (0: all fine).
+template <class F>
+static int time_calls(Api& api, Timer& tm, F call, int sets, int samples, int batch, std::vector<double>* us) {
+  const int warm = std::max(3, std::min(sets, 64));
+  for (int i = 0; i < warm; ++i) {
+    const int st = call(i);
+    if (st != 0) return st;
+  }
+  if (api.sync() != 0) return GO_ERR_DEVICE;
+  int idx = warm;
+  for (int s = 0; s < samples; ++s) {
+    cudaEventRecord(tm.e0, 0);
+    for (int j = 0; j < batch; ++j) {
+      const int st = call(idx++);
+      if (st != 0) return st;
+    }
+    cudaEventRecord(tm.e1, 0);
+    const cudaError_t e = cudaEventSynchronize(tm.e1);
+    if (e != cudaSuccess) {
+      std::printf("  cudaEventSynchronize: %s\n", cudaGetErrorString(e));
+      return GO_ERR_DEVICE;
+    }
+    float ms = 0;
+    cudaEventElapsedTime(&ms, tm.e0, tm.e1);
+    us->push_back(1e3 * ms / batch);
+  }
+  return api.sync();
+}
+
+struct Prepared {
+  std::vector<std::vector<go_tensor>> sets;  // per set: a, sfa, b, sfb, d, index
+  bool ok = false;
+};
+
+// Allocates rotating input sets for one shape (buffers recorded in *g_live).
+static Prepared make_sets(Api& api, const Shape& sh, size_t target_bytes) {
+  Prepared P;
+  const int64_t G = sh.kind == DENSE ? 1 : sh.g, N = sh.n, K = sh.k, KB = (K + 127) / 128, NB = (N + 127) / 128;
+  const int64_t MA = sh.kind == MASKED ? G * sh.mmax() : sh.rows();  // allocated rows of A / D
+  const size_t set_bytes = static_cast<size_t>(MA * K + G * N * K + MA * N * 2 + MA * KB * 4 + G * NB * KB * 4);
+  const int nsets = static_cast<int>(std::max<size_t>(1, std::min<size_t>(1024, (target_bytes + set_bytes - 1) / set_bytes)));
+  // Index tensor (shared by the sets): contiguous, group id per row; masked, m per group.
+  void* idx = nullptr;
+  std::vector<int32_t> h;
+  if (sh.kind == CONTIGUOUS)
+    for (int64_t i = 0; i < MA; ++i) h.push_back(static_cast<int32_t>(i / sh.m));
+  if (sh.kind == MASKED) h.assign(static_cast<size_t>(G), static_cast<int32_t>(sh.m));
+  if (!h.empty()) {
+    idx = dev_zero(api, h.size() * 4);
+    if (!idx || api.copy_in(idx, h.data(), h.size() * 4) != 0) return P;
+  }
+  for (int s = 0; s < nsets; ++s) {
+    void* a = dev_fill(api, static_cast<size_t>(MA * K), 11 + 5 * s, false);
+    void* b = dev_fill(api, static_cast<size_t>(G * N * K), 23 + 5 * s, false);
+    void* sa = dev_fill(api, static_cast<size_t>(MA * KB * 4), 37 + 5 * s, true);
+    void* sb = dev_fill(api, static_cast<size_t>(G * NB * KB * 4), 41 + 5 * s, true);
+    void* d = dev_zero(api, static_cast<size_t>(MA * N * 2));
+    if (!a || !b || !sa || !sb || !d) return P;
+    std::vector<go_tensor> t(6);
+    if (sh.kind == DENSE) {
+      const int64_t M = sh.m;
+      t[0] = tensor(a, GO_E4M3, {M, K}, {K, 1});
+      t[1] = tensor(sa, GO_F32, {M, KB}, {1, M});
+      t[2] = tensor(b, GO_E4M3, {N, K}, {K, 1});
+      t[3] = tensor(sb, GO_F32, {NB, KB}, {KB, 1});
+      t[4] = tensor(d, GO_BF16, {M, N}, {N, 1});
+    } else {
+      if (sh.kind == CONTIGUOUS) {
+        t[0] = tensor(a, GO_E4M3, {MA, K}, {K, 1});
+        t[1] = tensor(sa, GO_F32, {MA, KB}, {1, MA});
+        t[4] = tensor(d, GO_BF16, {MA, N}, {N, 1});
+      } else {
+        const int64_t Mm = sh.mmax();
+        t[0] = tensor(a, GO_E4M3, {G, Mm, K}, {Mm * K, K, 1});
+        t[1] = tensor(sa, GO_F32, {G, Mm, KB}, {Mm * KB, 1, Mm});
+        t[4] = tensor(d, GO_BF16, {G, Mm, N}, {Mm * N, N, 1});
+      }
+      t[2] = tensor(b, GO_E4M3, {G, N, K}, {N * K, K, 1});
+      t[3] = tensor(sb, GO_F32, {G, NB, KB}, {NB * KB, KB, 1});
+      t[5] = tensor(idx, GO_I32, {static_cast<int64_t>(h.size())}, {1});
+    }
+    P.sets.push_back(std::move(t));
+  }
+  P.ok = true;
+  return P;
+}
+
+static int call_shape(Api& api, const Shape& sh, std::vector<go_tensor>& t) {
+  switch (sh.kind) {
+    case DENSE:
+      return api.fp8_gemm(&t[0], &t[1], &t[2], &t[3], nullptr, &t[4], 1, 128, 128, 128, GO_MODEL_SM90_1D2D);
+    case CONTIGUOUS:
+      return api.mg(&t[0], &t[1], &t[2], &t[3], &t[4], &t[5], 1, 128, 128, 128, 0, 128, GO_MODEL_SM90_1D2D);
+    default:
+      return api.masked(&t[0], &t[1], &t[2], &t[3], &t[4], &t[5], 1, 128, 128, 128, GO_MODEL_SM90_1D2D);
+  }
+}
+
+// Times one shape on prepared sets; fills a row (error text on failure).
+static Row bench_one(Api& api, Timer& tm, const Shape& sh, Prepared& P, int samples, const char* kind) {
+  Row r;
+  r.kind = kind;
+  r.g = sh.kind == DENSE ? 1 : sh.g;
+  r.m = sh.m;
+  r.n = sh.n;
+  r.k = sh.k;
+  r.bytes = sh.bytes();
+  const int sets = static_cast<int>(P.sets.size());
+  const int batch = sh.kind == DENSE ? 10 : 5;
+  std::vector<double> us;
+  const int st = time_calls(
+      api, tm, [&](int i) { return call_shape(api, sh, P.sets[static_cast<size_t>(i % sets)]); }, sets, samples, batch,
+      &us);
+  r.sets = sets;
+  r.batch = batch;
+  if (st != 0 || us.empty()) {
+    r.error = "status " + std::to_string(st) + ": " + api.last_error();
+    api.sync();
+    return r;  // no configuration: go_ext_fast_last_config would describe an earlier, successful call
+  }
+  r.last_config = last_config(api);
+  r.samples = static_cast<int>(us.size());
+  r.us = median(us);
+  r.us_min = *std::min_element(us.begin(), us.end());
+  r.tflops = sh.flops() / (r.us * 1e-6) / 1e12;
+  r.gbs = r.bytes / (r.us * 1e-6) / 1e9;
+  return r;
+}
+
+static void print_row(const std::string& name, const Row& r, const std::string& cfg) {
+  if (!r.error.empty())
+    std::printf("%-34s %s\n", name.c_str(), r.error.c_str());
+  else
+    std::printf("%-34s %10.1f %10.1f %9.1f %9.1f %5d  %s\n", name.c_str(), r.us, r.us_min, r.tflops, r.gbs, r.sets,
+                cfg.c_str());
+  std::fflush(stdout);
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2) return 2;
-  const bool quick = argc > 2 && !std::strcmp(argv[2], "--quick");
+  if (argc < 2) {
+    std::fprintf(stderr,
+                 "usage: bench CUDA_SO [--quick] [--json PATH] [--filter SUBSTR] [--sweep \"cfg1;cfg2\"] [--sweep-only] "
+                 "[--samples N] [--no-prepare]\n");
+    return 2;
+  }
+  bool quick = false, sweep_only = false, no_prepare = false;
+  std::string json_path, filter, sweep_arg;
+  int samples = 25;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--quick") quick = true;
+    else if (a == "--json") json_path = val();
+    else if (a == "--filter") filter = val();
+    else if (a == "--sweep") sweep_arg = val();
+    else if (a == "--sweep-only") sweep_only = true;
+    else if (a == "--no-prepare") no_prepare = true;
+    else if (a == "--samples") samples = std::max(20, std::atoi(val().c_str()));
+    else {
+      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
   void* h = dlopen(argv[1], RTLD_NOW);
   if (!h) {
     std::fprintf(stderr, "%s\n", dlerror());
@@ -85,116 +456,217 @@ int main(int argc, char** argv) {
   api.mg = reinterpret_cast<decltype(api.mg)>(dlsym(h, "go_m_grouped_fp8_gemm_contiguous"));
   api.masked = reinterpret_cast<decltype(api.masked)>(dlsym(h, "go_m_grouped_fp8_gemm_masked"));
   api.sync = reinterpret_cast<decltype(api.sync)>(dlsym(h, "go_synchronize"));
-  struct Shape { int64_t m, n, k; };
-  std::vector<Shape> shapes = {{64, 2112, 7168},   {64, 24576, 1536},  {64, 32768, 512},  {64, 7168, 16384},
-                               {64, 4096, 7168},   {64, 7168, 2048},   {128, 2112, 7168}, {128, 24576, 1536},
-                               {128, 32768, 512},  {128, 7168, 16384}, {128, 4096, 7168}, {128, 7168, 2048},
-                               {4096, 2112, 7168}, {4096, 24576, 1536}, {4096, 32768, 512}, {4096, 7168, 16384},
-                               {4096, 4096, 7168}, {4096, 7168, 2048}};
-  if (quick) shapes = {{128, 7168, 2048}, {4096, 7168, 16384}};
-  std::printf("%-22s %10s %10s %10s\n", "fp8_gemm_nt 1D2D M,N,K", "us", "TFLOPS", "GB/s");
-  for (const Shape& sh : shapes) {
-    const int64_t M = sh.m, N = sh.n, K = sh.k, KB = (K + 127) / 128;
-    const size_t set_bytes = static_cast<size_t>(M * K + N * K + M * N * 2);
-    const int sets = static_cast<int>(std::max<size_t>(1, std::min<size_t>(8, (200u << 20) / set_bytes + 1)));
-    std::vector<void*> bufs;
-    std::vector<std::vector<go_tensor>> ts;
-    for (int s = 0; s < sets; ++s) {
-      void* a = dev_random(api, static_cast<size_t>(M * K), 11 + s, false);
-      void* b = dev_random(api, static_cast<size_t>(N * K), 23 + s, false);
-      void* sa = dev_random(api, static_cast<size_t>(M * KB * 4), 37 + s, true);
-      void* sb = dev_random(api, static_cast<size_t>(((N + 127) / 128) * KB * 4), 41 + s, true);
-      void* d = nullptr;
-      api.alloc(static_cast<size_t>(M * N * 2), &d);
-      bufs.insert(bufs.end(), {a, b, sa, sb, d});
-      ts.push_back({tensor(a, GO_E4M3, {M, K}, {K, 1}), tensor(sa, GO_F32, {M, KB}, {1, M}),
-                    tensor(b, GO_E4M3, {N, K}, {K, 1}), tensor(sb, GO_F32, {(N + 127) / 128, KB}, {KB, 1}),
-                    tensor(d, GO_BF16, {M, N}, {N, 1})});
-    }
-    auto call = [&](int s) {
-      auto& t = ts[static_cast<size_t>(s)];
-      return api.fp8_gemm(&t[0], &t[1], &t[2], &t[3], nullptr, &t[4], 1, 128, 128, 128, GO_MODEL_SM90_1D2D);
-    };
-    int st = call(0);
-    if (st != 0) {
-      std::printf("%lld,%lld,%lld: status %d %s\n", (long long)M, (long long)N, (long long)K, st, api.last_error());
-    } else {
-      // GO_CUDA_ASYNC=1 (set by run.sh) lets calls queue; each sample times `batch` calls then go_synchronize.
-      std::vector<double> us;
-      const int iters = quick ? 5 : 9, batch = 10;
-      call(1 % sets);
-      api.sync();
-      for (int i = 0; i < iters; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int j = 0; j < batch; ++j) call((i * batch + j) % sets);
-        api.sync();
-        const auto t1 = std::chrono::steady_clock::now();
-        us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / batch);
-      }
-      const double t = median(us);
-      const double tflops = 2.0 * M * N * K / (t * 1e-6) / 1e12;
-      const double gbs = (M * K + N * K + M * N * 2.0) / (t * 1e-6) / 1e9;
-      char nm[64];
-      std::snprintf(nm, sizeof nm, "%lld,%lld,%lld", (long long)M, (long long)N, (long long)K);
-      std::printf("%-22s %10.1f %10.1f %10.1f\n", nm, t, tflops, gbs);
-    }
-    for (void* p : bufs) api.free_(p);
+  api.jit_stats = reinterpret_cast<decltype(api.jit_stats)>(dlsym(h, "go_ext_jit_stats"));
+  api.last_config = reinterpret_cast<decltype(api.last_config)>(dlsym(h, "go_ext_fast_last_config"));
+  api.prepare = reinterpret_cast<decltype(api.prepare)>(dlsym(h, "go_ext_fast_prepare"));
+  if (!api.alloc || !api.free_ || !api.copy_in || !api.last_error || !api.fp8_gemm || !api.mg || !api.masked ||
+      !api.sync) {
+    std::fprintf(stderr, "%s: a required go_* symbol is missing\n", argv[1]);
+    return 2;
   }
-  // m-grouped contiguous and masked (each call copies its index tensor to the host for validation: one sync per call).
-  struct GShape { int64_t g, m, n, k; bool masked; };
-  std::vector<GShape> gshapes = {{4, 8192, 4096, 7168, false}, {8, 4096, 7168, 2048, false}, {4, 256, 4096, 7168, true},
-                                 {2, 512, 7168, 2048, true}};
-  if (quick) gshapes = {{4, 8192, 4096, 7168, false}, {4, 256, 4096, 7168, true}};
-  std::printf("%-30s %10s %10s\n", "grouped G,m,N,K", "us", "TFLOPS");
-  for (const GShape& gs : gshapes) {
-    const int64_t G = gs.g, m = gs.m, N = gs.n, K = gs.k, KB = K / 128, M = G * m;
-    void* a = dev_random(api, static_cast<size_t>(M * K), 5, false);
-    void* b = dev_random(api, static_cast<size_t>(G * N * K), 6, false);
-    void* sa = dev_random(api, static_cast<size_t>(M * KB * 4), 7, true);
-    void* sb = dev_random(api, static_cast<size_t>(G * (N / 128) * KB * 4), 8, true);
-    void *d = nullptr, *idx = nullptr;
-    api.alloc(static_cast<size_t>(M * N * 2), &d);
-    std::vector<int32_t> h;
-    if (gs.masked) h.assign(static_cast<size_t>(G), static_cast<int32_t>(m));
-    else for (int64_t i = 0; i < M; ++i) h.push_back(static_cast<int32_t>(i / m));
-    api.alloc(h.size() * 4, &idx);
-    api.copy_in(idx, h.data(), h.size() * 4);
-    go_tensor ta, tsa, tb, tsb, td, ti;
-    if (gs.masked) {
-      ta = tensor(a, GO_E4M3, {G, m, K}, {m * K, K, 1});
-      tsa = tensor(sa, GO_F32, {G, m, KB}, {m * KB, 1, m});
-      td = tensor(d, GO_BF16, {G, m, N}, {m * N, N, 1});
-    } else {
-      ta = tensor(a, GO_E4M3, {M, K}, {K, 1});
-      tsa = tensor(sa, GO_F32, {M, KB}, {1, M});
-      td = tensor(d, GO_BF16, {M, N}, {N, 1});
+  std::vector<void*> live;
+  g_live = &live;
+  init_pools();
+
+  // Device: the backend uses device 0 unless told otherwise; one allocation creates its context first.
+  void* probe = nullptr;
+  if (api.alloc(256, &probe) != 0) {
+    std::fprintf(stderr, "go_alloc: %s\n", api.last_error());
+    return 1;
+  }
+  api.free_(probe);
+  int dev = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceProp prop;
+  std::memset(&prop, 0, sizeof prop);
+  cudaGetDeviceProperties(&prop, dev);
+  const size_t l2 = static_cast<size_t>(std::max(prop.l2CacheSize, 0));
+  const size_t target = std::max<size_t>(size_t{200} << 20, 4 * l2);
+  std::printf("device %d: %s, %d SMs, L2 %.1f MB; rotating inputs >= %.0f MB per shape; median of %d samples\n", dev,
+              prop.name, prop.multiProcessorCount, l2 / 1048576.0, target / 1048576.0, samples);
+  std::printf("GO_CUDA_ASYNC=%s (1: calls queue on the legacy default stream, events time the GPU work)\n",
+              std::getenv("GO_CUDA_ASYNC") ? std::getenv("GO_CUDA_ASYNC") : "(unset)");
+  std::printf("symbols: go_ext_fast_prepare %s, go_ext_fast_last_config %s, go_ext_jit_stats %s\n",
+              api.prepare ? "yes" : "absent", api.last_config ? "yes" : "absent", api.jit_stats ? "yes" : "absent");
+
+  const int64_t dense_m[] = {64, 128, 4096};
+  const int64_t dense_nk[][2] = {{2112, 7168}, {576, 7168},   {24576, 1536}, {32768, 512},
+                                 {7168, 16384}, {4096, 7168}, {7168, 2048}};
+  const int64_t grouped_nk[][2] = {{6144, 7168}, {7168, 3072}, {4096, 4096}, {4096, 2048}};
+  std::vector<Shape> shapes;
+  for (int64_t m : dense_m)
+    for (auto& nk : dense_nk) shapes.push_back({DENSE, 1, m, nk[0], nk[1]});
+  for (auto gm : {std::pair<int64_t, int64_t>{4, 8192}, {8, 4096}})
+    for (auto& nk : grouped_nk) shapes.push_back({CONTIGUOUS, gm.first, gm.second, nk[0], nk[1]});
+  for (auto gm : {std::pair<int64_t, int64_t>{32, 192}, {6, 1024}, {32, 20}, {6, 20}})
+    for (auto& nk : grouped_nk) shapes.push_back({MASKED, gm.first, gm.second, nk[0], nk[1]});
+  if (quick)
+    shapes = {{DENSE, 1, 128, 7168, 2048},
+              {DENSE, 1, 4096, 7168, 16384},
+              {CONTIGUOUS, 4, 8192, 4096, 7168},
+              {MASKED, 32, 192, 4096, 7168}};
+  if (!filter.empty()) {
+    std::vector<Shape> f;
+    for (const auto& s : shapes)
+      if (s.name().find(filter) != std::string::npos) f.push_back(s);
+    shapes.swap(f);
+    std::printf("filter \"%s\": %zu shapes\n", filter.c_str(), shapes.size());
+  }
+  std::vector<std::string> sweep;
+  for (size_t p = 0; !sweep_arg.empty() && p <= sweep_arg.size();) {
+    const size_t q = std::min(sweep_arg.find(';', p), sweep_arg.size());
+    std::string c = sweep_arg.substr(p, q - p);
+    while (!c.empty() && c.front() == ' ') c.erase(c.begin());
+    while (!c.empty() && c.back() == ' ') c.pop_back();
+    if (!c.empty()) sweep.push_back(c);
+    p = q + 1;
+  }
+  std::vector<Shape> timed = sweep_only ? std::vector<Shape>{} : shapes;
+
+  // Compile / load every kernel in parallel before timing.
+  double prepare_ms = -1;
+  int prepare_threads = 0;
+  if (no_prepare)
+    std::printf("prepare: skipped (--no-prepare); kernels compile at their first call, inside the warm-up\n");
+  else if (!api.prepare)
+    std::printf("prepare: go_ext_fast_prepare not exported; kernels compile at their first call, inside the warm-up\n");
+  else
+    prepare_ms = prepare_all(api, timed, "", &prepare_threads);
+  JitStats jit_prep;
+  const bool have_jit = get_jit(api, &jit_prep);
+  if (have_jit) print_jit("jit after prepare", jit_prep);
+
+  std::vector<Row> rows;
+  Timer tm;
+  // The JSON is rewritten after every row, so a run cut short by a timeout still leaves its rows ("complete": false).
+  auto write_json = [&](const std::vector<Row>& rs, bool complete) -> bool {
+    if (json_path.empty()) return true;
+    std::FILE* f = std::fopen(json_path.c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "cannot write %s\n", json_path.c_str());
+      return false;
     }
-    tb = tensor(b, GO_E4M3, {G, N, K}, {N * K, K, 1});
-    tsb = tensor(sb, GO_F32, {G, N / 128, KB}, {(N / 128) * KB, KB, 1});
-    ti = tensor(idx, GO_I32, {static_cast<int64_t>(h.size())}, {1});
-    auto call = [&]() {
-      return gs.masked ? api.masked(&ta, &tsa, &tb, &tsb, &td, &ti, 1, 128, 128, 128, GO_MODEL_SM90_1D2D)
-                       : api.mg(&ta, &tsa, &tb, &tsb, &td, &ti, 1, 128, 128, 128, 0, 128, GO_MODEL_SM90_1D2D);
-    };
-    int st = call();
-    api.sync();
-    char nm[64];
-    std::snprintf(nm, sizeof nm, "%s %lld,%lld,%lld,%lld", gs.masked ? "masked" : "contig", (long long)G, (long long)m,
-                  (long long)N, (long long)K);
-    if (st != 0) {
-      std::printf("%-30s status %d %s\n", nm, st, api.last_error());
-    } else {
-      std::vector<double> us;
-      for (int i = 0; i < 7; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int j = 0; j < 5; ++j) call();
-        api.sync();
-        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 5);
+    JitStats jit_now;
+    const bool jit_ok = have_jit && get_jit(api, &jit_now);
+    char date[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    std::string o = "{\"tool\":\"tests/gpu/bench.cpp\",\"date\":" + json_str(date) + ",\"device\":" +
+                    json_str(prop.name) + ",\"sms\":" + std::to_string(prop.multiProcessorCount) +
+                    ",\"l2_bytes\":" + std::to_string(l2) + ",\"rotate_bytes\":" + std::to_string(target) +
+                    ",\"quick\":" + (quick ? "true" : "false") + ",\"complete\":" + (complete ? "true" : "false") +
+                    ",\"filter\":" + json_str(filter) +
+                    ",\"async\":" + json_str(std::getenv("GO_CUDA_ASYNC") ? std::getenv("GO_CUDA_ASYNC") : "") +
+                    ",\"prepare_ms\":" + (prepare_ms < 0 ? std::string("null") : json_num(prepare_ms)) +
+                    ",\"prepare_threads\":" + std::to_string(prepare_threads) +
+                    ",\"note\":\"CUDA events on the legacy default stream; median per call; contiguous/masked include "
+                    "one host copy of the index tensor per call\"";
+    o += ",\"jit_after_prepare\":" + (have_jit ? jit_json(jit_prep) : std::string("null"));
+    o += ",\"jit\":" + (jit_ok ? jit_json(jit_now) : std::string("null"));
+    o += ",\"rows\":[";
+    for (size_t i = 0; i < rs.size(); ++i) {
+      const Row& r = rs[i];
+      o += std::string(i ? ",\n" : "\n") + "{\"kind\":" + json_str(r.kind) + ",\"g\":" + std::to_string(r.g) +
+           ",\"m\":" + std::to_string(r.m) + ",\"n\":" + std::to_string(r.n) + ",\"k\":" + std::to_string(r.k);
+      if (r.error.empty())
+        o += ",\"us\":" + json_num(r.us) + ",\"us_min\":" + json_num(r.us_min) + ",\"tflops\":" + json_num(r.tflops) +
+             ",\"gbs\":" + json_num(r.gbs) + ",\"samples\":" + std::to_string(r.samples) +
+             ",\"batch\":" + std::to_string(r.batch) + ",\"sets\":" + std::to_string(r.sets);
+      else
+        o += ",\"error\":" + json_str(r.error);
+      o += ",\"bytes\":" + json_num(r.bytes) + ",\"config\":" + json_str(r.config);
+      if (r.kind == "dense-sweep") o += ",\"last_config\":" + json_str(r.last_config);
+      o += "}";
+    }
+    o += "\n]}\n";
+    std::fputs(o.c_str(), f);
+    std::fclose(f);
+    return true;
+  };
+  write_json(rows, false);  // device, prepare time and JIT totals even if the first shape never finishes
+  if (!timed.empty()) {
+    std::printf("%-34s %10s %10s %9s %9s %5s  %s\n", "shape (dense MxNxK, grouped GxmxNxK)", "us", "min us", "TFLOPS",
+                "GB/s", "sets", "config");
+    bool noted = false;
+    for (const Shape& sh : timed) {
+      if (sh.kind != DENSE && !noted) {
+        std::printf("(contiguous / masked: each call copies its index tensor to the host and so waits for the previous "
+                    "call: one host round trip per call is included)\n");
+        noted = true;
       }
-      const double t = median(us);
-      std::printf("%-30s %10.1f %10.1f\n", nm, t, 2.0 * M * N * K / (t * 1e-6) / 1e12);
+      live.clear();
+      Prepared P = make_sets(api, sh, target);
+      Row r;
+      if (!P.ok) {
+        r.kind = kind_name(sh.kind);
+        r.g = sh.kind == DENSE ? 1 : sh.g;
+        r.m = sh.m;
+        r.n = sh.n;
+        r.k = sh.k;
+        r.bytes = sh.bytes();
+        r.error = std::string("setup failed: ") + api.last_error();
+      } else {
+        r = bench_one(api, tm, sh, P, samples, kind_name(sh.kind));
+      }
+      r.config = r.last_config;
+      print_row(sh.name(), r, r.config);
+      rows.push_back(r);
+      write_json(rows, false);
+      for (void* p : live) api.free_(p);
+      live.clear();
     }
-    for (void* p : {a, b, sa, sb, d, idx}) api.free_(p);
+  }
+
+  // Configuration sweep over the dense shapes.
+  std::vector<Shape> dense;
+  for (const auto& s : shapes)
+    if (s.kind == DENSE) dense.push_back(s);
+  if (!sweep.empty() && !dense.empty()) {
+    const char* old = std::getenv("GO_CUDA_FAST_CFG");
+    const std::string saved = old ? old : "";
+    std::printf("sweep: %zu configs x %zu dense shapes (GO_CUDA_FAST_CFG)\n", sweep.size(), dense.size());
+    for (const auto& c : sweep) {
+      setenv("GO_CUDA_FAST_CFG", c.c_str(), 1);
+      int th = 0;
+      if (!no_prepare) prepare_all(api, dense, (" [" + c + "]").c_str(), &th);
+    }
+    for (const Shape& sh : dense) {
+      live.clear();
+      Prepared P = make_sets(api, sh, target);
+      for (const auto& c : sweep) {
+        setenv("GO_CUDA_FAST_CFG", c.c_str(), 1);
+        Row r;
+        if (!P.ok) {
+          r.kind = "dense-sweep";
+          r.g = 1;
+          r.m = sh.m;
+          r.n = sh.n;
+          r.k = sh.k;
+          r.error = std::string("setup failed: ") + api.last_error();
+        } else {
+          r = bench_one(api, tm, sh, P, samples, "dense-sweep");
+        }
+        r.config = c;
+        print_row(sh.name() + " [sweep]", r, c + (r.last_config.empty() ? "" : " -> " + r.last_config));
+        rows.push_back(r);
+        write_json(rows, false);
+      }
+      for (void* p : live) api.free_(p);
+      live.clear();
+    }
+    if (old)
+      setenv("GO_CUDA_FAST_CFG", saved.c_str(), 1);
+    else
+      unsetenv("GO_CUDA_FAST_CFG");
+  }
+
+  JitStats jit_end;
+  if (have_jit && get_jit(api, &jit_end)) print_jit("jit totals", jit_end);
+  else std::printf("jit totals: go_ext_jit_stats not exported\n");
+
+  if (!json_path.empty()) {
+    if (!write_json(rows, true)) return 1;
+    std::printf("wrote %s (%zu rows)\n", json_path.c_str(), rows.size());
   }
   return 0;
 }

@@ -1,84 +1,254 @@
-"""Baselines for bench/RESULTS.md: cuBLASLt block-scaled FP8 (torch._scaled_mm, 1x128 / 128x128 scales, BF16 out)
-and torch BF16 matmul on the DeepSeek-V3 dense shapes (deepgemm-ops.md §12). CUDA events, median of 20 timed calls
-after 3 warm-ups, inputs rotated over several sets so that they exceed the 60 MB L2."""
-import sys
+"""Baselines for bench/RESULTS.md next to tests/gpu/bench.cpp, on the same DeepSeek-V3 shapes (deepgemm-ops.md §12):
+
+- dense (M in {64, 128, 4096} x 7 (N, K)): cuBLASLt block-scaled FP8 (torch._scaled_mm, 1x128 activation scales and
+  128x128 weight scales, BF16 out; the scale layouts torch accepts are probed) and torch BF16 matmul;
+- m-grouped contiguous ((G, m) in {(4, 8192), (8, 4096)} x 4 (N, K)) and masked ((G, m) in {(32, 192), (6, 1024),
+  (32, 20), (6, 20)}, real rows only): torch BF16 as one torch._grouped_mm call where torch has it (else a loop of
+  per-group matmuls), and cuBLASLt block-scaled FP8 as a loop of G torch._scaled_mm calls ("loop of G calls").
+
+CUDA events around batches of calls, warm-up, median over >= 20 samples, inputs rotated over sets totalling more than
+max(200 MB, 4 x L2). A shape cuBLASLt refuses is recorded as "refused" with the first line of the error.
+
+usage: python3 tests/gpu/bench_torch.py [--quick] [--json PATH] [--filter SUBSTR] [--samples N]
+"""
+
+import argparse
+import datetime
+import json
+import math
 
 import torch
 
-SHAPES = [(64, 2112, 7168), (64, 24576, 1536), (64, 32768, 512), (64, 7168, 16384), (64, 4096, 7168),
-          (64, 7168, 2048), (128, 2112, 7168), (128, 24576, 1536), (128, 32768, 512), (128, 7168, 16384),
-          (128, 4096, 7168), (128, 7168, 2048), (4096, 2112, 7168), (4096, 24576, 1536), (4096, 32768, 512),
-          (4096, 7168, 16384), (4096, 4096, 7168), (4096, 7168, 2048)]
+DENSE_NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+GROUPED_NK = [(6144, 7168), (7168, 3072), (4096, 4096), (4096, 2048)]
 
 
-def timed(fn, sets, iters=20):
-    for i in range(3):
+def all_shapes():
+    """(kind, g, m, n, k) in the order of tests/gpu/bench.cpp."""
+    out = [("dense", 1, m, n, k) for m in (64, 128, 4096) for (n, k) in DENSE_NK]
+    out += [("contiguous", g, m, n, k) for (g, m) in ((4, 8192), (8, 4096)) for (n, k) in GROUPED_NK]
+    out += [("masked", g, m, n, k) for (g, m) in ((32, 192), (6, 1024), (32, 20), (6, 20)) for (n, k) in GROUPED_NK]
+    return out
+
+
+QUICK = [("dense", 1, 128, 7168, 2048), ("dense", 1, 4096, 7168, 16384), ("contiguous", 4, 8192, 4096, 7168),
+         ("masked", 32, 192, 4096, 7168)]
+
+
+def shape_name(kind, g, m, n, k):
+    return f"dense {m}x{n}x{k}" if kind == "dense" else f"{kind} {g}x{m}x{n}x{k}"
+
+
+def first_line(exc):
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:160]
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def timed(fn, sets, batch, samples):
+    """Median and minimum microseconds per fn call: warm-up over the sets, then `samples` batches between events."""
+    warm = max(3, min(len(sets), 64))
+    for i in range(warm):
         fn(*sets[i % len(sets)])
     torch.cuda.synchronize()
-    times = []
-    for i in range(iters):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn(*sets[i % len(sets)])
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) * 1e3)
-    times.sort()
-    return times[len(times) // 2]
+    idx, times = warm, []
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(samples):
+        start.record()
+        for _ in range(batch):
+            fn(*sets[idx % len(sets)])
+            idx += 1
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3 / batch)
+    return median(times), min(times)
 
 
-def block_scaled(m, n, k):
-    """Returns a callable and input sets for cuBLASLt block-scaled FP8, trying the scale layouts torch accepts."""
-    nsets = max(1, min(8, (200 << 20) // (m * k + n * k) + 1))
-    sets = []
-    for _ in range(nsets):
-        a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
-        b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
-        sa = torch.rand(m, k // 128, device="cuda") + 0.5
-        sb = torch.rand(n // 128 if n % 128 == 0 else (n + 127) // 128, k // 128, device="cuda") + 0.5
-        sets.append((a, b, sa, sb))
+def n_sets(set_bytes, target):
+    return max(1, min(1024, math.ceil(target / max(1, set_bytes))))
+
+
+def fp8(rows, cols):
+    return torch.randn(rows, cols, device="cuda").to(torch.float8_e4m3fn)
+
+
+def block_inputs(m, n, k):
+    """One group's block-scaled operands: a [m, k], b [n, k] e4m3, sa [m, k/128] and sb [ceil(n/128), k/128] f32."""
+    kb = (k + 127) // 128
+    return (fp8(m, k), fp8(n, k), torch.rand(m, kb, device="cuda") + 0.5,
+            torch.rand((n + 127) // 128, kb, device="cuda") + 0.5)
+
+
+# The scale layouts tried in order (torch versions differ in what they accept).
+VARIANTS = [
+    lambda sa, sb: (sa.t().contiguous().t(), sb.t()),
+    lambda sa, sb: (sa.t().contiguous().t(), sb.t().contiguous()),
+    lambda sa, sb: (sa, sb.t()),
+]
+
+
+def scaled_mm(a, bt, sa, sb):
+    return torch._scaled_mm(a, bt, sa, sb, out_dtype=torch.bfloat16)
+
+
+def probe_block_scaled(m, n, k):
+    """The first scale-layout variant cuBLASLt accepts for one [m, k] x [n, k] problem, or (None, error text)."""
     errors = []
-    variants = [
-        lambda sa, sb: (sa.t().contiguous().t(), sb.t()),
-        lambda sa, sb: (sa.t().contiguous().t(), sb.t().contiguous()),
-        lambda sa, sb: (sa, sb.t()),
-    ]
-    for var in variants:
+    a, b, sa, sb = block_inputs(m, n, k)
+    for var in VARIANTS:
         try:
-            prepared = [(a, b.t(), *var(sa, sb)) for (a, b, sa, sb) in sets]
-
-            def fn(a, bt, sa, sb):
-                return torch._scaled_mm(a, bt, sa, sb, out_dtype=torch.bfloat16)
-
-            fn(*prepared[0])
+            scaled_mm(a, b.t(), *var(sa, sb))
             torch.cuda.synchronize()
-            return fn, prepared, None
+            return var, None
         except Exception as exc:  # noqa: BLE001 - report and try the next layout
-            errors.append(str(exc).splitlines()[0][:120])
-    return None, None, "; ".join(errors)
+            errors.append(first_line(exc))
+    return None, "; ".join(dict.fromkeys(errors))
+
+
+def grouped_mm_available():
+    return hasattr(torch, "_grouped_mm")
+
+
+class Bench:
+    def __init__(self, samples, target):
+        self.samples = samples
+        self.target = target
+
+    def dense(self, m, n, k):
+        row = {}
+        flops = 2.0 * m * n * k
+        var, err = probe_block_scaled(m, n, k)
+        if var is None:
+            row["refused"] = err
+        else:
+            kb = (k + 127) // 128
+            per = m * k + n * k + 2 * m * n + 4 * (m * kb + ((n + 127) // 128) * kb)
+            sets = []
+            for _ in range(n_sets(per, self.target)):
+                a, b, sa, sb = block_inputs(m, n, k)
+                sets.append((a, b.t(), *var(sa, sb)))
+            us, _ = timed(scaled_mm, sets, 10, self.samples)
+            row.update(blockfp8_us=us, blockfp8_tflops=flops / us / 1e6, blockfp8_method="single call", refused=None)
+            del sets
+        per = 2 * (m * k + n * k + m * n)
+        bsets = [(torch.randn(m, k, device="cuda", dtype=torch.bfloat16),
+                  torch.randn(n, k, device="cuda", dtype=torch.bfloat16)) for _ in range(n_sets(per, self.target))]
+        us, _ = timed(lambda a, b: a @ b.t(), bsets, 10, self.samples)
+        row.update(bf16_us=us, bf16_tflops=flops / us / 1e6, bf16_method="a @ b.t()")
+        return row
+
+    def grouped(self, kind, g, m, n, k):
+        """Contiguous: g groups of exactly m rows. Masked: the m real rows of each group (no padding rows)."""
+        row = {}
+        flops = 2.0 * g * m * n * k
+        kb = (k + 127) // 128
+        batch = 2 if kind == "contiguous" else 5
+        var, err = probe_block_scaled(m, n, k)
+        if var is None:
+            row["refused"] = err
+        else:
+            per = g * (m * k + n * k + 2 * m * n + 4 * (m * kb + ((n + 127) // 128) * kb))
+            sets = []
+            for _ in range(n_sets(per, self.target)):
+                groups = []
+                for _ in range(g):
+                    a, b, sa, sb = block_inputs(m, n, k)
+                    groups.append((a, b.t(), *var(sa, sb)))
+                sets.append((groups,))
+
+            def loop(groups):
+                for grp in groups:
+                    scaled_mm(*grp)
+
+            us, _ = timed(loop, sets, batch, self.samples)
+            row.update(blockfp8_us=us, blockfp8_tflops=flops / us / 1e6, blockfp8_method="loop of G calls",
+                       refused=None)
+            del sets
+        # BF16: A packed (contiguous: [g*m, k] with offsets; masked: [g, m, k]), B [g, n, k].
+        per = 2 * g * (m * k + n * k + m * n)
+        nset = n_sets(per, self.target)
+        bsets = []
+        for _ in range(nset):
+            a = torch.randn(g * m, k, device="cuda", dtype=torch.bfloat16)
+            b = torch.randn(g, n, k, device="cuda", dtype=torch.bfloat16)
+            bsets.append((a, b))
+        offs = torch.arange(1, g + 1, device="cuda", dtype=torch.int32) * m
+        method, fn = None, None
+        if grouped_mm_available():
+            if kind == "contiguous":
+                def gmm(a, b):
+                    return torch._grouped_mm(a, b.transpose(-2, -1), offs=offs, out_dtype=torch.bfloat16)
+            else:
+                def gmm(a, b):
+                    return torch._grouped_mm(a.view(g, m, k), b.transpose(-2, -1), out_dtype=torch.bfloat16)
+            try:
+                gmm(*bsets[0])
+                torch.cuda.synchronize()
+                method, fn = "torch._grouped_mm", gmm
+            except Exception as exc:  # noqa: BLE001 - fall back to the loop
+                method = f"loop of G matmuls (torch._grouped_mm: {first_line(exc)})"
+        if fn is None:
+            def loop_mm(a, b):
+                for i in range(g):
+                    a[i * m:(i + 1) * m] @ b[i].t()
+
+            fn = loop_mm
+            method = method or "loop of G matmuls"
+        try:
+            us, _ = timed(fn, bsets, batch, self.samples)
+            row.update(bf16_us=us, bf16_tflops=flops / us / 1e6, bf16_method=method)
+        except Exception as exc:  # noqa: BLE001
+            row.update(bf16_error=first_line(exc), bf16_method=method)
+        return row
 
 
 def main():
-    quick = "--quick" in sys.argv
-    shapes = SHAPES if not quick else [(128, 7168, 2048), (4096, 7168, 16384)]
-    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
-    print(f"{'M,N,K':22s} {'blockFP8 us':>12s} {'TFLOPS':>8s} {'bf16 us':>10s} {'TFLOPS':>8s}")
-    for m, n, k in shapes:
-        flops = 2.0 * m * n * k
-        fn, sets, err = block_scaled(m, n, k)
-        if fn is not None:
-            t8 = timed(fn, sets)
-            c8 = f"{t8:12.1f} {flops / t8 / 1e6:8.1f}"
-        else:
-            c8 = f"{'refused':>12s} {'-':>8s}"
-        del sets
-        nb = max(1, min(8, (200 << 20) // (2 * (m * k + n * k)) + 1))
-        bsets = [(torch.randn(m, k, device="cuda", dtype=torch.bfloat16),
-                  torch.randn(n, k, device="cuda", dtype=torch.bfloat16)) for _ in range(nb)]
-        tb = timed(lambda a, b: a @ b.t(), bsets)
-        print(f"{m},{n},{k}".ljust(22), c8, f"{tb:10.1f} {flops / tb / 1e6:8.1f}", "" if err is None else err)
-        del bsets
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json")
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--samples", type=int, default=25)
+    args = ap.parse_args()
+    samples = max(20, args.samples)
+    shapes = QUICK if args.quick else all_shapes()
+    if args.filter:
+        shapes = [s for s in shapes if args.filter in shape_name(*s)]
+    props = torch.cuda.get_device_properties(0)
+    l2 = int(getattr(props, "L2_cache_size", 0) or 0)
+    target = max(200 << 20, 4 * l2)
+    device = torch.cuda.get_device_name()
+    print(f"torch {torch.__version__}, {device}, L2 {l2 / 2**20:.1f} MB; rotating inputs >= {target >> 20} MB; "
+          f"median of {samples} samples; torch._grouped_mm {'present' if grouped_mm_available() else 'absent'}")
+    print(f"{'shape':34s} {'blockFP8 us':>12s} {'TFLOPS':>8s} {'bf16 us':>10s} {'TFLOPS':>8s}  notes")
+    bench = Bench(samples, target)
+    rows = []
+    for kind, g, m, n, k in shapes:
+        row = {"kind": kind, "g": g, "m": m, "n": n, "k": k}
+        try:
+            row.update(bench.dense(m, n, k) if kind == "dense" else bench.grouped(kind, g, m, n, k))
+        except Exception as exc:  # noqa: BLE001 - one shape's failure (e.g. out of memory) must not stop the rest
+            row["error"] = first_line(exc)
+        rows.append(row)
+        c8 = (f"{row['blockfp8_us']:12.1f} {row['blockfp8_tflops']:8.1f}" if "blockfp8_us" in row else
+              f"{'refused' if row.get('refused') else '-':>12s} {'-':>8s}")
+        cb = f"{row['bf16_us']:10.1f} {row['bf16_tflops']:8.1f}" if "bf16_us" in row else f"{'-':>10s} {'-':>8s}"
+        notes = [x for x in (row.get("blockfp8_method") if kind != "dense" else None,
+                             row.get("bf16_method") if kind != "dense" else None, row.get("refused"),
+                             row.get("bf16_error"), row.get("error")) if x]
+        print(shape_name(kind, g, m, n, k).ljust(34), c8, cb, " ", "; ".join(notes), flush=True)
         torch.cuda.empty_cache()
+    if args.json:
+        doc = {"tool": "tests/gpu/bench_torch.py", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+               "device": device, "torch": torch.__version__, "cuda": torch.version.cuda, "l2_bytes": l2,
+               "rotate_bytes": target, "samples": samples, "rows": rows}
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+        print(f"wrote {args.json} ({len(rows)} rows)")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU script (run on an H200 through the device tool, from the repository root):
 #   builds the CUDA backend (deno task build --cuda; a plain nvcc line if that fails) and the CPU backend,
-#   runs tests/gpu/check.cpp (CUDA vs CPU backend vs embedded models, bit for bit, 20 reruns each) three times:
-#   default kernels, GO_CUDA_KERNEL=simple (simple kernels only) and GO_CUDA_BLOCK_N=128 (fast kernel, wide tiles),
+#   runs tests/gpu/check.cpp (CUDA vs CPU backend vs embedded models, bit for bit, with reruns) once per fast-kernel
+#   configuration in CHECK_CFGS (heuristic, forced JIT configurations, ahead-of-time kernels, simple kernels),
 #   runs compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the small shapes of every kernel,
 #   times the FP8 GEMMs (tests/gpu/bench.cpp, tests/gpu/bench_torch.py), and, guarded, `deno task verify --backend cuda`.
 # Reports go to $OUT (or ./gpu-out): env.log build.log check.log sanitizer.log bench.log verify.log torch.log summary.txt.
@@ -35,7 +35,7 @@ if has build; then
     set -x
     # CPU backend and the drivers build in the background while the CUDA backend compiles.
     (g++ -O2 -std=c++17 -fPIC -shared -pthread -o "$CPU_SO" kernels/cpu/*.cpp && echo "cpu backend ok") &
-    (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && g++ -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && echo "drivers ok") &
+    (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && echo "drivers ok") &
     built=""
     if [ -x .device/enter.sh ]; then
       if timeout 300 bash .device/enter.sh deno task build --cuda; then
@@ -48,7 +48,7 @@ if has build; then
     else
       echo "deno task build unavailable or failed: compiling with nvcc directly"
       for f in kernels/cuda/*.cu; do
-        nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xcompiler -fPIC -Xptxas -v -c "$f" -o "$B/$(basename "$f" .cu).o" &
+        nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xcompiler -fPIC -DGO_CUDA_SOURCE_DIR="\"$PWD/kernels/cuda\"" -Xptxas -v -c "$f" -o "$B/$(basename "$f" .cu).o" &
       done
       wait
       nvcc -shared -o "$CUDA_SO" "$B"/*.o
@@ -63,19 +63,27 @@ fi
 if has check; then
   cpu_arg=-
   [ -f "$CPU_SO" ] && cpu_arg=$CPU_SO
-  timeout 420 "$B/check" "$CUDA_SO" "$cpu_arg" --reruns "${RERUNS:-20}" >"$OUT/check.log" 2>&1
-  rc=$?
-  note "check (fast FP8 path where eligible): exit $rc; $(grep SUMMARY "$OUT/check.log" | tail -1)"
-  # The same cases through the simple kernels only: both paths must give the models' bits.
-  echo "==== GO_CUDA_KERNEL=simple ====" >>"$OUT/check.log"
-  GO_CUDA_KERNEL=simple timeout 300 "$B/check" "$CUDA_SO" "$cpu_arg" --reruns 2 >>"$OUT/check.log" 2>&1
-  rc=$?
-  note "check (simple kernels only): exit $rc; $(grep SUMMARY "$OUT/check.log" | tail -1)"
-  # The fast kernel picks BLOCK_N = 64 for small problems; force 128 so both instantiations are checked.
-  echo "==== GO_CUDA_BLOCK_N=128 ====" >>"$OUT/check.log"
-  GO_CUDA_BLOCK_N=128 timeout 300 "$B/check" "$CUDA_SO" "$cpu_arg" --reruns 2 >>"$OUT/check.log" 2>&1
-  rc=$?
-  note "check (fast kernel with BLOCK_N = 128 forced): exit $rc; $(grep SUMMARY "$OUT/check.log" | tail -1)"
+  : >"$OUT/check.log"
+  # Every configuration family of the fast FP8 kernel gives the models' bits: the heuristic's choice (JIT), forced
+  # configurations (multicast on/off, BLOCK_N that straddles scale blocks with 2 and 3 slots, one accumulator set, a
+  # generic non-shape kernel), the ahead-of-time kernels (JIT off) and the simple kernels.
+  CHECK_CFGS=${CHECK_CFGS:-"default;mc=1;bn=112,mc=2;bn=176,acc=single;bn=48,mc=2;bn=128,acc=single,shape=0;bn=8,mc=2;aot;aot128;simple"}
+  IFS=';' read -r -a cfgs <<<"$CHECK_CFGS"
+  for cfg in "${cfgs[@]}"; do
+    reruns=2
+    envs=()
+    case "$cfg" in
+      default) reruns=${RERUNS:-10} ;;
+      aot) envs=(GO_CUDA_JIT=0) ;;
+      aot128) envs=(GO_CUDA_JIT=0 GO_CUDA_BLOCK_N=128) ;;
+      simple) envs=(GO_CUDA_KERNEL=simple) ;;
+      *) envs=("GO_CUDA_FAST_CFG=$cfg") ;;
+    esac
+    echo "==== check: $cfg (${envs[*]:-heuristic}) ====" >>"$OUT/check.log"
+    env "${envs[@]}" GO_CUDA_JIT_LOG=1 timeout "${CHECK_TIMEOUT:-150}" "$B/check" "$CUDA_SO" "$cpu_arg" --reruns "$reruns" >>"$OUT/check.log" 2>&1
+    rc=$?
+    note "check [$cfg]: exit $rc; $(grep SUMMARY "$OUT/check.log" | tail -1)"
+  done
 fi
 
 if has sanitize; then
@@ -92,17 +100,51 @@ if has sanitize; then
 fi
 
 if has bench; then
+  # Ours (tests/gpu/bench.cpp, CUDA events, JSON), then a --quick rerun that finds the JIT disk cache warm (skip it with
+  # BENCH_WARM=0), the torch baselines (SKIP_TORCH=1 skips them), and the table (bench/gpu_table.ts). The first run
+  # takes BENCH_FILTER (--filter, e.g. "dense 4096"), BENCH_SWEEP (--sweep "cfg1;cfg2": GO_CUDA_FAST_CFG strings such as
+  # "bn=128,stages=5;bn=112,stages=6") and BENCH_ARGS (split on spaces: --quick, --sweep-only, --samples N, --no-prepare). The JSON files and
+  # gpu_table.md come back bundled in bench.tgz (few files come back from $OUT); bench.log holds everything printed.
+  rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/gpu_table.md" "$OUT/bench.tgz"
   {
-    echo "== CUDA backend (tests/gpu/bench.cpp) =="
-    GO_CUDA_ASYNC=1 timeout 300 "$B/bench" "$CUDA_SO" ${BENCH_QUICK:+--quick}
-    echo "== CUDA backend, simple kernel (GO_CUDA_KERNEL=simple) =="
-    GO_CUDA_ASYNC=1 GO_CUDA_KERNEL=simple timeout 120 "$B/bench" "$CUDA_SO" --quick
+    echo "== CUDA backend (tests/gpu/bench.cpp), first run (cold JIT cache on a fresh machine) =="
+    # shellcheck disable=SC2086
+    GO_CUDA_ASYNC=1 timeout "${BENCH_TIMEOUT:-210}" "$B/bench" "$CUDA_SO" --json "$OUT/bench_ours.json" \
+      ${BENCH_FILTER:+--filter "$BENCH_FILTER"} ${BENCH_SWEEP:+--sweep "$BENCH_SWEEP"} ${BENCH_ARGS:-}
+    echo "bench exit $?"
+    if [ "${BENCH_WARM:-1}" != 0 ]; then
+      echo "== CUDA backend, second run --quick (warm loads from the JIT disk cache) =="
+      GO_CUDA_ASYNC=1 timeout 45 "$B/bench" "$CUDA_SO" --quick --json "$OUT/bench_warm.json"
+      echo "bench (warm) exit $?"
+    fi
+    if [ -n "${BENCH_SIMPLE:-}" ]; then
+      echo "== CUDA backend, simple kernel (GO_CUDA_KERNEL=simple), --quick =="
+      GO_CUDA_ASYNC=1 GO_CUDA_KERNEL=simple timeout 60 "$B/bench" "$CUDA_SO" --quick
+    fi
     if [ -z "${SKIP_TORCH:-}" ]; then
       echo "== torch (tests/gpu/bench_torch.py) =="
-      timeout 240 python3 tests/gpu/bench_torch.py
+      timeout "${TORCH_BENCH_TIMEOUT:-150}" python3 tests/gpu/bench_torch.py --json "$OUT/bench_torch.json" \
+        ${BENCH_FILTER:+--filter "$BENCH_FILTER"}
+      echo "bench_torch exit $?"
+    fi
+    if [ -x .device/enter.sh ] && [ -f "$OUT/bench_ours.json" ]; then
+      echo "== table (bench/gpu_table.ts) =="
+      timeout 45 bash .device/enter.sh deno run -A bench/gpu_table.ts --ours "$OUT/bench_ours.json" \
+        --torch "$OUT/bench_torch.json" --warm "$OUT/bench_warm.json" --write bench/RESULTS.md --out "$OUT/gpu_table.md"
+      echo "gpu_table exit $?"
+    else
+      echo "table: skipped (.device/enter.sh not carried or no bench_ours.json)"
     fi
   } >"$OUT/bench.log" 2>&1
-  note "bench: $(wc -l <"$OUT/bench.log") lines"
+  note "bench: $(wc -l <"$OUT/bench.log") lines; $(grep -m1 -E '^prepare: ' "$OUT/bench.log")"
+  if [ -f "$OUT/gpu_table.md" ]; then
+    note "bench $(grep -m1 -E '^- geometric mean' "$OUT/gpu_table.md")"
+    note "bench $(grep -m1 -E '^- 4096×7168×16384' "$OUT/gpu_table.md")"
+    note "bench $(grep -m1 -E '^- % of HBM bound' "$OUT/gpu_table.md")"
+  fi
+  (cd "$OUT" && tar czf bench.tgz $(ls bench_ours.json bench_torch.json bench_warm.json gpu_table.md 2>/dev/null)) 2>/dev/null
+  rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/gpu_table.md"
+  note "bench: results in bench.tgz ($(tar tzf "$OUT/bench.tgz" 2>/dev/null | tr '\n' ' '))"
 fi
 
 if has verify; then

@@ -1,0 +1,645 @@
+/**
+ * The GPU benchmark table for bench/RESULTS.md: joins the JSON of tests/gpu/bench.cpp (our CUDA backend) with the JSON
+ * of tests/gpu/bench_torch.py (cuBLASLt block-scaled FP8 and torch BF16) by (kind, g, m, n, k) and formats a markdown
+ * table with ratios, the targets of issue 8 and the JIT statistics.
+ *
+ * Usage:
+ *   deno run -A bench/gpu_table.ts --ours ours.json --torch torch.json [--warm warm.json]
+ *     [--write bench/RESULTS.md] [--out table.md] [--hbm 4.8]
+ *
+ * `--warm` takes the JSON of a second (warm-cache) bench run: its JIT statistics give the disk-load times.
+ * `--write` replaces the region between `<!-- gpu-bench:begin -->` and `<!-- gpu-bench:end -->` of the file (the
+ * markers and region are appended when absent); `--out` writes the same markdown to a file of its own.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+
+/** A row of tests/gpu/bench.cpp's JSON: one shape timed through our backend (or a failure: `error`). */
+export interface OursRow {
+  /** "dense", "contiguous", "masked" or "dense-sweep". */
+  kind: string;
+  g: number;
+  m: number;
+  n: number;
+  k: number;
+  /** Median microseconds per call. */
+  us?: number;
+  tflops?: number;
+  gbs?: number;
+  /** Minimum bytes moved (A real rows, all of B, D real rows as BF16, scales). */
+  bytes?: number;
+  /** The kernel configuration (go_ext_fast_last_config) or, for "dense-sweep", the swept GO_CUDA_FAST_CFG. */
+  config?: string;
+  /** "dense-sweep" only: the configuration the backend reported for the swept string. */
+  last_config?: string;
+  error?: string;
+}
+
+/** A row of tests/gpu/bench_torch.py's JSON. */
+export interface TorchRow {
+  kind: string;
+  g: number;
+  m: number;
+  n: number;
+  k: number;
+  /** cuBLASLt block-scaled FP8 (torch._scaled_mm); for grouped shapes a loop of G calls. */
+  blockfp8_us?: number;
+  blockfp8_tflops?: number;
+  blockfp8_method?: string;
+  bf16_us?: number;
+  bf16_tflops?: number;
+  bf16_method?: string;
+  bf16_error?: string;
+  /** The first line of cuBLASLt's error where it refused the shape (null or absent: it ran). */
+  refused?: string | null;
+  error?: string;
+}
+
+/** JIT totals of the runtime-specialised kernels (go_ext_jit_stats), as bench.cpp writes them. */
+export interface JitStats {
+  compiles: number;
+  compile_ms_total: number;
+  compile_ms_max: number;
+  compile_ms_mean?: number;
+  disk_loads: number;
+  load_ms_total: number;
+  load_ms_max: number;
+  load_ms_mean?: number;
+  memory_hits?: number;
+  aot_launches?: number;
+}
+
+/** A bench JSON document (either tool). */
+export interface BenchDoc<R> {
+  device?: string;
+  date?: string;
+  torch?: string;
+  prepare_ms?: number | null;
+  prepare_threads?: number;
+  /** bench.cpp: false while the run was still going (a timeout cut it short). */
+  complete?: boolean;
+  jit?: JitStats | null;
+  rows: R[];
+}
+
+/** Ours and the torch baselines for one shape. */
+export interface JoinedRow {
+  kind: string;
+  g: number;
+  m: number;
+  n: number;
+  k: number;
+  ours?: OursRow;
+  torch?: TorchRow;
+}
+
+/** HBM bandwidth of an H200 in bytes per second (the "% of HBM bound" denominator). */
+export const H200_HBM_BYTES_PER_S = 4.8e12;
+/** Issue 8: TFLOPS wanted at 4096×7168×16384. */
+export const TARGET_BIG_TFLOPS = 1450;
+/** Issue 8: % of the HBM bound wanted for the dense M ∈ {64, 128} shapes. */
+export const TARGET_SMALL_M_HBM_PERCENT = 70;
+
+const BEGIN = "<!-- gpu-bench:begin -->";
+const END = "<!-- gpu-bench:end -->";
+
+function isObj(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+/**
+ * Parses a bench JSON document and checks that every row has a string `kind` and integer `g`, `m`, `n`, `k`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseBenchJson } from "./gpu_table.ts";
+ * const doc = parseBenchJson('{"device":"H200","rows":[{"kind":"dense","g":1,"m":64,"n":576,"k":7168,"us":5}]}');
+ * assert.equal(doc.rows[0].n, 576);
+ * assert.throws(() => parseBenchJson('{"rows":[{"kind":"dense"}]}'), TypeError);
+ * ```
+ */
+export function parseBenchJson<R extends { kind: string; g: number; m: number; n: number; k: number }>(
+  text: string,
+): BenchDoc<R> {
+  const doc: unknown = JSON.parse(text);
+  if (!isObj(doc) || !Array.isArray(doc.rows)) throw new TypeError("bench JSON: an object with a rows array expected");
+  doc.rows.forEach((r: unknown, i: number) => {
+    if (!isObj(r) || typeof r.kind !== "string") throw new TypeError(`bench JSON: row ${i} has no string kind`);
+    for (const f of ["g", "m", "n", "k"]) {
+      if (!Number.isInteger(r[f])) throw new TypeError(`bench JSON: row ${i} field ${f} is not an integer`);
+    }
+  });
+  return doc as unknown as BenchDoc<R>;
+}
+
+/** The join key of a row: "kind|g|m|n|k". */
+export function rowKey(r: { kind: string; g: number; m: number; n: number; k: number }): string {
+  return `${r.kind}|${r.g}|${r.m}|${r.n}|${r.k}`;
+}
+
+/**
+ * Floating-point operations of a shape: 2·rows·N·K with rows = M (dense) or G·m (grouped; masked: the real rows).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { problemFlops } from "./gpu_table.ts";
+ * assert.equal(problemFlops({ kind: "dense", g: 1, m: 2, n: 3, k: 4 }), 48);
+ * assert.equal(problemFlops({ kind: "masked", g: 2, m: 2, n: 3, k: 4 }), 96);
+ * ```
+ */
+export function problemFlops(r: { kind: string; g: number; m: number; n: number; k: number }): number {
+  const rows = r.kind.startsWith("dense") ? r.m : r.g * r.m;
+  return 2 * rows * r.n * r.k;
+}
+
+/**
+ * The bytes a kernel must move at least, as tests/gpu/bench.cpp counts them: real A rows (1 B each), all of B (G·N·K),
+ * real D rows (BF16), f32 scales sfa [rows, ⌈K/128⌉] and sfb [G, ⌈N/128⌉, ⌈K/128⌉].
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { problemBytes } from "./gpu_table.ts";
+ * // 128 x 128 x 128: A 16384 + B 16384 + D 32768 + sfa 512 + sfb 4
+ * assert.equal(problemBytes({ kind: "dense", g: 1, m: 128, n: 128, k: 128 }), 66052);
+ * ```
+ */
+export function problemBytes(r: { kind: string; g: number; m: number; n: number; k: number }): number {
+  const dense = r.kind.startsWith("dense");
+  const rows = dense ? r.m : r.g * r.m, g = dense ? 1 : r.g;
+  const kb = Math.ceil(r.k / 128), nb = Math.ceil(r.n / 128);
+  return rows * r.k + g * r.n * r.k + rows * r.n * 2 + rows * kb * 4 + g * nb * kb * 4;
+}
+
+/**
+ * Joins our rows (all kinds but "dense-sweep") with the torch rows by (kind, g, m, n, k), in our order, then the torch
+ * rows we lack.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { joinRows } from "./gpu_table.ts";
+ * const j = joinRows(
+ *   [{ kind: "dense", g: 1, m: 64, n: 4096, k: 7168, us: 10 }, { kind: "dense-sweep", g: 1, m: 64, n: 4096, k: 7168 }],
+ *   [{ kind: "dense", g: 1, m: 64, n: 4096, k: 7168, blockfp8_us: 12 }, { kind: "dense", g: 1, m: 1, n: 1, k: 1 }],
+ * );
+ * assert.equal(j.length, 2);
+ * assert.equal(j[0].torch?.blockfp8_us, 12);
+ * assert.equal(j[1].ours, undefined);
+ * ```
+ */
+export function joinRows(ours: OursRow[], torch: TorchRow[]): JoinedRow[] {
+  const byKey = new Map<string, TorchRow>();
+  for (const t of torch) byKey.set(rowKey(t), t);
+  const out: JoinedRow[] = [];
+  const seen = new Set<string>();
+  for (const o of ours) {
+    if (o.kind === "dense-sweep") continue;
+    const key = rowKey(o);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ kind: o.kind, g: o.g, m: o.m, n: o.n, k: o.k, ours: o, torch: byKey.get(key) });
+  }
+  for (const t of torch) {
+    const key = rowKey(t);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ kind: t.kind, g: t.g, m: t.m, n: t.n, k: t.k, torch: t });
+  }
+  return out;
+}
+
+/** Our TFLOPS for a row (from `tflops`, else from `us`), or undefined where it did not run. */
+export function oursTflops(j: JoinedRow): number | undefined {
+  const o = j.ours;
+  if (!o || o.error || !(typeof o.us === "number" && o.us > 0)) return undefined;
+  return typeof o.tflops === "number" ? o.tflops : problemFlops(j) / (o.us * 1e-6) / 1e12;
+}
+
+/** cuBLASLt block-scaled TFLOPS for a row, or undefined where it was refused or not run. */
+export function blockTflops(j: JoinedRow): number | undefined {
+  const t = j.torch;
+  if (!t || !(typeof t.blockfp8_us === "number" && t.blockfp8_us > 0)) return undefined;
+  return typeof t.blockfp8_tflops === "number" ? t.blockfp8_tflops : problemFlops(j) / (t.blockfp8_us * 1e-6) / 1e12;
+}
+
+/** torch BF16 TFLOPS for a row, or undefined. */
+export function bf16Tflops(j: JoinedRow): number | undefined {
+  const t = j.torch;
+  if (!t || !(typeof t.bf16_us === "number" && t.bf16_us > 0)) return undefined;
+  return typeof t.bf16_tflops === "number" ? t.bf16_tflops : problemFlops(j) / (t.bf16_us * 1e-6) / 1e12;
+}
+
+/**
+ * Percentage of the HBM bound reached: the time the minimum bytes take at `bytesPerS`, over the measured time.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { hbmBoundPercent } from "./gpu_table.ts";
+ * assert.equal(hbmBoundPercent(4.8e6, 2, 4.8e12), 50); // 1 µs of traffic in 2 µs
+ * ```
+ */
+export function hbmBoundPercent(bytes: number, us: number, bytesPerS = H200_HBM_BYTES_PER_S): number {
+  return (bytes / bytesPerS) / (us * 1e-6) * 100;
+}
+
+/**
+ * Geometric mean (NaN for an empty list).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { geomean } from "./gpu_table.ts";
+ * assert.ok(Math.abs(geomean([1, 4]) - 2) < 1e-12);
+ * assert.ok(Number.isNaN(geomean([])));
+ * ```
+ */
+export function geomean(xs: number[]): number {
+  if (xs.length === 0) return NaN;
+  return Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length);
+}
+
+/** Median (NaN for an empty list; the mean of the two middle values for an even count). */
+export function median(xs: number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b), h = s.length >> 1;
+  return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
+}
+
+/** A shape's label: "dense 64×2112×7168" (M×N×K) or "contiguous 4×8192×6144×7168" (G×m×N×K). */
+export function shapeLabel(r: { kind: string; g: number; m: number; n: number; k: number }): string {
+  return r.kind.startsWith("dense") ? `${r.kind} ${r.m}×${r.n}×${r.k}` : `${r.kind} ${r.g}×${r.m}×${r.n}×${r.k}`;
+}
+
+const f1 = (x: number | undefined) => x === undefined || !Number.isFinite(x) ? "—" : x.toFixed(1);
+const f2 = (x: number | undefined) => x === undefined || !Number.isFinite(x) ? "—" : x.toFixed(2);
+const cell = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ");
+const short = (s: string, n = 60) => s.length > n ? s.slice(0, n - 1) + "…" : s;
+
+/** Bytes of a row: our JSON's `bytes`, else {@link problemBytes}. */
+function rowBytes(j: JoinedRow): number {
+  return typeof j.ours?.bytes === "number" && j.ours.bytes > 0 ? j.ours.bytes : problemBytes(j);
+}
+
+/**
+ * The main markdown table: one line per joined shape with our time, TFLOPS, GB/s, % of the HBM bound, cuBLASLt
+ * block-scaled TFLOPS and our ratio to it, torch BF16 TFLOPS and our ratio, and our kernel configuration.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { formatTable } from "./gpu_table.ts";
+ * const t = formatTable([{
+ *   kind: "dense", g: 1, m: 4096, n: 7168, k: 16384,
+ *   ours: { kind: "dense", g: 1, m: 4096, n: 7168, k: 16384, us: 650, tflops: 1480, gbs: 400, config: "bn=128" },
+ *   torch: { kind: "dense", g: 1, m: 4096, n: 7168, k: 16384, blockfp8_tflops: 1160, blockfp8_us: 830 },
+ * }]);
+ * assert.match(t, /\| dense 4096×7168×16384 \| 650\.0 \| 1480\.0 \|/);
+ * assert.match(t, /1\.28×/);
+ * ```
+ */
+export function formatTable(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): string {
+  const lines = [
+    "| shape | ours µs | ours TFLOPS | ours GB/s | % of HBM bound | cuBLASLt block-scaled TFLOPS | ours / cuBLASLt | " +
+    "torch BF16 TFLOPS | ours / BF16 | our kernel config |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const j of rows) {
+    const o = j.ours, t = j.torch;
+    const ot = oursTflops(j), bt = blockTflops(j), ht = bf16Tflops(j);
+    let us = "—", tf = "—", gbs = "—", hbm = "—";
+    if (o && o.error) us = `error: ${cell(short(o.error))}`;
+    else if (o && ot !== undefined && o.us) {
+      us = o.us.toFixed(1);
+      tf = ot.toFixed(1);
+      gbs = f1(typeof o.gbs === "number" ? o.gbs : rowBytes(j) / (o.us * 1e-6) / 1e9);
+      hbm = `${hbmBoundPercent(rowBytes(j), o.us, bytesPerS).toFixed(1)} %`;
+    } else if (!o) us = "not run";
+    const loop = j.kind !== "dense" && bt !== undefined ? " (loop of G calls)" : "";
+    let block = bt !== undefined ? `${bt.toFixed(1)}${loop}` : "—";
+    if (t?.refused) block = `refused: ${cell(short(t.refused))}`;
+    else if (t?.error && bt === undefined) block = `error: ${cell(short(t.error))}`;
+    else if (!t) block = "not run";
+    const bf = ht !== undefined ? f1(ht) : t?.bf16_error ? `error: ${cell(short(t.bf16_error))}` : "—";
+    const r1 = ot !== undefined && bt !== undefined ? `${f2(ot / bt)}×` : "—";
+    const r2 = ot !== undefined && ht !== undefined ? `${f2(ot / ht)}×` : "—";
+    lines.push(
+      `| ${shapeLabel(j)} | ${us} | ${tf} | ${gbs} | ${hbm} | ${block} | ${r1} | ${bf} | ${r2} | ${
+        cell(o?.config ?? "")
+      } |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** Figures behind the summary lines. */
+export interface Summary {
+  /** Geometric mean of ours/cuBLASLt over the shapes both ran, and how many. */
+  geoAll: { value: number; count: number };
+  /** Same over the dense M = 4096 shapes. */
+  geoBigM: { value: number; count: number };
+  /** Same over the dense M ∈ {64, 128} shapes. */
+  geoSmallM: { value: number; count: number };
+  /** Same over the grouped shapes (cuBLASLt: a loop of G calls). */
+  geoGrouped: { value: number; count: number };
+  /** Our TFLOPS at dense 4096×7168×16384 (undefined: not run). */
+  bigTflops?: number;
+  /** Min and median % of the HBM bound over the dense M ∈ {64, 128} shapes we ran. */
+  smallMHbm: { min: number; median: number; count: number };
+}
+
+/**
+ * Computes the summary figures from joined rows.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { summarize } from "./gpu_table.ts";
+ * const s = summarize([
+ *   { kind: "dense", g: 1, m: 64, n: 128, k: 128,
+ *     ours: { kind: "dense", g: 1, m: 64, n: 128, k: 128, us: 1, tflops: 2, bytes: 2.4e6 },
+ *     torch: { kind: "dense", g: 1, m: 64, n: 128, k: 128, blockfp8_us: 2, blockfp8_tflops: 1 } },
+ * ]);
+ * assert.equal(s.geoSmallM.value, 2);
+ * assert.equal(s.smallMHbm.min, 50);
+ * ```
+ */
+export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): Summary {
+  const ratios = (pred: (j: JoinedRow) => boolean) => {
+    const xs: number[] = [];
+    for (const j of rows) {
+      const a = oursTflops(j), b = blockTflops(j);
+      if (pred(j) && a !== undefined && b !== undefined) xs.push(a / b);
+    }
+    return { value: geomean(xs), count: xs.length };
+  };
+  const big = rows.find((j) => j.kind === "dense" && j.m === 4096 && j.n === 7168 && j.k === 16384);
+  const hbm: number[] = [];
+  for (const j of rows) {
+    if (j.kind !== "dense" || (j.m !== 64 && j.m !== 128) || oursTflops(j) === undefined) continue;
+    hbm.push(hbmBoundPercent(rowBytes(j), j.ours!.us!, bytesPerS));
+  }
+  return {
+    geoAll: ratios(() => true),
+    geoBigM: ratios((j) => j.kind === "dense" && j.m === 4096),
+    geoSmallM: ratios((j) => j.kind === "dense" && (j.m === 64 || j.m === 128)),
+    geoGrouped: ratios((j) => j.kind !== "dense"),
+    bigTflops: big ? oursTflops(big) : undefined,
+    smallMHbm: { min: hbm.length ? Math.min(...hbm) : NaN, median: median(hbm), count: hbm.length },
+  };
+}
+
+/**
+ * The sweep section: for "dense-sweep" rows, a table shape × swept configuration with TFLOPS, the best configuration
+ * per shape in bold and named in the last column. Empty string when there are no sweep rows.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { formatSweep } from "./gpu_table.ts";
+ * const r = (config: string, tflops: number) => ({ kind: "dense-sweep", g: 1, m: 64, n: 4096, k: 7168, config, tflops, us: 1 });
+ * const s = formatSweep([r("bn=64", 200), r("bn=128", 250)]);
+ * assert.match(s, /\| dense 64×4096×7168 \| 200\.0 \| \*\*250\.0\*\* \| bn=128 \|/);
+ * assert.equal(formatSweep([]), "");
+ * ```
+ */
+export function formatSweep(rows: OursRow[]): string {
+  const sweep = rows.filter((r) => r.kind === "dense-sweep");
+  if (sweep.length === 0) return "";
+  const configs: string[] = [];
+  const shapes = new Map<string, Map<string, OursRow>>();
+  const labels = new Map<string, string>();
+  for (const r of sweep) {
+    const c = r.config ?? "";
+    if (!configs.includes(c)) configs.push(c);
+    const key = rowKey({ ...r, kind: "dense" });
+    if (!shapes.has(key)) {
+      shapes.set(key, new Map());
+      labels.set(key, shapeLabel({ ...r, kind: "dense" }));
+    }
+    shapes.get(key)!.set(c, r);
+  }
+  const tf = (r: OursRow | undefined) =>
+    r && !r.error && typeof r.us === "number" && r.us > 0
+      ? (typeof r.tflops === "number" ? r.tflops : problemFlops(r) / (r.us * 1e-6) / 1e12)
+      : undefined;
+  const lines = [
+    `| shape | ${configs.map((c) => `\`${cell(c)}\``).join(" | ")} | best |`,
+    `|---|${configs.map(() => "---|").join("")}---|`,
+  ];
+  for (const [key, byCfg] of shapes) {
+    let best: string | undefined, bestTf = -Infinity;
+    for (const c of configs) {
+      const v = tf(byCfg.get(c));
+      if (v !== undefined && v > bestTf) [best, bestTf] = [c, v];
+    }
+    const cells = configs.map((c) => {
+      const r = byCfg.get(c), v = tf(r);
+      if (v === undefined) return r?.error ? `error: ${cell(short(r.error, 40))}` : "—";
+      return c === best ? `**${v.toFixed(1)}**` : v.toFixed(1);
+    });
+    lines.push(`| ${labels.get(key)} | ${cells.join(" | ")} | ${best === undefined ? "—" : cell(best)} |`);
+  }
+  return lines.join("\n");
+}
+
+/** Inputs of {@link formatReport}. */
+export interface ReportInput {
+  ours: BenchDoc<OursRow>;
+  torch?: BenchDoc<TorchRow>;
+  /** A warm-cache run of bench.cpp: its JIT disk loads give the warm load times. */
+  warm?: BenchDoc<OursRow>;
+  /** Date line (default: the ours document's date, else today). */
+  date?: string;
+  bytesPerS?: number;
+}
+
+const ms = (x: number | undefined) => x === undefined || !Number.isFinite(x) ? "—" : `${x.toFixed(1)} ms`;
+const jitMean = (total: number, n: number, given?: number) => given ?? (n > 0 ? total / n : NaN);
+
+/**
+ * The whole markdown region: heading, table, summary lines, sweep section.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { formatReport } from "./gpu_table.ts";
+ * const md = formatReport({
+ *   ours: { device: "NVIDIA H200", date: "2026-11-30", rows: [{ kind: "dense", g: 1, m: 64, n: 4096, k: 7168, us: 20 }] },
+ * });
+ * assert.match(md, /NVIDIA H200/);
+ * assert.match(md, /\| dense 64×4096×7168 \| 20\.0 \|/);
+ * ```
+ */
+export function formatReport(input: ReportInput): string {
+  const bw = input.bytesPerS ?? H200_HBM_BYTES_PER_S;
+  const joined = joinRows(input.ours.rows, input.torch?.rows ?? []);
+  const s = summarize(joined, bw);
+  const date = input.date ?? (input.ours.date ? input.ours.date.slice(0, 10) : new Date().toISOString().slice(0, 10));
+  const device = input.ours.device ?? input.torch?.device ?? "unknown device";
+  const geo = (g: { value: number; count: number }) =>
+    g.count ? `**${g.value.toFixed(3)}×** over ${g.count} shapes` : "— (no shape ran on both)";
+  const out: string[] = [];
+  out.push("## GPU benchmark: fast FP8 GEMM vs cuBLASLt block-scaled FP8 and torch BF16 (issue 8)");
+  out.push("");
+  out.push(
+    `${date}, ${device}${input.torch?.torch ? `, torch ${input.torch.torch}` : ""}. ` +
+      "Ours: `tests/gpu/bench.cpp` (C ABI by dlopen, GO_CUDA_ASYNC=1, CUDA events on the default stream, median of " +
+      "≥ 20 batches, inputs rotated over > 200 MB; contiguous/masked calls include one host copy of their index " +
+      "tensor per call). Baselines: `tests/gpu/bench_torch.py` (`torch._scaled_mm` 1×128 / 128×128 scales; grouped " +
+      "shapes as a loop of G calls; BF16 `a @ b.t()` or `torch._grouped_mm`). Masked: masked_m = m in every group, " +
+      "FLOPs and bytes of the real rows. % of HBM bound = minimum bytes / " +
+      `${(bw / 1e12).toFixed(1)} TB/s over our time. Generated by \`bench/gpu_table.ts\`.`,
+  );
+  if (input.ours.complete === false) {
+    out.push("");
+    out.push(`**Incomplete:** the bench.cpp run stopped early (timeout?) after ${input.ours.rows.length} rows.`);
+  }
+  out.push("");
+  out.push(formatTable(joined, bw));
+  out.push("");
+  out.push(
+    `- geometric mean ours / cuBLASLt block-scaled: ${geo(s.geoAll)}; dense M = 4096: ${geo(s.geoBigM)}; ` +
+      `dense M ∈ {64, 128}: ${geo(s.geoSmallM)}; grouped (cuBLASLt as a loop of G calls): ${geo(s.geoGrouped)}`,
+  );
+  out.push(
+    `- 4096×7168×16384: ${s.bigTflops === undefined ? "not run" : `**${s.bigTflops.toFixed(1)} TFLOPS**`} ` +
+      `(target ≥ ${TARGET_BIG_TFLOPS}: ${
+        s.bigTflops === undefined ? "—" : s.bigTflops >= TARGET_BIG_TFLOPS ? "met" : "not met"
+      })`,
+  );
+  out.push(
+    `- % of HBM bound over the dense M ∈ {64, 128} shapes: ${
+      s.smallMHbm.count
+        ? `min **${s.smallMHbm.min.toFixed(1)} %**, median **${
+          s.smallMHbm.median.toFixed(1)
+        } %** over ${s.smallMHbm.count}`
+        : "—"
+    } (target ≥ ${TARGET_SMALL_M_HBM_PERCENT} %: ${
+      s.smallMHbm.count === 0
+        ? "—"
+        : s.smallMHbm.min >= TARGET_SMALL_M_HBM_PERCENT
+        ? "met by every shape"
+        : s.smallMHbm.median >= TARGET_SMALL_M_HBM_PERCENT
+        ? "met by the median, not by every shape"
+        : "not met"
+    })`,
+  );
+  const j = input.ours.jit, w = input.warm?.jit;
+  if (j) {
+    const loads = w && w.disk_loads > 0 ? w : j.disk_loads > 0 ? j : undefined;
+    out.push(
+      `- JIT (cold run): ${j.compiles} compiles, mean ${
+        ms(jitMean(j.compile_ms_total, j.compiles, j.compile_ms_mean))
+      }` +
+        `, max ${ms(j.compile_ms_max)}` +
+        (typeof input.ours.prepare_ms === "number"
+          ? `; parallel prepare ${ms(input.ours.prepare_ms)} wall on ${input.ours.prepare_threads ?? "?"} threads`
+          : "") +
+        `; warm loads from the disk cache${loads === w && w ? " (second run)" : loads ? " (same run)" : ""}: ` +
+        (loads
+          ? `${loads.disk_loads}, mean ${ms(jitMean(loads.load_ms_total, loads.disk_loads, loads.load_ms_mean))}, max ${
+            ms(loads.load_ms_max)
+          }`
+          : "none recorded") +
+        (w ? `; warm run: ${w.compiles} compiles, ${w.memory_hits ?? 0} memory hits` : ""),
+    );
+  } else {
+    out.push("- JIT: no statistics (go_ext_jit_stats not exported by this backend)");
+  }
+  out.push(`- device: ${device}; date: ${date}`);
+  const sweep = formatSweep(input.ours.rows);
+  if (sweep) {
+    out.push("");
+    out.push("### Configuration sweep (GO_CUDA_FAST_CFG, dense shapes, TFLOPS; best per shape in bold)");
+    out.push("");
+    out.push(sweep);
+  }
+  return out.join("\n") + "\n";
+}
+
+/**
+ * Replaces the text between the `<!-- gpu-bench:begin -->` and `<!-- gpu-bench:end -->` lines (markers kept) by
+ * `region`; appends the markers and region at the end when the markers are absent.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { replaceRegion } from "./gpu_table.ts";
+ * const doc = "# R\n<!-- gpu-bench:begin -->\nold\n<!-- gpu-bench:end -->\ntail\n";
+ * assert.equal(replaceRegion(doc, "new\n"), "# R\n<!-- gpu-bench:begin -->\nnew\n<!-- gpu-bench:end -->\ntail\n");
+ * assert.equal(replaceRegion("# R\n", "x\n"), "# R\n\n<!-- gpu-bench:begin -->\nx\n<!-- gpu-bench:end -->\n");
+ * ```
+ */
+export function replaceRegion(text: string, region: string): string {
+  const body = region.endsWith("\n") ? region : region + "\n";
+  const b = text.indexOf(BEGIN), e = b < 0 ? -1 : text.indexOf(END, b + BEGIN.length);
+  if (b >= 0 && e >= 0) {
+    const start = text.indexOf("\n", b);
+    return text.slice(0, start + 1) + body + text.slice(e);
+  }
+  const base = text.length === 0 || text.endsWith("\n") ? text : text + "\n";
+  return `${base}${base.length ? "\n" : ""}${BEGIN}\n${body}${END}\n`;
+}
+
+async function readDoc<R extends { kind: string; g: number; m: number; n: number; k: number }>(
+  path: string | undefined,
+  what: string,
+): Promise<BenchDoc<R> | undefined> {
+  if (!path) return undefined;
+  try {
+    return parseBenchJson<R>(await Deno.readTextFile(path));
+  } catch (e) {
+    console.error(`${what} ${path}: ${e instanceof Error ? e.message : e} (ignored)`);
+    return undefined;
+  }
+}
+
+async function main() {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      ours: { type: "string" },
+      torch: { type: "string" },
+      warm: { type: "string" },
+      write: { type: "string" },
+      out: { type: "string" },
+      hbm: { type: "string", default: "4.8" },
+    },
+  });
+  if (!values.ours) {
+    console.error(
+      "usage: deno run -A bench/gpu_table.ts --ours ours.json [--torch torch.json] [--warm warm.json] " +
+        "[--write bench/RESULTS.md] [--out table.md] [--hbm TB/s]",
+    );
+    Deno.exit(2);
+  }
+  const ours = await readDoc<OursRow>(values.ours, "--ours");
+  if (!ours) Deno.exit(1);
+  const torch = await readDoc<TorchRow>(values.torch, "--torch");
+  const warm = await readDoc<OursRow>(values.warm, "--warm");
+  const bytesPerS = Number(values.hbm) * 1e12;
+  if (!(bytesPerS > 0)) {
+    console.error(`--hbm ${values.hbm}: a positive number of TB/s expected`);
+    Deno.exit(2);
+  }
+  const md = formatReport({ ours, torch, warm, bytesPerS });
+  console.log(md);
+  if (values.out) await Deno.writeTextFile(values.out, md);
+  if (values.write) {
+    let text = "";
+    try {
+      text = await Deno.readTextFile(values.write);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+    await Deno.writeTextFile(values.write, replaceRegion(text, md));
+    console.error(`updated ${values.write}`);
+  }
+}
+
+if (import.meta.main) await main();

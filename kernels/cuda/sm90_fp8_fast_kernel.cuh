@@ -1,0 +1,429 @@
+// Device code of the fast SM90 FP8 GEMM (1D2D, BF16 out), templated on its configuration so that it can be built
+// ahead of time (sm90_fp8_fast.cu) or compiled at first use for one shape class (sm90_jit.cu writes a one-line
+// instantiation of fp8_fast_body and runs nvcc on it).
+//
+// Structure: one producer warp (TMA for A and B, cp.async for the scales) and two math warpgroups of 64 rows each
+// (setmaxnreg 64/224), a kStages-deep shared-memory ring on mbarriers, a persistent grid walking the tiles in
+// grouped rasterisation, TMA multicast of the A tile across a cluster of kMulticast CTAs that share the M block
+// (each CTA loads 128 / kMulticast rows and the copy lands in every CTA of the cluster), and a coalesced BF16
+// epilogue through shared memory.
+//
+// Numerics are those of sm90_gemm.cu's fp8_gemm_kernel, instruction for instruction: per 128-K block a chain of
+// 4 x wgmma m64nBNk32 (the first with scale-d = 0) and F = fma(fl32(sa * sb), P, F) on CUDA cores, then bf16 RNE
+// (deepgemm-ops.md §6.1). BLOCK_N never changes the bits: every output element sees the same chain whatever tile it
+// is in, and a tile that straddles a 128-column scale block picks sb per 8-column chunk. tests/gpu/check.cpp compares
+// every configuration with the CPU backend and the embedded model.
+#pragma once
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "sm90_common.cuh"
+#include "sm90_fast.h"
+#include "sm90_wgmma_fp8_n.cuh"
+
+namespace go_sm90 {
+
+constexpr int kFBM = 128, kFBK = 128;
+constexpr int kFastThreads = 384;
+constexpr int kStageA = kFBM * kFBK;  // bytes of one A stage
+// setmaxnreg split of the 64K registers: 128 producer threads and 256 math threads (128 x P + 256 x M <= 65536).
+#ifndef GO_FAST_PRODUCER_REGS
+#define GO_FAST_PRODUCER_REGS 64
+#define GO_FAST_MATH_REGS 224
+#endif
+
+/// Compile-time configuration. BN: BLOCK_N (multiple of 8, <= 256); kStages: pipeline depth; kMulticast: CTAs per
+/// cluster sharing the A tile (1 or 2); kDoubleAcc: two wgmma accumulator sets, so block kb + 1 runs on the tensor
+/// cores while block kb is promoted (needs 3 * BN / 2 registers: BN <= 128); kN, kK: the shape's N and K when the
+/// kernel is specialised for one shape class (0: read from FastParams at run time).
+template <int BN_, int STAGES_, int MC_, bool DACC_, int KN_ = 0, int KK_ = 0>
+struct FastConfig {
+  static constexpr int BN = BN_, kStages = STAGES_, kMulticast = MC_, kN = KN_, kK = KK_;
+  static constexpr bool kDoubleAcc = DACC_;
+  // How many 128-column scale blocks of B one tile can touch.
+  static constexpr int kSfbSlots = 128 % BN == 0 ? 1 : (BN % 128 == 0 ? BN / 128 : BN / 128 + 2);
+  static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BLOCK_N must be a multiple of 8 in [8, 256]");
+  static_assert(kMulticast == 1 || kMulticast == 2, "multicast over 1 or 2 CTAs");
+  static_assert(!kDoubleAcc || BN <= 128, "two accumulator sets need BN <= 128 (registers)");
+  static_assert(kStages >= 2 && kStages <= 16, "stages");
+};
+
+/// Shared-memory layout (bytes from a 1024-aligned base) of one configuration; the host adds 1024 for the alignment.
+template <int BN, int kStages>
+struct FastSmem {
+  static constexpr int stage_b = BN * kFBK;
+  static constexpr int pitch = BN + 8;  // bf16 elements per epilogue row (bank spread)
+  static constexpr int a = 0;
+  static constexpr int b = kStages * kStageA;
+  static constexpr int sfa = b + kStages * stage_b;
+  static constexpr int sfb = sfa + kStages * kFBM * 4;
+  static constexpr int bars = (sfb + kStages * 16 + 7) / 8 * 8;
+  static constexpr int epi = (bars + 2 * kStages * 8 + 15) / 16 * 16;
+  static constexpr int total = epi + 2 * 64 * pitch * 2;
+};
+
+// ---- mbarrier, TMA, cp.async and cluster helpers (PTX ISA 8.x; sm_90a) ----
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nWAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT_%=;\n}\n" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+// Arrives on the barrier at the same offset in CTA `cta` of the cluster (this CTA included).
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+      "r"(cta)
+      : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_local(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// 4-byte asynchronous copy global -> shared; valid = false writes zero (nothing is read).
+__device__ __forceinline__ void cp_async4(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(valid ? 4 : 0)
+               : "memory");
+}
+// 16-byte asynchronous copy that reads `bytes` (0..16) and zero-fills the rest; both addresses 16-byte aligned.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes)
+               : "memory");
+}
+// Arrives on the barrier once this thread's earlier cp.async copies have landed (counts as the thread's arrival).
+__device__ __forceinline__ void cp_async_arrive(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_addr(bar))
+      : "memory");
+}
+// The box lands at the same offset in every CTA of `mask`, each CTA's barrier at that offset receiving the bytes.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y,
+                                                      uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_addr(bar)), "h"(mask)
+      : "memory");
+}
+__device__ __forceinline__ uint32_t cluster_cta_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_wait1() { asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
+__device__ __forceinline__ void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/// Where one CTA's tile lies. A cluster walks units of (batch, M block, group of kMulticast N blocks); CTA `rank`
+/// takes N block group * kMulticast + rank. A tile whose N block lies past N still runs (its A half feeds the peer)
+/// but stores nothing.
+struct FastTile {
+  bool valid;
+  int m0, n0;        // row (within the batch for masked) and column of the tile
+  int a_row, b_row;  // TMA row coordinates
+  int z, g;          // batch (masked: group) for A/D/SFA; group for B/SFB
+  int sfa_rows;      // rows of SFA readable from m0 (within the batch)
+  int store_rows[2];
+  bool zero[2];
+};
+
+template <class C>
+__device__ __forceinline__ FastTile fast_tile(const FastParams& p, int u, int rank, int N) {
+  FastTile ti;
+  ti.valid = true;
+  ti.z = 0;
+  ti.g = 0;
+  const int ngroups = (p.n_blocks + C::kMulticast - 1) / C::kMulticast;
+  const int plane = p.m_blocks * ngroups;
+  if (p.mode == kFastMasked) {
+    ti.z = u / plane;
+    u -= ti.z * plane;
+  }
+  // Grouped rasterisation: runs of 8 M blocks, N groups within a run, so co-resident tiles share A and B panels.
+  const int run = u / (8 * ngroups), first_m = run * 8;
+  const int gm = min(8, p.m_blocks - first_m);
+  const int in = u - run * 8 * ngroups;
+  const int mb = first_m + in % gm, ng = in / gm;
+  ti.m0 = mb * kFBM;
+  ti.n0 = (ng * C::kMulticast + rank) * C::BN;
+  int rows_end = p.M;  // rows below this are stored
+  switch (p.mode) {
+    case kFastNormal:
+      break;
+    case kFastClassic: {
+      const int first = p.gl[(ti.m0 / p.mk_align) * p.mk_align];
+      ti.g = first < 0 ? 0 : first;
+      break;
+    }
+    case kFastPsum: {
+      int prev = 0;
+      ti.valid = false;
+      for (int g = 0; g < p.G; ++g) {
+        const int end = p.gl[g], start = (prev + p.mk_align - 1) / p.mk_align * p.mk_align;
+        const int stop = ((p.psum_flags & 2) && end > start) ? (end + p.mk_align - 1) / p.mk_align * p.mk_align : end;
+        if (ti.m0 >= start && ti.m0 < stop) {
+          ti.valid = true;
+          ti.g = g;
+          rows_end = min(stop, p.M);
+          break;
+        }
+        prev = end;
+      }
+      break;
+    }
+    case kFastMasked:
+      // Tiles starting below masked_m are computed; a 64-row chunk starting at or after masked_m is written as 0.
+      ti.g = ti.z;
+      if (ti.m0 >= p.masked_m[ti.z]) ti.valid = false;
+      break;
+  }
+  ti.a_row = (p.mode == kFastMasked ? ti.z * p.M : 0) + ti.m0;
+  ti.b_row = ti.g * N + ti.n0;
+  ti.sfa_rows = p.M - ti.m0;
+  for (int w = 0; w < 2; ++w) {
+    const int r0 = ti.m0 + 64 * w;
+    ti.store_rows[w] = max(0, min(64, rows_end - r0));
+    ti.zero[w] = (p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
+                 (p.mode == kFastMasked && r0 >= p.masked_m[ti.z]);
+  }
+  return ti;
+}
+
+/// The kernel body; map_a's box is 128 / kMulticast rows x 128 K, map_b's BN rows x 128 K (both 128B-swizzled).
+template <class C>
+__device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CUtensorMap& map_b, const FastParams& p) {
+  constexpr int BN = C::BN, kStages = C::kStages, MC = C::kMulticast, NA = BN / 2, kSlots = C::kSfbSlots;
+  using L = FastSmem<BN, kStages>;
+  constexpr int kStageB = L::stage_b, kEpiPitch = L::pitch;
+  const int N = C::kN ? C::kN : p.N;
+  const int K = C::kK ? C::kK : p.K;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = align1024(smem_raw);
+  uint8_t* sA = smem + L::a;
+  uint8_t* sB = smem + L::b;
+  float* sSfa = reinterpret_cast<float*>(smem + L::sfa);
+  float* sSfb = reinterpret_cast<float*>(smem + L::sfb);  // 4 slots per stage
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + L::bars);
+  uint64_t* empty = full + kStages;
+  __nv_bfloat16* sEpi = reinterpret_cast<__nv_bfloat16*>(smem + L::epi);
+  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+  const int rank = MC > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full[s], 32);        // the producer warp's 32 lanes
+      mbar_init(&empty[s], 8 * MC);   // one arrival per math warp of every CTA of the cluster
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    fence_proxy_async();
+  }
+  if (MC > 1) cluster_sync();
+  else __syncthreads();
+  const int nkb = (K + kFBK - 1) / kFBK;
+  const int cluster = blockIdx.x / MC, clusters = gridDim.x / MC;
+  const int sfb_rows = (N + 127) / 128;
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(GO_FAST_PRODUCER_REGS) : "memory");
+    if (warp == 0) {
+      // Producer warp: lane 0 issues the TMA copies of A (this CTA's share, multicast) and B; every lane copies 4
+      // rows of SFA and lanes < kSlots one SFB value by cp.async; all complete on the stage's full barrier.
+      uint32_t it = 0;
+      for (int u = cluster; u < p.units; u += clusters) {
+        const FastTile ti = fast_tile<C>(p, u, rank, N);
+        if (!ti.valid) continue;
+        const float* sfa_base = p.sfa + ti.z * p.sfa_s_batch + static_cast<int64_t>(ti.m0) * p.sfa_s_row;
+        const float* sfb_base = p.sfb + ti.g * p.sfb_s_batch;
+        const int r0 = 4 * lane, nv = max(0, min(4, ti.sfa_rows - r0));
+        const int sfb_idx = ti.n0 / 128 + lane;
+        const bool sfb_ok = lane < kSlots && sfb_idx < sfb_rows;
+        for (int kb = 0; kb < nkb; ++kb, ++it) {
+          const int s = it % kStages;
+          mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
+          if (lane == 0) {
+            mbar_expect_tx(&full[s], kStageA + kStageB);
+            if (MC == 1) {
+              tma_load_2d(sA + s * kStageA, &map_a, &full[s], kb * kFBK, ti.a_row);
+            } else {
+              constexpr int rows = kFBM / MC;
+              tma_load_2d_multicast(sA + s * kStageA + rank * rows * kFBK, &map_a, &full[s], kb * kFBK,
+                                    ti.a_row + rank * rows, static_cast<uint16_t>((1 << MC) - 1));
+            }
+            tma_load_2d(sB + s * kStageB, &map_b, &full[s], kb * kFBK, ti.b_row);
+          }
+          if (lane < kSlots) {
+            cp_async4(&sSfb[s * 4 + lane], sfb_ok ? sfb_base + sfb_idx * p.sfb_s_row + kb * p.sfb_s_kb : p.sfb, sfb_ok);
+          }
+          float* dst = &sSfa[s * kFBM + r0];
+          if (p.sfa_vec) {
+            cp_async16(dst, nv ? sfa_base + r0 + kb * p.sfa_s_kb : p.sfa, nv * 4);
+          } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const bool ok = e < nv;
+              cp_async4(dst + e, ok ? sfa_base + (r0 + e) * p.sfa_s_row + kb * p.sfa_s_kb : p.sfa, ok);
+            }
+          }
+          cp_async_arrive(&full[s]);
+        }
+      }
+      asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GO_FAST_MATH_REGS) : "memory");
+    const int w = wg - 1;
+    __nv_bfloat16* epi = sEpi + w * 64 * kEpiPitch;
+    uint32_t it = 0;
+    float F[NA], P[NA], P2[C::kDoubleAcc ? NA : 1];
+#pragma unroll
+    for (int i = 0; i < NA; ++i) P[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < (C::kDoubleAcc ? NA : 1); ++i) P2[i] = 0.0f;
+    const int r_lo = acc_row(tid, 0);
+    for (int u = cluster; u < p.units; u += clusters) {
+      const FastTile ti = fast_tile<C>(p, u, rank, N);
+      if (!ti.valid) continue;
+#pragma unroll
+      for (int i = 0; i < NA; ++i) F[i] = 0.0f;
+      // Column where the tile enters the next 128-column scale block of B (only for straddling BLOCK_N).
+      const int b1 = 128 - ti.n0 % 128;
+      auto issue = [&](float(&acc)[NA], uint32_t at) {
+        const int s = at % kStages;
+        mbar_wait(&full[s], (at / kStages) & 1);
+        const uint8_t* a_tile = sA + s * kStageA + w * 64 * 128;
+        const uint8_t* b_tile = sB + s * kStageB;
+        fence_operand(acc);
+        wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          WgmmaFp8<BN>::mma(acc, desc_kmajor_sw128(smem_addr(a_tile + j * 32)),
+                            desc_kmajor_sw128(smem_addr(b_tile + j * 32)), j);
+        }
+        wgmma_commit();
+      };
+      // F = fma(fl32(sa * sb), P, F) per element; the stage is released (one arrival per warp and CTA) once this
+      // warp's wgmmas have completed and its lanes have read the scales.
+      auto promote = [&](float(&acc)[NA], uint32_t at) {
+        fence_operand(acc);
+        const int s = at % kStages;
+        const float sa0 = sSfa[s * kFBM + w * 64 + r_lo], sa1 = sSfa[s * kFBM + w * 64 + r_lo + 8];
+        float sb[kSlots];
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) sb[j] = sSfb[s * 4 + j];
+        __syncwarp();
+        if (MC == 1) {
+          if (lane == 0) mbar_arrive_local(&empty[s]);
+        } else if (lane < MC) {
+          mbar_arrive_cluster(&empty[s], static_cast<uint32_t>(lane));
+        }
+        if constexpr (kSlots == 1) {
+          const float s0 = __fmul_rn(sa0, sb[0]), s1 = __fmul_rn(sa1, sb[0]);
+#pragma unroll
+          for (int i = 0; i < NA; ++i) F[i] = __fmaf_rn((i & 2) ? s1 : s0, acc[i], F[i]);
+        } else {
+          float s0[kSlots], s1[kSlots];
+#pragma unroll
+          for (int j = 0; j < kSlots; ++j) s0[j] = __fmul_rn(sa0, sb[j]), s1[j] = __fmul_rn(sa1, sb[j]);
+#pragma unroll
+          for (int c = 0; c < NA / 4; ++c) {  // 8-column chunk c: columns 8c .. 8c + 7 share one scale block
+            int slot = 0;
+            if constexpr (kSlots > 1) slot += (8 * c >= b1);
+            if constexpr (kSlots > 2) slot += (8 * c >= b1 + 128);
+            float t0 = s0[0], t1 = s1[0];
+#pragma unroll
+            for (int j = 1; j < kSlots; ++j) {
+              if (slot == j) t0 = s0[j], t1 = s1[j];
+            }
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              const int i = 4 * c + q;
+              F[i] = __fmaf_rn((i & 2) ? t1 : t0, acc[i], F[i]);
+            }
+          }
+        }
+      };
+      if constexpr (C::kDoubleAcc) {
+        // Two accumulator sets: the 4 wgmmas of block kb + 1 run on the tensor cores while block kb is promoted.
+        issue(P, it);
+        int kb = 0;
+        for (; kb + 2 < nkb; kb += 2) {  // at the top, block kb is in flight in P
+          issue(P2, it + 1);
+          wgmma_wait1();
+          promote(P, it);
+          ++it;
+          issue(P, it + 1);
+          wgmma_wait1();
+          promote(P2, it);
+          ++it;
+        }
+        if (nkb - kb == 2) {
+          issue(P2, it + 1);
+          wgmma_wait1();
+          promote(P, it);
+          ++it;
+          wgmma_wait0();
+          promote(P2, it);
+          ++it;
+        } else {
+          wgmma_wait0();
+          promote(P, it);
+          ++it;
+        }
+      } else {
+        // One accumulator set: the other math warpgroup keeps the tensor cores busy during this one's promotion.
+        for (int kb = 0; kb < nkb; ++kb, ++it) {
+          issue(P, it);
+          wgmma_wait0();
+          promote(P, it);
+        }
+      }
+      // Epilogue: bf16 RNE into shared memory, then 16-byte coalesced stores with M/N bounds.
+      const bool zero = w ? ti.zero[1] : ti.zero[0];
+#pragma unroll
+      for (int i = 0; i < NA; i += 2) {
+        const int r = acc_row(tid, i), c = acc_col(tid, i);
+        __nv_bfloat162 v;
+        v.x = __float2bfloat16_rn(zero ? 0.0f : F[i]);
+        v.y = __float2bfloat16_rn(zero ? 0.0f : F[i + 1]);
+        *reinterpret_cast<__nv_bfloat162*>(epi + r * kEpiPitch + c) = v;
+      }
+      named_sync(1 + w, 128);
+      const int rows = w ? ti.store_rows[1] : ti.store_rows[0];
+      __nv_bfloat16* dbase = p.d + ti.z * p.d_s_batch + static_cast<int64_t>(ti.m0 + 64 * w) * p.d_s_row + ti.n0;
+      for (int idx = tid; idx < 64 * (BN / 8); idx += 128) {
+        const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
+        if (r >= rows) continue;
+        __nv_bfloat16* dst = dbase + static_cast<int64_t>(r) * p.d_s_row + c;
+        const __nv_bfloat16* src = epi + r * kEpiPitch + c;
+        if (ti.n0 + c + 8 <= N && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+        } else {
+          for (int e = 0; e < 8; ++e)
+            if (ti.n0 + c + e < N) dst[e] = src[e];
+        }
+      }
+      named_sync(1 + w, 128);
+    }
+  }
+  // No CTA of a cluster leaves while a peer may still multicast into it or arrive on its barriers.
+  if (MC > 1) cluster_sync();
+}
+
+}  // namespace go_sm90

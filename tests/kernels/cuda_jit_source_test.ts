@@ -1,0 +1,80 @@
+// The fast SM90 FP8 kernel template (kernels/cuda/sm90_fp8_fast_kernel.cuh) compiles, as the CUDA backend's JIT
+// compiles it at run time (kernels/cuda/jit.h: nvcc -cubin for sm_90a), in the configurations the heuristic and the
+// GPU checks use, and none of them spills registers (the producer / math register split is 64 / 224). Runs wherever
+// nvcc exists (CI has nvcc 13.0 and no GPU); the kernels themselves run in tests/gpu/run.sh on an H200.
+import assert from "node:assert/strict";
+
+const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
+
+async function hasNvcc(): Promise<boolean> {
+  try {
+    return (await new Deno.Command("nvcc", { args: ["--version"], stdout: "null", stderr: "null" }).output()).success;
+  } catch {
+    return false;
+  }
+}
+
+/** The instantiation text the backend writes (sm90_fp8_fast.cu, jit_source). */
+function source(bn: number, stages: number, mc: number, doubleAcc: boolean, n: number, k: number): string {
+  return [
+    `#include "sm90_fp8_fast_kernel.cuh"`,
+    `extern "C" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)`,
+    `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,
+    `            const go_sm90::FastParams p) {`,
+    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}>>(a, b, p);`,
+    `}`,
+    ``,
+  ].join("\n");
+}
+
+const CONFIGS: [number, number, number, boolean, number, number][] = [
+  [128, 5, 2, true, 7168, 16384], // M = 4096 class, multicast, two accumulator sets
+  [176, 4, 2, false, 0, 0], // straddles up to 3 scale blocks, one accumulator set, generic N/K
+  [112, 6, 1, true, 0, 0], // straddles 2 scale blocks, no multicast
+  [56, 8, 2, true, 2112, 7168], // small-M class
+];
+
+Deno.test({
+  name: "fast FP8 kernel JIT source",
+  ignore: !(await hasNvcc()),
+  async fn(t) {
+    const dir = await Deno.makeTempDir({ prefix: "go-jit-test-" });
+    try {
+      await t.step("compiles for sm_90a without register spills in every checked configuration", async () => {
+        const results = await Promise.all(CONFIGS.map(async (c, i) => {
+          const cu = `${dir}/k${i}.cu`;
+          await Deno.writeTextFile(cu, source(...c));
+          const out = await new Deno.Command("nvcc", {
+            args: [
+              "-cubin",
+              "-O3",
+              "-std=c++17",
+              "-gencode=arch=compute_90a,code=sm_90a",
+              "-Xptxas",
+              "-v",
+              "-I",
+              CUDA_DIR,
+              "-o",
+              `${dir}/k${i}.cubin`,
+              cu,
+            ],
+            stdout: "piped",
+            stderr: "piped",
+          }).output();
+          return {
+            c,
+            ok: out.success,
+            log: new TextDecoder().decode(out.stderr) + new TextDecoder().decode(out.stdout),
+          };
+        }));
+        for (const r of results) {
+          assert.ok(r.ok, `config ${r.c.join(",")} failed to compile:\n${r.log}`);
+          assert.match(r.log, /0 bytes spill stores, 0 bytes spill loads/, `config ${r.c.join(",")}:\n${r.log}`);
+          assert.doesNotMatch(r.log, /[1-9]\d* bytes spill/, `config ${r.c.join(",")} spills:\n${r.log}`);
+        }
+      });
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
