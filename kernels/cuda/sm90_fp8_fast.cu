@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "jit.h"
@@ -259,7 +261,16 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
   // Persistent grid: one CTA per SM, as many clusters as can be resident together (a cluster must fit in one GPC).
   int clusters = std::min(p.units, sms / c.multicast);
   if (c.multicast > 1) {
-    const int fit = go_jit::max_active_clusters(fn, kFastThreads, c.multicast, smem_bytes(c.bn, c.stages));
+    static std::mutex mu;
+    static std::map<CUfunction, int> fits;  // cuOccupancyMaxActiveClusters once per kernel
+    int fit;
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      auto it = fits.find(fn);
+      fit = it != fits.end() ? it->second
+                             : (fits[fn] = go_jit::max_active_clusters(fn, kFastThreads, c.multicast,
+                                                                       smem_bytes(c.bn, c.stages)));
+    }
     if (fit > 0) clusters = std::min(clusters, fit);
   }
   void* args[] = {&ma, &mb, &p};

@@ -3,7 +3,7 @@
 // instantiation of fp8_fast_body and runs nvcc on it).
 //
 // Structure: one producer warp (TMA for A and B, cp.async for the scales) and two math warpgroups of 64 rows each
-// (setmaxnreg 64/224), a kStages-deep shared-memory ring on mbarriers, a persistent grid walking the tiles in
+// (setmaxnreg 56/224), a kStages-deep shared-memory ring on mbarriers, a persistent grid walking the tiles in
 // grouped rasterisation, TMA multicast of the A tile across a cluster of kMulticast CTAs that share the M block
 // (each CTA loads 128 / kMulticast rows and the copy lands in every CTA of the cluster), and a coalesced BF16
 // epilogue through shared memory.
@@ -28,11 +28,16 @@ namespace go_sm90 {
 constexpr int kFBM = 128, kFBK = 128;
 constexpr int kFastThreads = 384;
 constexpr int kStageA = kFBM * kFBK;  // bytes of one A stage
-// setmaxnreg split of the 64K registers: 128 producer threads and 256 math threads (128 x P + 256 x M <= 65536).
+// setmaxnreg split. __launch_bounds__(384, 1) gives every thread 168 registers at launch (65536 / 384, rounded down
+// to 8) and the CTA owns 384 x 168 of them: setmaxnreg.inc blocks until the producer's setmaxnreg.dec has released
+// enough, so 128 x P + 256 x M must not exceed 384 x 168 (a larger M hangs every CTA at its first instruction).
+// 56 / 224: the math warpgroups hold 3 x 64 accumulators (BLOCK_N 128, two sets) without spilling.
 #ifndef GO_FAST_PRODUCER_REGS
-#define GO_FAST_PRODUCER_REGS 64
+#define GO_FAST_PRODUCER_REGS 56
 #define GO_FAST_MATH_REGS 224
 #endif
+static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168,
+              "setmaxnreg would wait forever: the math registers exceed what the producer releases");
 
 /// Compile-time configuration. BN: BLOCK_N (multiple of 8, <= 256); kStages: pipeline depth; kMulticast: CTAs per
 /// cluster sharing the A tile (1 or 2); kDoubleAcc: two wgmma accumulator sets, so block kb + 1 runs on the tensor

@@ -83,6 +83,11 @@ if has check; then
     env "${envs[@]}" GO_CUDA_JIT_LOG=1 timeout "${CHECK_TIMEOUT:-150}" "$B/check" "$CUDA_SO" "$cpu_arg" --reruns "$reruns" >>"$OUT/check.log" 2>&1
     rc=$?
     note "check [$cfg]: exit $rc; $(grep SUMMARY "$OUT/check.log" | tail -1)"
+    if [ "$rc" = 124 ]; then
+      note "check [$cfg] timed out (a hung kernel?): skipping the remaining configurations and the benchmark"
+      HUNG=1
+      break
+    fi
   done
 fi
 
@@ -99,7 +104,7 @@ if has sanitize; then
   done
 fi
 
-if has bench; then
+if has bench && [ -z "${HUNG:-}" ]; then
   # Ours (tests/gpu/bench.cpp, CUDA events, JSON), then a --quick rerun that finds the JIT disk cache warm (skip it with
   # BENCH_WARM=0), the torch baselines (SKIP_TORCH=1 skips them), and the table (bench/gpu_table.ts). The first run
   # takes BENCH_FILTER (--filter, e.g. "dense 4096"), BENCH_SWEEP (--sweep "cfg1;cfg2": GO_CUDA_FAST_CFG strings such as
