@@ -36,10 +36,13 @@ struct FastChoice {
   int multicast = 1;    // CTAs per cluster sharing the A tile (1 or 2)
   bool double_acc = true;  // two accumulator sets (BN <= 128)
   bool shape = true;    // JIT: N and K as compile-time constants
+  int producer_warps = 4;  // 4: the producer warpgroup loads (one SFA row per thread); 1: one warp
+  bool release_per_warp = false;  // math warps release a stage with one arrival each (else one per thread)
+  int producer_regs = 40;  // setmaxnreg split: 40 / 232 or 56 / 224
 };
 
-/// The configuration a call of this shape class gets: GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0",
-/// any subset) overrides the heuristic's fields. Returns false with *err set when the override is malformed.
+/// The configuration a call of this shape class gets: GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0,
+/// prod=4,rel=thread,regs=40", any subset) overrides the heuristic's fields. Returns false with *err set when the override is malformed.
 bool choose_fast_config(const FastParams& p, int sms, FastChoice* out, std::string* err);
 
 // a: 2-D TMA view [a_rows, K] (masked: G * Mmax rows), b: [b_rows, K] (grouped: G * N rows); row strides in bytes.

@@ -104,9 +104,13 @@ bool apply_override(const char* text, FastChoice* c, std::string* err) {
     else if (k == "mc" && num && (n == 1 || n == 2)) c->multicast = static_cast<int>(n);
     else if (k == "acc" && (v == "single" || v == "double")) c->double_acc = v == "double";
     else if (k == "shape" && num && (n == 0 || n == 1)) c->shape = n == 1;
+    else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
+    else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
+    else if (k == "regs" && num && (n == 40 || n == 56)) c->producer_regs = static_cast<int>(n);
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
-             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double, shape=0|1)";
+             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double, shape=0|1, prod=1|4, "
+             "rel=warp|thread, regs=40|56)";
       return false;
     }
   }
@@ -116,22 +120,24 @@ bool apply_override(const char* text, FastChoice* c, std::string* err) {
 thread_local std::string t_last_config;
 
 std::string describe(const FastChoice& c, const char* how) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "bn=%d stages=%d multicast=%d acc=%s %s", c.bn, c.stages, c.multicast,
-                c.double_acc ? "double" : "single", how);
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "bn=%d stages=%d multicast=%d acc=%s prod=%d rel=%s regs=%d %s", c.bn, c.stages,
+                c.multicast, c.double_acc ? "double" : "single", c.producer_warps,
+                c.release_per_warp ? "warp" : "thread", c.producer_regs, how);
   return buf;
 }
 
 std::string jit_source(const FastChoice& c, const FastParams& p) {
   std::ostringstream s;
   s << "// gemm-oracle JIT: fast SM90 FP8 GEMM, " << describe(c, c.shape ? "(shape class)" : "(generic)") << "\n"
+    << (c.producer_regs == 56 ? "#define GO_FAST_PRODUCER_REGS 56\n#define GO_FAST_MATH_REGS 224\n" : "")
     << "#include \"sm90_fp8_fast_kernel.cuh\"\n"
     << "extern \"C\" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)\n"
     << "go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,\n"
     << "            const go_sm90::FastParams p) {\n"
     << "  go_sm90::fp8_fast_body<go_sm90::FastConfig<" << c.bn << ", " << c.stages << ", " << c.multicast << ", "
-    << (c.double_acc ? "true" : "false") << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0)
-    << ">>(a, b, p);\n}\n";
+    << (c.double_acc ? "true" : "false") << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0) << ", "
+    << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ">>(a, b, p);\n}\n";
   return s.str();
 }
 
@@ -144,25 +150,17 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 
 }  // namespace
 
-// The heuristic: every BLOCK_N in {16, 24, ..., 192} is scored as waves x (BN + 40), where waves = ceil(tiles / SMs)
-// and 40 stands for a tile's fixed costs (the A panel, the promotion, the epilogue); the lowest score wins, ties going
-// to the wider tile. BN <= 128 uses two accumulator sets, wider tiles one (registers). Multicast of A over a cluster
-// of 2 when there are at least 2 N blocks. Stages: as many as fit in 227 KB. GO_CUDA_FAST_CFG overrides any field.
+// The heuristic (measured on an H200, bench/RESULTS.md): BLOCK_N 64 when 128-wide tiles would leave SMs idle, else
+// 128; two accumulator sets; no multicast (TMA multicast of A over a cluster of 2 measured 1.4-1.8x slower in this
+// kernel); the four-warp producer with per-thread stage release; 40 / 232 registers. Stages: as many as fit in
+// 227 KB. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and sweeps the others).
 bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
   FastParams p = p0;
   p.m_blocks = (p.M + kFBM - 1) / kFBM;
   FastChoice best;
-  int64_t best_score = -1;
-  for (int bn = 16; bn <= 192; bn += 8) {
-    const int64_t waves = (tiles_of(p, bn) + sms - 1) / sms;
-    const int64_t score = waves * (bn + 40);
-    if (best_score < 0 || score <= best_score) {
-      best_score = score;
-      best.bn = bn;
-    }
-  }
+  best.bn = tiles_of(p, 128) < sms ? 64 : 128;
   best.double_acc = best.bn <= 128;
-  best.multicast = ((p.N + best.bn - 1) / best.bn >= 2 && sms % 2 == 0) ? 2 : 1;
+  best.multicast = 1;
   if (const char* o = std::getenv("GO_CUDA_FAST_CFG")) {
     if (!apply_override(o, &best, err)) return false;
     if (std::strstr(o, "acc=") == nullptr) best.double_acc = best.bn <= 128;

@@ -31,10 +31,11 @@ constexpr int kStageA = kFBM * kFBK;  // bytes of one A stage
 // setmaxnreg split. __launch_bounds__(384, 1) gives every thread 168 registers at launch (65536 / 384, rounded down
 // to 8) and the CTA owns 384 x 168 of them: setmaxnreg.inc blocks until the producer's setmaxnreg.dec has released
 // enough, so 128 x P + 256 x M must not exceed 384 x 168 (a larger M hangs every CTA at its first instruction).
-// 56 / 224: the math warpgroups hold 3 x 64 accumulators (BLOCK_N 128, two sets) without spilling.
+// Default 40 / 232 (DeepGEMM's split); the JIT may ask for 56 / 224 (GO_CUDA_FAST_CFG regs=56), which spares the
+// one-warp producer its spills.
 #ifndef GO_FAST_PRODUCER_REGS
-#define GO_FAST_PRODUCER_REGS 56
-#define GO_FAST_MATH_REGS 224
+#define GO_FAST_PRODUCER_REGS 40
+#define GO_FAST_MATH_REGS 232
 #endif
 static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168,
               "setmaxnreg would wait forever: the math registers exceed what the producer releases");
@@ -42,11 +43,14 @@ static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168
 /// Compile-time configuration. BN: BLOCK_N (multiple of 8, <= 256); kStages: pipeline depth; kMulticast: CTAs per
 /// cluster sharing the A tile (1 or 2); kDoubleAcc: two wgmma accumulator sets, so block kb + 1 runs on the tensor
 /// cores while block kb is promoted (needs 3 * BN / 2 registers: BN <= 128); kN, kK: the shape's N and K when the
-/// kernel is specialised for one shape class (0: read from FastParams at run time).
-template <int BN_, int STAGES_, int MC_, bool DACC_, int KN_ = 0, int KK_ = 0>
+/// kernel is specialised for one shape class (0: read from FastParams at run time); kProducerWarps: warps that load
+/// (1: one warp, 4 SFA rows per lane; 4: the whole producer warpgroup, one SFA row per thread); kReleasePerWarp: a
+/// math warp releases a stage with one arrival (after __syncwarp) instead of one per thread.
+template <int BN_, int STAGES_, int MC_, bool DACC_, int KN_ = 0, int KK_ = 0, int PW_ = 4, bool RPW_ = false>
 struct FastConfig {
-  static constexpr int BN = BN_, kStages = STAGES_, kMulticast = MC_, kN = KN_, kK = KK_;
-  static constexpr bool kDoubleAcc = DACC_;
+  static constexpr int BN = BN_, kStages = STAGES_, kMulticast = MC_, kN = KN_, kK = KK_, kProducerWarps = PW_;
+  static constexpr bool kDoubleAcc = DACC_, kReleasePerWarp = RPW_;
+  static_assert(PW_ == 1 || PW_ == 4, "one producer warp or four");
   // How many 128-column scale blocks of B one tile can touch.
   static constexpr int kSfbSlots = 128 % BN == 0 ? 1 : (BN % 128 == 0 ? BN / 128 : BN / 128 + 2);
   static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BLOCK_N must be a multiple of 8 in [8, 256]");
@@ -88,7 +92,7 @@ __device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
 __device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
   asm volatile(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
       "r"(cta)
       : "memory");
 }
@@ -234,8 +238,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const int rank = MC > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full[s], 32);        // the producer warp's 32 lanes
-      mbar_init(&empty[s], 8 * MC);   // one arrival per math warp of every CTA of the cluster
+      mbar_init(&full[s], 32 * C::kProducerWarps);  // every producer thread
+      mbar_init(&empty[s], (C::kReleasePerWarp ? 8 : 256) * MC);  // every math warp (or thread) of the cluster
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     fence_proxy_async();
@@ -247,7 +251,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const int sfb_rows = (N + 127) / 128;
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(GO_FAST_PRODUCER_REGS) : "memory");
-    if (warp == 0) {
+    if (warp < C::kProducerWarps) {
       // Producer warp: lane 0 issues the TMA copies of A (this CTA's share, multicast) and B; every lane copies 4
       // rows of SFA and lanes < kSlots one SFB value by cp.async; all complete on the stage's full barrier.
       uint32_t it = 0;
@@ -256,13 +260,15 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         if (!ti.valid) continue;
         const float* sfa_base = p.sfa + ti.z * p.sfa_s_batch + static_cast<int64_t>(ti.m0) * p.sfa_s_row;
         const float* sfb_base = p.sfb + ti.g * p.sfb_s_batch;
-        const int r0 = 4 * lane, nv = max(0, min(4, ti.sfa_rows - r0));
-        const int sfb_idx = ti.n0 / 128 + lane;
-        const bool sfb_ok = lane < kSlots && sfb_idx < sfb_rows;
+        // One warp: lane l copies SFA rows 4l .. 4l + 3; four warps: thread t copies row t.
+        constexpr int kRowsPer = C::kProducerWarps == 1 ? 4 : 1;
+        const int r0 = kRowsPer * tid, nv = max(0, min(kRowsPer, ti.sfa_rows - r0));
+        const int sfb_idx = ti.n0 / 128 + tid;
+        const bool sfb_ok = tid < kSlots && sfb_idx < sfb_rows;
         for (int kb = 0; kb < nkb; ++kb, ++it) {
           const int s = it % kStages;
           mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
-          if (lane == 0) {
+          if (tid == 0) {
             mbar_expect_tx(&full[s], kStageA + kStageB);
             if (MC == 1) {
               tma_load_2d(sA + s * kStageA, &map_a, &full[s], kb * kFBK, ti.a_row);
@@ -273,15 +279,15 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
             }
             tma_load_2d(sB + s * kStageB, &map_b, &full[s], kb * kFBK, ti.b_row);
           }
-          if (lane < kSlots) {
-            cp_async4(&sSfb[s * 4 + lane], sfb_ok ? sfb_base + sfb_idx * p.sfb_s_row + kb * p.sfb_s_kb : p.sfb, sfb_ok);
+          if (tid < kSlots) {
+            cp_async4(&sSfb[s * 4 + tid], sfb_ok ? sfb_base + sfb_idx * p.sfb_s_row + kb * p.sfb_s_kb : p.sfb, sfb_ok);
           }
           float* dst = &sSfa[s * kFBM + r0];
-          if (p.sfa_vec) {
+          if (kRowsPer == 4 && p.sfa_vec) {
             cp_async16(dst, nv ? sfa_base + r0 + kb * p.sfa_s_kb : p.sfa, nv * 4);
           } else {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
+            for (int e = 0; e < kRowsPer; ++e) {
               const bool ok = e < nv;
               cp_async4(dst + e, ok ? sfa_base + (r0 + e) * p.sfa_s_row + kb * p.sfa_s_kb : p.sfa, ok);
             }
@@ -332,11 +338,18 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         float sb[kSlots];
 #pragma unroll
         for (int j = 0; j < kSlots; ++j) sb[j] = sSfb[s * 4 + j];
-        __syncwarp();
-        if (MC == 1) {
-          if (lane == 0) mbar_arrive_local(&empty[s]);
-        } else if (lane < MC) {
-          mbar_arrive_cluster(&empty[s], static_cast<uint32_t>(lane));
+        if constexpr (C::kReleasePerWarp) {
+          __syncwarp();
+          if (MC == 1) {
+            if (lane == 0) mbar_arrive_local(&empty[s]);
+          } else if (lane < MC) {
+            mbar_arrive_cluster(&empty[s], static_cast<uint32_t>(lane));
+          }
+        } else if (MC == 1) {
+          mbar_arrive_local(&empty[s]);
+        } else {
+#pragma unroll
+          for (int c = 0; c < MC; ++c) mbar_arrive_cluster(&empty[s], static_cast<uint32_t>(c));
         }
         if constexpr (kSlots == 1) {
           const float s0 = __fmul_rn(sa0, sb[0]), s1 = __fmul_rn(sa1, sb[0]);
