@@ -150,15 +150,19 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 
 }  // namespace
 
-// The heuristic (measured on an H200, bench/RESULTS.md): BLOCK_N 64 when 128-wide tiles would leave SMs idle, else
-// 128; two accumulator sets; no multicast (TMA multicast of A over a cluster of 2 measured 1.4-1.8x slower in this
-// kernel); the four-warp producer with per-thread stage release; 40 / 232 registers. Stages: as many as fit in
+// The heuristic, from the configuration sweep on an H200 (bench/RESULTS.md): BLOCK_N 64 when 128-wide tiles would
+// leave SMs idle, else 128, except that 144 (one accumulator set) is taken where it needs at most 3/4 of 128's waves
+// (4096 x 576: one wave instead of two, 761 vs 537 TFLOPS; at 4096 x 2112, 4 waves instead of 5, 128 still won).
+// Two accumulator sets up to 128; no multicast (within +-8 % with this producer, 1.4-1.8x slower with the one-warp
+// producer); the four-warp producer with per-thread stage release; 40 / 232 registers. Stages: as many as fit in
 // 227 KB. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and sweeps the others).
 bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
   FastParams p = p0;
   p.m_blocks = (p.M + kFBM - 1) / kFBM;
   FastChoice best;
-  best.bn = tiles_of(p, 128) < sms ? 64 : 128;
+  const int64_t t128 = tiles_of(p, 128), t144 = tiles_of(p, 144);
+  best.bn = t128 < sms ? 64 : 128;
+  if (t128 >= sms && 4 * ((t144 + sms - 1) / sms) <= 3 * ((t128 + sms - 1) / sms)) best.bn = 144;
   best.double_acc = best.bn <= 128;
   best.multicast = 1;
   if (const char* o = std::getenv("GO_CUDA_FAST_CFG")) {

@@ -6,7 +6,7 @@
 #   runs compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the small shapes of every kernel,
 #   times the FP8 GEMMs (tests/gpu/bench.cpp, tests/gpu/bench_torch.py), and, guarded, `deno task verify --backend cuda`.
 # Reports go to $OUT (or ./gpu-out): env.log build.log check.log sanitizer.log bench.log verify.log torch.log summary.txt.
-# STEPS selects parts (default: "build check sanitize bench verify torch").
+# STEPS selects parts (default: "build check sanitize bench verify torch"; also "profile": ncu on two shapes).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -150,6 +150,20 @@ if has bench && [ -z "${HUNG:-}" ]; then
   (cd "$OUT" && tar czf bench.tgz $(ls bench_ours.json bench_torch.json bench_warm.json gpu_table.md 2>/dev/null)) 2>/dev/null
   rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/gpu_table.md"
   note "bench: results in bench.tgz ($(tar tzf "$OUT/bench.tgz" 2>/dev/null | tr '\n' ' '))"
+fi
+
+if has profile && [ -z "${HUNG:-}" ]; then
+  # Nsight Compute on one large and one small shape (clocks left alone, as the device notes ask): where the fast
+  # kernel's time goes (speed of light, warp stall reasons, scheduler, memory). PROFILE_SHAPES overrides the shapes.
+  : >"$OUT/ncu.txt"
+  for shape in ${PROFILE_SHAPES:-4096x7168x16384 128x7168x16384}; do
+    echo "==== ncu: dense $shape ====" >>"$OUT/ncu.txt"
+    timeout "${PROFILE_TIMEOUT:-90}" ncu --clock-control none --kernel-name go_fp8_fast --launch-count 1 \
+      --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+      --section Occupancy --section LaunchStats "$B/bench" "$CUDA_SO" --filter "dense $shape" --samples 1 \
+      --no-prepare >>"$OUT/ncu.txt" 2>&1
+    note "ncu dense $shape: exit $?"
+  done
 fi
 
 if has verify; then
