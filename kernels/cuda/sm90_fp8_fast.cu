@@ -132,6 +132,9 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
   s << "// gemm-oracle JIT: fast SM90 FP8 GEMM, " << describe(c, c.shape ? "(shape class)" : "(generic)") << "\n"
     << (c.producer_regs == 56 ? "#define GO_FAST_PRODUCER_REGS 56\n#define GO_FAST_MATH_REGS 224\n" : "")
     << "#include \"sm90_fp8_fast_kernel.cuh\"\n"
+    // The parameter block crosses from this library to the cubin: a header from another version fails to compile.
+    << "static_assert(sizeof(go_sm90::FastParams) == " << sizeof(FastParams)
+    << ", \"FastParams differs between the backend library and the JIT sources (GO_CUDA_JIT_SOURCES)\");\n"
     << "extern \"C\" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)\n"
     << "go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,\n"
     << "            const go_sm90::FastParams p) {\n"
@@ -241,6 +244,14 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
   std::string why;
   FastChoice c;
   if (!go_jit::available(&why)) {
+    // Said once per process unless the JIT was turned off on purpose; go_ext_fast_last_config says it per call.
+    static std::once_flag told;
+    if (std::getenv("GO_CUDA_JIT") == nullptr || std::string(std::getenv("GO_CUDA_JIT")) != "0") {
+      std::call_once(told, [&] {
+        std::fprintf(stderr, "gemm-oracle: %s; the fast FP8 GEMM uses its ahead-of-time kernels (same bits)\n",
+                     why.c_str());
+      });
+    }
     return launch_aot(p, a, a_rows, a_row_stride, b, b_rows, b_row_stride, sms, stream, used, why);
   }
   if (!choose_fast_config(p, sms, &c, err)) return cudaErrorInvalidValue;
