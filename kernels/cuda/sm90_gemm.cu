@@ -244,7 +244,7 @@ __global__ void __launch_bounds__(kThreads) fp8_gemm_kernel(const GemmParams p) 
       wgmma_fence();
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        wgmma_fp8_m64n128k32(P, desc_kmajor_sw128(smem_addr(sA + j * 32)), desc_kmajor_sw128(smem_addr(sB + j * 32)),
+        WgmmaFp8<128>::mma(P, desc_kmajor_sw128(smem_addr(sA + j * 32)), desc_kmajor_sw128(smem_addr(sB + j * 32)),
                              j);
       }
       wgmma_commit();

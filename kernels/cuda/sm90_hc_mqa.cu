@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(kThreads) mqa_logits_kernel(const MqaParams p,
   wgmma_fence();
   // One chain of k32 wgmmas over head_dim, the first with scale-d = 0 (deepgemm-ops.md §8.1: no promotion).
   for (int j = 0; j < p.dim / 32; ++j) {
-    wgmma_fp8_m64n128k32(acc, desc_kmajor_sw128(smem_addr(sA + j * 32)), desc_kmajor_sw128(smem_addr(sB + j * 32)),
+    WgmmaFp8<128>::mma(acc, desc_kmajor_sw128(smem_addr(sA + j * 32)), desc_kmajor_sw128(smem_addr(sB + j * 32)),
                          j);
   }
   wgmma_commit();
