@@ -37,18 +37,10 @@
 #include <thread>
 #include <vector>
 
+#include "../../kernels/cuda/gemm_oracle_cuda_ext.h"
 #include "../../kernels/gemm_oracle.h"
 
-// Layout of go_cuda_jit_stats (kernels/cuda/gemm_oracle_cuda_ext.h); declared here under another name so that this
-// file compiles whether or not that header has the declaration yet.
-struct JitStats {
-  int64_t compiles;
-  double compile_ms_total, compile_ms_max;
-  int64_t disk_loads;
-  double load_ms_total, load_ms_max;
-  int64_t memory_hits;
-  int64_t aot_launches;
-};
+using JitStats = go_cuda_jit_stats;  // the backend's JIT counters (optional symbols, looked up with dlsym)
 
 struct Api {
   decltype(&go_alloc) alloc;
