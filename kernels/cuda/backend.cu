@@ -376,6 +376,26 @@ int out_kind(const TV& d, const TV& c, bool fp8_model) {
   return fp8_model ? go_sm90::kOutBf16AddCOnce : go_sm90::kOutBf16AddC;
 }
 
+// The fields every (m, k) x (n, k) GEMM launch shares: mode, sizes, the A / B / D views, C (or none), no scales, and
+// the output kind (fp8: the FP8 models' C handling).
+GemmParams gemm_params(int mode, int64_t M, int64_t N, int64_t K, int64_t batch, const TV& a, const TV& b, const TV& d,
+                       const TV& c, bool fp8) {
+  GemmParams p = params_zero();
+  p.mode = mode;
+  p.M = M;
+  p.N = N;
+  p.K = K;
+  p.batch = static_cast<int>(batch);
+  p.a = mat2(a);
+  p.b = mat2(b);
+  p.sfa = mat_none();
+  p.sfb = mat_none();
+  p.d = mat2(d);
+  p.c = c.present ? mat2(c) : mat_none();
+  p.out_kind = out_kind(d, c, fp8);
+  return p;
+}
+
 // The fast path (sm90_fp8_fast.cu) takes K-major A and B with 16-byte aligned rows, f32 scales with gran_a_mn = 1 and
 // gran_b_mn = 128, and BF16 output without C. GO_CUDA_KERNEL=simple forces the simple kernel (for A/B checks).
 bool fast_allowed() {
@@ -508,18 +528,8 @@ int32_t fp8_gemm_impl(const go_tensor* a_, const go_tensor* sfa_, const go_tenso
   GO_TRY(check_fp8_scales(sfa, sfb, M, N, K, gam, gak, gbm, gbk, lead, Bt, lead, Bt));
   GO_TRY(check_no_alias(d, &c, {{&a, "a"}, {&b, "b"}, {&sfa, "sfa"}, {&sfb, "sfb"}}));
   if (M == 0 || N == 0 || Bt == 0) return GO_OK;
-  GemmParams p = params_zero();
-  p.mode = go_sm90::kModeNormal;
-  p.M = M;
-  p.N = N;
-  p.K = K;
-  p.batch = static_cast<int>(Bt);
-  p.a = mat2(a);
-  p.b = mat2(b);
+  GemmParams p = gemm_params(go_sm90::kModeNormal, M, N, K, Bt, a, b, d, c, true);
   set_scales(p, sfa, sfb, gam, gbm);
-  p.d = mat2(d);
-  p.c = c.present ? mat2(c) : mat_none();
-  p.out_kind = out_kind(d, c, true);
   p.head_l = left;
   p.head_mid = mid;
   p.head_r = right;
@@ -640,26 +650,31 @@ int32_t go_free(void* ptr) {
   return GO_OK;
 }
 
-int32_t go_copy_in(void* dst, const void* host_src, uint64_t bytes) {
+}  // extern "C"
+
+namespace {
+// One host <-> device copy: `dev` must lie inside a live allocation of the current device.
+int32_t copy_checked(const char* what, void* dst, const void* src, const void* dev, uint64_t bytes, cudaMemcpyKind kind) {
   if (bytes == 0) return GO_OK;
-  if (dst == nullptr || host_src == nullptr) return fail(GO_ERR_INVALID_ARGUMENT, "go_copy_in: null pointer");
+  if (dst == nullptr || src == nullptr) return fail(GO_ERR_INVALID_ARGUMENT, "%s: null pointer", what);
   GO_TRY(bind_device());
-  if (!in_registry(dst, bytes, current_device()))
-    return fail(GO_ERR_OUT_OF_BOUNDS, "go_copy_in: [%p, +%llu) is outside every live allocation of device %d", dst,
+  if (!in_registry(dev, bytes, current_device()))
+    return fail(GO_ERR_OUT_OF_BOUNDS, "%s: [%p, +%llu) is outside every live allocation of device %d", what, dev,
                 static_cast<unsigned long long>(bytes), current_device());
-  GO_CUDA(cudaMemcpy(dst, host_src, bytes, cudaMemcpyHostToDevice), "go_copy_in: cudaMemcpy");
+  const cudaError_t e = cudaMemcpy(dst, src, bytes, kind);
+  if (e != cudaSuccess) return cuda_fail(e, (std::string(what) + ": cudaMemcpy").c_str());
   return GO_OK;
+}
+}  // namespace
+
+extern "C" {
+
+int32_t go_copy_in(void* dst, const void* host_src, uint64_t bytes) {
+  return copy_checked("go_copy_in", dst, host_src, dst, bytes, cudaMemcpyHostToDevice);
 }
 
 int32_t go_copy_out(void* host_dst, const void* src, uint64_t bytes) {
-  if (bytes == 0) return GO_OK;
-  if (src == nullptr || host_dst == nullptr) return fail(GO_ERR_INVALID_ARGUMENT, "go_copy_out: null pointer");
-  GO_TRY(bind_device());
-  if (!in_registry(src, bytes, current_device()))
-    return fail(GO_ERR_OUT_OF_BOUNDS, "go_copy_out: [%p, +%llu) is outside every live allocation of device %d", src,
-                static_cast<unsigned long long>(bytes), current_device());
-  GO_CUDA(cudaMemcpy(host_dst, src, bytes, cudaMemcpyDeviceToHost), "go_copy_out: cudaMemcpy");
-  return GO_OK;
+  return copy_checked("go_copy_out", host_dst, src, src, bytes, cudaMemcpyDeviceToHost);
 }
 
 int32_t go_synchronize(void) {
@@ -712,18 +727,10 @@ int32_t go_m_grouped_fp8_gemm_contiguous(const go_tensor* a_, const go_tensor* s
     return fail(GO_ERR_INVALID_ARGUMENT, "use_psum_layout %d: expected 0, 1 or 3 (psum + ensure_zero_padding)", use_psum_layout);
   GO_TRY(check_grouped_layout(gl, M, G, (use_psum_layout & 1) != 0, mk_alignment));
   if (M == 0 || N == 0 || G == 0) return GO_OK;
-  GemmParams p = params_zero();
-  p.mode = (use_psum_layout & 1) ? go_sm90::kModeMGroupPsum : go_sm90::kModeMGroupClassic;
+  GemmParams p = gemm_params((use_psum_layout & 1) ? go_sm90::kModeMGroupPsum : go_sm90::kModeMGroupClassic, M, N, K,
+                             1, a, b, d, TV(), true);
   p.psum_flags = use_psum_layout;
-  p.M = M;
-  p.N = N;
-  p.K = K;
-  p.a = mat2(a);
-  p.b = mat2(b);
   set_scales(p, sfa, sfb, gam, gbm);
-  p.d = mat2(d);
-  p.c = mat_none();
-  p.out_kind = out_kind(d, TV(), true);
   p.grouped_layout = reinterpret_cast<const int32_t*>(gl.data);
   p.num_groups = static_cast<int>(G);
   p.mk_align = mk_alignment;
@@ -760,18 +767,8 @@ int32_t go_m_grouped_fp8_gemm_masked(const go_tensor* a_, const go_tensor* sfa_,
   GO_TRY(check_masked_m(mm, G, Mmax));
   if (mm.strides[0] != 1) return fail(GO_ERR_UNSUPPORTED, "masked_m must be contiguous");
   if (G == 0 || Mmax == 0 || N == 0) return GO_OK;
-  GemmParams p = params_zero();
-  p.mode = go_sm90::kModeMasked;
-  p.M = Mmax;
-  p.N = N;
-  p.K = K;
-  p.batch = static_cast<int>(G);
-  p.a = mat2(a);
-  p.b = mat2(b);
+  GemmParams p = gemm_params(go_sm90::kModeMasked, Mmax, N, K, G, a, b, d, TV(), true);
   set_scales(p, sfa, sfb, gam, gbm);
-  p.d = mat2(d);
-  p.c = mat_none();
-  p.out_kind = out_kind(d, TV(), true);
   p.masked_m = reinterpret_cast<const int32_t*>(mm.data);
   if (K > 0 && a.strides[0] == Mmax * a.strides[1] && b.strides[0] == N * b.strides[1] &&
       fast_fp8_ok(a, b, sfa, sfb, d, gam, gbm)) {
@@ -878,19 +875,7 @@ int32_t go_bf16_gemm(const go_tensor* a_, const go_tensor* b_, const go_tensor* 
   GO_TRY(check_no_alias(d, &c, {{&a, "a"}, {&b, "b"}}));
   if (M == 0 || N == 0 || Bt == 0) return GO_OK;
   if (Bt > 65535) return fail(GO_ERR_UNSUPPORTED, "bf16_gemm: batch > 65535");
-  GemmParams p = params_zero();
-  p.mode = go_sm90::kModeNormal;
-  p.M = M;
-  p.N = N;
-  p.K = K;
-  p.batch = static_cast<int>(Bt);
-  p.a = mat2(a);
-  p.b = mat2(b);
-  p.sfa = mat_none();
-  p.sfb = mat_none();
-  p.d = mat2(d);
-  p.c = c.present ? mat2(c) : mat_none();
-  p.out_kind = out_kind(d, c, false);
+  GemmParams p = gemm_params(go_sm90::kModeNormal, M, N, K, Bt, a, b, d, c, false);
   return launch_status(go_sm90::launch_bf16_gemm(p, 0), "bf16_gemm");
 }
 
@@ -913,19 +898,9 @@ int32_t go_m_grouped_bf16_gemm_contiguous(const go_tensor* a_, const go_tensor* 
   GO_TRY(check_grouped_layout(gl, M, G, (use_psum_layout & 1) != 0, mk_alignment));
   if (gl.strides[0] != 1) return fail(GO_ERR_UNSUPPORTED, "grouped_layout must be contiguous");
   if (M == 0 || N == 0 || G == 0) return GO_OK;
-  GemmParams p = params_zero();
-  p.mode = (use_psum_layout & 1) ? go_sm90::kModeMGroupPsum : go_sm90::kModeMGroupClassic;
+  GemmParams p = gemm_params((use_psum_layout & 1) ? go_sm90::kModeMGroupPsum : go_sm90::kModeMGroupClassic, M, N, K,
+                             1, a, b, d, TV(), false);
   p.psum_flags = use_psum_layout;
-  p.M = M;
-  p.N = N;
-  p.K = K;
-  p.a = mat2(a);
-  p.b = mat2(b);
-  p.sfa = mat_none();
-  p.sfb = mat_none();
-  p.d = mat2(d);
-  p.c = mat_none();
-  p.out_kind = out_kind(d, TV(), false);
   p.grouped_layout = reinterpret_cast<const int32_t*>(gl.data);
   p.num_groups = static_cast<int>(G);
   p.mk_align = mk_alignment;
@@ -948,19 +923,7 @@ int32_t go_m_grouped_bf16_gemm_masked(const go_tensor* a_, const go_tensor* b_, 
   GO_TRY(check_masked_m(mm, G, Mmax));
   if (mm.strides[0] != 1) return fail(GO_ERR_UNSUPPORTED, "masked_m must be contiguous");
   if (G == 0 || Mmax == 0 || N == 0) return GO_OK;
-  GemmParams p = params_zero();
-  p.mode = go_sm90::kModeMasked;
-  p.M = Mmax;
-  p.N = N;
-  p.K = K;
-  p.batch = static_cast<int>(G);
-  p.a = mat2(a);
-  p.b = mat2(b);
-  p.sfa = mat_none();
-  p.sfb = mat_none();
-  p.d = mat2(d);
-  p.c = mat_none();
-  p.out_kind = out_kind(d, TV(), false);
+  GemmParams p = gemm_params(go_sm90::kModeMasked, Mmax, N, K, G, a, b, d, TV(), false);
   p.masked_m = reinterpret_cast<const int32_t*>(mm.data);
   return launch_status(go_sm90::launch_bf16_gemm(p, 0), "m_grouped_bf16_gemm_masked");
 }
