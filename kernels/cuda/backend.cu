@@ -1259,6 +1259,23 @@ int32_t go_ext_fast_last_config(char* buf, int64_t len) {
   return GO_OK;
 }
 
+int32_t go_ext_jit_compile(const char* source, char* cubin_path, int64_t len, int32_t* compiled) {
+  if (source == nullptr || cubin_path == nullptr || len < 1 || compiled == nullptr)
+    return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_jit_compile: source, cubin_path and compiled must not be NULL, len >= 1");
+  std::string path, err;
+  bool did = false;
+  double ms = 0;
+  if (!go_jit::compile_cached(source, &path, &did, &ms, &err)) {
+    const bool off = err.rfind("JIT off", 0) == 0;
+    return fail(off ? GO_ERR_NOT_AVAILABLE : GO_ERR_INVALID_ARGUMENT, "go_ext_jit_compile: %s", err.c_str());
+  }
+  if (static_cast<int64_t>(path.size()) >= len)
+    return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_jit_compile: cubin_path needs %lld bytes", (long long)path.size() + 1);
+  std::snprintf(cubin_path, static_cast<size_t>(len), "%s", path.c_str());
+  *compiled = did ? 1 : 0;
+  return GO_OK;
+}
+
 int32_t go_ext_fast_prepare(int32_t mode, int64_t m, int64_t n, int64_t k, int64_t g) {
   GO_TRY(bind_device());
   if (mode < 0 || mode > 2) return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_fast_prepare: mode %d (0 dense, 1 contiguous, 2 masked)", mode);

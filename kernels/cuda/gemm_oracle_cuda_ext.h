@@ -43,6 +43,12 @@ int32_t go_ext_jit_stats(go_cuda_jit_stats* out);
  * jit=shape", NUL-terminated and truncated to len bytes. */
 int32_t go_ext_fast_last_config(char* buf, int64_t len);
 
+/* Compiles a .cu text (which may include the kernels/cuda headers) to an sm_90a cubin through the JIT's on-disk cache,
+ * without loading it: needs nvcc, not a GPU. Writes the cubin's path (NUL-terminated) into cubin_path and sets
+ * *compiled to 1 when nvcc ran, 0 on a cache hit. GO_ERR_NOT_AVAILABLE when the JIT is off or nvcc is missing,
+ * GO_ERR_INVALID_ARGUMENT with nvcc's first lines when the text does not compile. */
+int32_t go_ext_jit_compile(const char* source, char* cubin_path, int64_t len, int32_t* compiled);
+
 /* Compiles and loads (or finds) the fast kernel that a call of this class would use, without running it; thread-safe.
  * mode: 0 dense fp8_gemm, 1 m-grouped contiguous, 2 masked (m = rows per group). GO_ERR_UNSUPPORTED when the JIT is
  * unavailable (the message says why). */

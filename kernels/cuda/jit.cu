@@ -185,52 +185,10 @@ bool log_on() { return env("GO_CUDA_JIT_LOG") == "1"; }
 
 // Compiles (if needed) and loads one kernel; runs outside the lock.
 CUfunction build_and_load(const std::string& source, const char* symbol, std::string* err) {
-  std::string why;
-  if (!available(&why)) {
-    *err = why;
-    return nullptr;
-  }
-  const std::string src_dir = source_dir(), nvcc = find_nvcc(), dir = cache_dir();
-  std::string keytext = nvcc + "\n" + source;
-  for (const char* f : kFlags) keytext += std::string("\n") + f;
-  for (const char* h : kHeaders) {
-    std::string body;
-    if (read_file(src_dir + "/" + h, &body)) keytext += std::string("\n//") + h + "\n" + body;
-  }
-  const std::string key = hash_hex(keytext);
-  const std::string cubin = dir + "/" + key + ".cubin", cu = dir + "/" + key + ".cu", log = dir + "/" + key + ".log";
-  if (!mkdirs(dir)) {
-    *err = "JIT cache directory " + dir + " cannot be created: " + std::strerror(errno);
-    return nullptr;
-  }
+  std::string cubin;
   bool compiled = false;
   double compile_ms = 0;
-  if (!file_exists(cubin)) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!write_atomically(cu, source)) {
-      *err = "JIT: cannot write " + cu;
-      return nullptr;
-    }
-    const std::string tmp = cubin + ".tmp." + std::to_string(::getpid()) + "." + hash_hex(std::to_string(
-        reinterpret_cast<uintptr_t>(err))).substr(0, 8);
-    std::vector<std::string> argv = {nvcc};
-    for (const char* f : kFlags) argv.push_back(f);
-    argv.insert(argv.end(), {"-I", src_dir, "-o", tmp, cu});
-    const int rc = run(argv, log + ".tmp." + std::to_string(::getpid()));
-    std::string out;
-    read_file(log + ".tmp." + std::to_string(::getpid()), &out);
-    std::rename((log + ".tmp." + std::to_string(::getpid())).c_str(), log.c_str());
-    if (rc != 0 || !file_exists(tmp)) {
-      std::remove(tmp.c_str());
-      *err = "JIT: nvcc " + (rc < 0 ? std::string("could not be started (") + nvcc + ")"
-                                    : "failed (exit " + std::to_string(rc) + ")") +
-             " on " + cu + "\n" + first_lines(out, 12);
-      return nullptr;
-    }
-    std::rename(tmp.c_str(), cubin.c_str());
-    compiled = true;
-    compile_ms = ms_since(t0);
-  }
+  if (!compile_cached(source, &cubin, &compiled, &compile_ms, err)) return nullptr;
   const auto t1 = std::chrono::steady_clock::now();
   std::string image;
   if (!read_file(cubin, &image) || image.empty()) {
@@ -270,14 +228,68 @@ CUfunction build_and_load(const std::string& source, const char* symbol, std::st
     }
   }
   if (log_on()) {
-    std::fprintf(stderr, compiled ? "jit: compiled %s in %.0f ms, loaded in %.1f ms\n"
-                                  : "jit: %s from the disk cache%.0s, loaded in %.1f ms\n",
-                 cubin.c_str(), compile_ms, load_ms);
+    if (compiled) std::fprintf(stderr, "jit: compiled %s in %.0f ms, loaded in %.1f ms\n", cubin.c_str(), compile_ms, load_ms);
+    else std::fprintf(stderr, "jit: %s from the disk cache, loaded in %.1f ms\n", cubin.c_str(), load_ms);
   }
   return fn;
 }
 
 }  // namespace
+
+bool compile_cached(const std::string& source, std::string* cubin_out, bool* compiled, double* ms, std::string* err) {
+  *compiled = false;
+  *ms = 0;
+  std::string why;
+  if (!available(&why)) {
+    *err = why;
+    return false;
+  }
+  const std::string src_dir = source_dir(), nvcc = find_nvcc(), dir = cache_dir();
+  std::string keytext = nvcc + "\n" + source;
+  for (const char* f : kFlags) keytext += std::string("\n") + f;
+  for (const char* h : kHeaders) {
+    std::string body;
+    if (read_file(src_dir + "/" + h, &body)) keytext += std::string("\n//") + h + "\n" + body;
+  }
+  const std::string key = hash_hex(keytext);
+  const std::string cubin = dir + "/" + key + ".cubin", cu = dir + "/" + key + ".cu", log = dir + "/" + key + ".log";
+  *cubin_out = cubin;
+  if (!mkdirs(dir)) {
+    *err = "JIT cache directory " + dir + " cannot be created: " + std::strerror(errno);
+    return false;
+  }
+  if (file_exists(cubin)) return true;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!write_atomically(cu, source)) {
+    *err = "JIT: cannot write " + cu;
+    return false;
+  }
+  // Private names for this compile: parallel processes may compile the same kernel; the last rename wins.
+  const std::string tag = std::to_string(::getpid()) + "." + hash_hex(std::to_string(reinterpret_cast<uintptr_t>(err)) +
+                                                                      std::to_string(ms_since(t0))).substr(0, 8);
+  const std::string tmp = cubin + ".tmp." + tag, tmp_log = log + ".tmp." + tag;
+  std::vector<std::string> argv = {nvcc};
+  for (const char* f : kFlags) argv.push_back(f);
+  argv.insert(argv.end(), {"-I", src_dir, "-o", tmp, cu});
+  const int rc = run(argv, tmp_log);
+  std::string out;
+  read_file(tmp_log, &out);
+  std::rename(tmp_log.c_str(), log.c_str());
+  if (rc != 0 || !file_exists(tmp)) {
+    std::remove(tmp.c_str());
+    *err = "JIT: nvcc " + (rc < 0 ? std::string("could not be started (") + nvcc + ")"
+                                  : "failed (exit " + std::to_string(rc) + ")") +
+           " on " + cu + "\n" + first_lines(out, 12);
+    return false;
+  }
+  if (std::rename(tmp.c_str(), cubin.c_str()) != 0) {
+    *err = "JIT: cannot move the cubin into " + cubin + ": " + std::strerror(errno);
+    return false;
+  }
+  *compiled = true;
+  *ms = ms_since(t0);
+  return true;
+}
 
 bool available(std::string* why) {
   if (env("GO_CUDA_JIT") == "0") {

@@ -33,6 +33,10 @@ bool available(std::string* why);
 /// else compiled. Thread-safe; concurrent requests for one kernel compile it once. False with *err on failure.
 bool get_function(const std::string& source, const char* symbol, CUfunction* out, std::string* err);
 
+/// The compile half of get_function, which needs no GPU: the cubin of `source` in the on-disk cache, compiled when
+/// absent. *compiled says whether nvcc ran, *ms how long that took. False with *err on failure.
+bool compile_cached(const std::string& source, std::string* cubin, bool* compiled, double* ms, std::string* err);
+
 /// Sets the kernel's dynamic shared-memory limit (cuFuncSetAttribute).
 CUresult set_max_dynamic_smem(CUfunction f, int bytes);
 

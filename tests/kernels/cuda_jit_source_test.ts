@@ -5,6 +5,7 @@
 // the bound below catches an accumulator spill, which costs hundreds of bytes). Runs wherever
 // nvcc exists (CI has nvcc 13.0 and no GPU); the kernels themselves run in tests/gpu/run.sh on an H200.
 import assert from "node:assert/strict";
+import { fastKernelSource } from "./_fast_kernel_source.ts";
 
 const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
 
@@ -14,19 +15,6 @@ async function hasNvcc(): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** The instantiation text the backend writes (sm90_fp8_fast.cu, jit_source). */
-function source(bn: number, stages: number, mc: number, doubleAcc: boolean, n: number, k: number): string {
-  return [
-    `#include "sm90_fp8_fast_kernel.cuh"`,
-    `extern "C" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)`,
-    `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,
-    `            const go_sm90::FastParams p) {`,
-    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}>>(a, b, p);`,
-    `}`,
-    ``,
-  ].join("\n");
 }
 
 const CONFIGS: [number, number, number, boolean, number, number][] = [
@@ -47,7 +35,7 @@ Deno.test({
         async () => {
           const results = await Promise.all(CONFIGS.map(async (c, i) => {
             const cu = `${dir}/k${i}.cu`;
-            await Deno.writeTextFile(cu, source(...c));
+            await Deno.writeTextFile(cu, fastKernelSource(...c));
             const out = await new Deno.Command("nvcc", {
               args: [
                 "-cubin",

@@ -1,0 +1,39 @@
+/**
+ * The instantiation text the CUDA backend's JIT compiles for one configuration of the fast SM90 FP8 kernel
+ * (kernels/cuda/sm90_fp8_fast.cu, `jit_source`), for the tests that compile it without a GPU.
+ * @module
+ */
+
+/**
+ * One configuration's .cu text.
+ * @param bn BLOCK_N
+ * @param stages pipeline stages
+ * @param mc CTAs per cluster sharing A (1 or 2)
+ * @param doubleAcc two accumulator sets
+ * @param n N as a compile-time constant (0: run time)
+ * @param k K as a compile-time constant (0: run time)
+ * @returns the text
+ * @example
+ * ```ts
+ * import { fastKernelSource } from "./_fast_kernel_source.ts";
+ * if (!fastKernelSource(128, 5, 1, true, 0, 0).includes("FastConfig<128, 5, 1, true, 0, 0>")) throw new Error();
+ * ```
+ */
+export function fastKernelSource(
+  bn: number,
+  stages: number,
+  mc: number,
+  doubleAcc: boolean,
+  n: number,
+  k: number,
+): string {
+  return [
+    `#include "sm90_fp8_fast_kernel.cuh"`,
+    `extern "C" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)`,
+    `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,
+    `            const go_sm90::FastParams p) {`,
+    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}>>(a, b, p);`,
+    `}`,
+    ``,
+  ].join("\n");
+}
