@@ -291,7 +291,8 @@ bool compile_cached(const std::string& source, std::string* cubin_out, bool* com
   return true;
 }
 
-bool available(std::string* why) {
+namespace {
+bool available_uncached(std::string* why) {
   if (env("GO_CUDA_JIT") == "0") {
     *why = "JIT off (GO_CUDA_JIT=0)";
     return false;
@@ -307,6 +308,25 @@ bool available(std::string* why) {
     return false;
   }
   return true;
+}
+}  // namespace
+
+// available() runs on every launch: its answer is kept while the variables it reads stay the same.
+bool available(std::string* why) {
+  static std::mutex mu;
+  static std::string last_key, last_why;
+  static bool last_ok = false, known = false;
+  const std::string key = env("GO_CUDA_JIT") + '\x1f' + env("GO_CUDA_JIT_SOURCES") + '\x1f' + env("GO_NVCC") + '\x1f' +
+                          env("CUDA_HOME") + '\x1f' + env("PATH");
+  std::lock_guard<std::mutex> lk(mu);
+  if (!known || key != last_key) {
+    last_why.clear();
+    last_ok = available_uncached(&last_why);
+    last_key = key;
+    known = true;
+  }
+  if (!last_ok) *why = last_why;
+  return last_ok;
 }
 
 bool get_function(const std::string& source, const char* symbol, CUfunction* out, std::string* err) {

@@ -88,8 +88,10 @@ int64_t tiles_of(const FastParams& p, int bn) {
   return static_cast<int64_t>(p.m_blocks) * ((p.N + bn - 1) / bn) * (p.mode == kFastMasked ? p.G : 1);
 }
 
-// Parses GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0"; any subset) over *c.
-bool apply_override(const char* text, FastChoice* c, std::string* err) {
+// Parses GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0"; any subset) over *c; *acc_set says whether
+// it named the accumulator sets (otherwise they follow BLOCK_N).
+bool apply_override(const char* text, FastChoice* c, bool* acc_set, std::string* err) {
+  *acc_set = false;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
@@ -102,7 +104,7 @@ bool apply_override(const char* text, FastChoice* c, std::string* err) {
     if (k == "bn" && num && n >= 8 && n <= 256 && n % 8 == 0) c->bn = static_cast<int>(n);
     else if (k == "stages" && num && n >= 2 && n <= 16) c->stages = static_cast<int>(n);
     else if (k == "mc" && num && (n == 1 || n == 2)) c->multicast = static_cast<int>(n);
-    else if (k == "acc" && (v == "single" || v == "double")) c->double_acc = v == "double";
+    else if (k == "acc" && (v == "single" || v == "double")) c->double_acc = v == "double", *acc_set = true;
     else if (k == "shape" && num && (n == 0 || n == 1)) c->shape = n == 1;
     else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
@@ -166,18 +168,19 @@ bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::str
   const int64_t t128 = tiles_of(p, 128), t144 = tiles_of(p, 144);
   best.bn = t128 < sms ? 64 : 128;
   if (t128 >= sms && 4 * ((t144 + sms - 1) / sms) <= 3 * ((t128 + sms - 1) / sms)) best.bn = 144;
-  best.double_acc = best.bn <= 128;
   best.multicast = 1;
+  best.stages = 0;  // as many as fit
+  bool acc_set = false;
   if (const char* o = std::getenv("GO_CUDA_FAST_CFG")) {
-    if (!apply_override(o, &best, err)) return false;
-    if (std::strstr(o, "acc=") == nullptr) best.double_acc = best.bn <= 128;
-    if (best.double_acc && best.bn > 128) {
-      *err = "GO_CUDA_FAST_CFG: acc=double needs bn <= 128";
-      return false;
-    }
+    if (!apply_override(o, &best, &acc_set, err)) return false;
+  }
+  if (!acc_set) best.double_acc = best.bn <= 128;
+  if (best.double_acc && best.bn > 128) {
+    *err = "GO_CUDA_FAST_CFG: acc=double needs bn <= 128";
+    return false;
   }
   const int fit = max_stages(best.bn);
-  if (!std::getenv("GO_CUDA_FAST_CFG") || !std::strstr(std::getenv("GO_CUDA_FAST_CFG"), "stages=")) best.stages = fit;
+  if (best.stages == 0) best.stages = fit;
   if (best.stages > fit) {
     *err = "GO_CUDA_FAST_CFG: " + std::to_string(best.stages) + " stages of BLOCK_N " + std::to_string(best.bn) +
            " need more than 227 KB of shared memory (at most " + std::to_string(fit) + ")";
@@ -194,7 +197,7 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   FastChoice c;
   c.bn = tiles_of(p, 128) < sms ? 64 : 128;
   if (const char* f = std::getenv("GO_CUDA_BLOCK_N")) c.bn = std::atoi(f) == 64 ? 64 : 128;
-  c.stages = c.bn == 64 ? 8 : 5;
+  c.stages = c.bn == 64 ? Aot64::kStages : Aot128::kStages;
   c.multicast = 1;
   c.double_acc = true;
   c.shape = false;
@@ -222,14 +225,31 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   return cudaGetLastError();
 }
 
-// Looks up (compiling at first use) the JIT kernel for this configuration; sets its shared-memory limit once.
-bool jit_kernel(const FastChoice& c, const FastParams& p, CUfunction* fn, std::string* err) {
+// Per JIT kernel, found once: its shared-memory limit is set, and how many clusters fit at once (0: unknown).
+struct KernelFacts {
+  int max_clusters = 0;
+};
+std::mutex g_facts_mu;
+std::map<CUfunction, KernelFacts> g_facts;
+
+// Looks up (compiling at first use) the JIT kernel for this configuration; the first lookup of a kernel sets its
+// shared-memory limit and asks for its cluster occupancy.
+bool jit_kernel(const FastChoice& c, const FastParams& p, CUfunction* fn, KernelFacts* facts, std::string* err) {
   if (!go_jit::get_function(jit_source(c, p), "go_fp8_fast", fn, err)) return false;
-  const CUresult r = go_jit::set_max_dynamic_smem(*fn, smem_bytes(c.bn, c.stages));
-  if (r != CUDA_SUCCESS) {
-    *err = "cuFuncSetAttribute(max dynamic shared memory): " + go_jit::driver_error(r);
-    return false;
+  std::lock_guard<std::mutex> lk(g_facts_mu);
+  auto it = g_facts.find(*fn);
+  if (it == g_facts.end()) {
+    const int smem = smem_bytes(c.bn, c.stages);
+    const CUresult r = go_jit::set_max_dynamic_smem(*fn, smem);
+    if (r != CUDA_SUCCESS) {
+      *err = "cuFuncSetAttribute(max dynamic shared memory): " + go_jit::driver_error(r);
+      return false;
+    }
+    KernelFacts f;
+    if (c.multicast > 1) f.max_clusters = go_jit::max_active_clusters(*fn, kFastThreads, c.multicast, smem);
+    it = g_facts.emplace(*fn, f).first;
   }
+  if (facts) *facts = it->second;
   return true;
 }
 
@@ -257,7 +277,8 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
   if (!choose_fast_config(p, sms, &c, err)) return cudaErrorInvalidValue;
   fill_blocks(&p, c);
   CUfunction fn = nullptr;
-  if (!jit_kernel(c, p, &fn, &why)) {
+  KernelFacts facts;
+  if (!jit_kernel(c, p, &fn, &facts, &why)) {
     // A JIT failure is reported, not hidden: the AOT kernels still give the same bits.
     std::fprintf(stderr, "gemm-oracle: fast FP8 kernel JIT failed, using the ahead-of-time kernel: %s\n", why.c_str());
     p.m_blocks = (p.M + kFBM - 1) / kFBM;
@@ -273,19 +294,7 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
   if (p.units == 0) return cudaSuccess;
   // Persistent grid: one CTA per SM, as many clusters as can be resident together (a cluster must fit in one GPC).
   int clusters = std::min(p.units, sms / c.multicast);
-  if (c.multicast > 1) {
-    static std::mutex mu;
-    static std::map<CUfunction, int> fits;  // cuOccupancyMaxActiveClusters once per kernel
-    int fit;
-    {
-      std::lock_guard<std::mutex> lk(mu);
-      auto it = fits.find(fn);
-      fit = it != fits.end() ? it->second
-                             : (fits[fn] = go_jit::max_active_clusters(fn, kFastThreads, c.multicast,
-                                                                       smem_bytes(c.bn, c.stages)));
-    }
-    if (fit > 0) clusters = std::min(clusters, fit);
-  }
+  if (facts.max_clusters > 0) clusters = std::min(clusters, facts.max_clusters);
   void* args[] = {&ma, &mb, &p};
   const CUresult r = go_jit::launch(fn, static_cast<unsigned>(clusters * c.multicast), kFastThreads,
                                     static_cast<unsigned>(c.multicast), static_cast<unsigned>(smem_bytes(c.bn, c.stages)),
@@ -308,7 +317,7 @@ int prepare_fp8_gemm_fast(FastParams p, std::string* err) {
   if (!choose_fast_config(p, sm_count(), &c, err)) return 1;
   fill_blocks(&p, c);
   CUfunction fn = nullptr;
-  return jit_kernel(c, p, &fn, err) ? 0 : 1;
+  return jit_kernel(c, p, &fn, nullptr, err) ? 0 : 1;
 }
 
 std::string last_fast_config() { return t_last_config; }
