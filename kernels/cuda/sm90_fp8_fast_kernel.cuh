@@ -1,9 +1,10 @@
 // Device code of the fast SM90 FP8 GEMM (1D2D, BF16 out), templated on its configuration so that it can be built
-// ahead of time (sm90_fp8_fast.cu) or compiled at first use for one shape class (sm90_jit.cu writes a one-line
-// instantiation of fp8_fast_body and runs nvcc on it).
+// ahead of time or compiled at first use for one shape class (sm90_fp8_fast.cu writes a one-line instantiation of
+// fp8_fast_body, and jit.cu runs nvcc on it).
 //
-// Structure: one producer warp (TMA for A and B, cp.async for the scales) and two math warpgroups of 64 rows each
-// (setmaxnreg 56/224), a kStages-deep shared-memory ring on mbarriers, a persistent grid walking the tiles in
+// Structure: a producer warpgroup (TMA for A and B, cp.async for the scales; all four warps or one of them load)
+// and two math warpgroups of 64 rows each (setmaxnreg 40/232 or 56/224), a kStages-deep shared-memory ring on
+// mbarriers, a persistent grid walking the tiles in
 // grouped rasterisation, TMA multicast of the A tile across a cluster of kMulticast CTAs that share the M block
 // (each CTA loads 128 / kMulticast rows and the copy lands in every CTA of the cluster), and a coalesced BF16
 // epilogue through shared memory.
@@ -252,8 +253,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(GO_FAST_PRODUCER_REGS) : "memory");
     if (warp < C::kProducerWarps) {
-      // Producer warp: lane 0 issues the TMA copies of A (this CTA's share, multicast) and B; every lane copies 4
-      // rows of SFA and lanes < kSlots one SFB value by cp.async; all complete on the stage's full barrier.
+      // Producer: thread 0 issues the TMA copies of A (this CTA's share, multicast) and B; every producer thread
+      // copies its SFA rows and threads < kSlots one SFB value by cp.async; all complete on the stage's full barrier.
       uint32_t it = 0;
       for (int u = cluster; u < p.units; u += clusters) {
         const FastTile ti = fast_tile<C>(p, u, rank, N);
