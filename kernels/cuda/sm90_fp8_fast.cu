@@ -25,15 +25,9 @@ namespace {
 
 constexpr int kMaxSmem = 232448;  // H100/H200: 227 KB of dynamic shared memory per block (opt-in)
 
-// Bytes of dynamic shared memory for (BN, stages): FastSmem's arithmetic at run time, plus 1024 for the alignment.
-int smem_bytes(int bn, int stages) {
-  const int stage_b = bn * kFBK, pitch = bn + 8;
-  const int sfb = stages * kStageA + stages * stage_b + stages * kFBM * 4;
-  const int bars = (sfb + stages * 16 + 7) / 8 * 8;
-  const int epi = (bars + 2 * stages * 8 + 15) / 16 * 16;
-  return epi + 2 * 64 * pitch * 2 + 1024;
-}
-static_assert(FastSmem<128, 5>::total + 1024 < kMaxSmem, "BN 128 x 5 stages fits");
+// Bytes of dynamic shared memory for (BN, stages), plus 1024 for the alignment.
+int smem_bytes(int bn, int stages) { return fast_smem(bn, stages).total + 1024; }
+static_assert(fast_smem(128, 5).total + 1024 < kMaxSmem, "BN 128 x 5 stages fits");
 
 int max_stages(int bn) {
   int s = 2;
@@ -49,7 +43,7 @@ __global__ void __launch_bounds__(kFastThreads, 1)
 }
 using Aot64 = FastConfig<64, 8, 1, true>;
 using Aot128 = FastConfig<128, 5, 1, true>;
-static_assert(FastSmem<64, 8>::total + 1024 <= kMaxSmem, "AOT BN 64 fits");
+static_assert(fast_smem(64, 8).total + 1024 <= kMaxSmem, "AOT BN 64 fits");
 
 PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
   static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {

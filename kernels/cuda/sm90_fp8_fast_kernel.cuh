@@ -22,7 +22,6 @@
 
 #include "sm90_common.cuh"
 #include "sm90_fast.h"
-#include "sm90_wgmma_fp8_n.cuh"
 
 namespace go_sm90 {
 
@@ -60,19 +59,26 @@ struct FastConfig {
   static_assert(kStages >= 2 && kStages <= 16, "stages");
 };
 
-/// Shared-memory layout (bytes from a 1024-aligned base) of one configuration; the host adds 1024 for the alignment.
-template <int BN, int kStages>
+/// Shared-memory layout (bytes from a 1024-aligned base) of one configuration. One function for the kernel (at compile
+/// time) and the launcher (at run time, which adds 1024 for the alignment).
 struct FastSmem {
-  static constexpr int stage_b = BN * kFBK;
-  static constexpr int pitch = BN + 8;  // bf16 elements per epilogue row (bank spread)
-  static constexpr int a = 0;
-  static constexpr int b = kStages * kStageA;
-  static constexpr int sfa = b + kStages * stage_b;
-  static constexpr int sfb = sfa + kStages * kFBM * 4;
-  static constexpr int bars = (sfb + kStages * 16 + 7) / 8 * 8;
-  static constexpr int epi = (bars + 2 * kStages * 8 + 15) / 16 * 16;
-  static constexpr int total = epi + 2 * 64 * pitch * 2;
+  int stage_b;  // bytes of one B stage
+  int pitch;    // bf16 elements per epilogue row (BN + 8: bank spread)
+  int a, b, sfa, sfb, bars, epi, total;
 };
+__host__ __device__ constexpr FastSmem fast_smem(int bn, int stages) {
+  FastSmem l{};
+  l.stage_b = bn * kFBK;
+  l.pitch = bn + 8;
+  l.a = 0;
+  l.b = stages * kStageA;
+  l.sfa = l.b + stages * l.stage_b;
+  l.sfb = l.sfa + stages * kFBM * 4;
+  l.bars = (l.sfb + stages * 16 + 7) / 8 * 8;
+  l.epi = (l.bars + 2 * stages * 8 + 15) / 16 * 16;
+  l.total = l.epi + 2 * 64 * l.pitch * 2;
+  return l;
+}
 
 // ---- mbarrier, TMA, cp.async and cluster helpers (PTX ISA 8.x; sm_90a) ----
 __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
@@ -222,19 +228,19 @@ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int u, int ra
 template <class C>
 __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CUtensorMap& map_b, const FastParams& p) {
   constexpr int BN = C::BN, kStages = C::kStages, MC = C::kMulticast, NA = BN / 2, kSlots = C::kSfbSlots;
-  using L = FastSmem<BN, kStages>;
-  constexpr int kStageB = L::stage_b, kEpiPitch = L::pitch;
+  constexpr FastSmem L = fast_smem(BN, kStages);
+  constexpr int kStageB = L.stage_b, kEpiPitch = L.pitch;
   const int N = C::kN ? C::kN : p.N;
   const int K = C::kK ? C::kK : p.K;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = align1024(smem_raw);
-  uint8_t* sA = smem + L::a;
-  uint8_t* sB = smem + L::b;
-  float* sSfa = reinterpret_cast<float*>(smem + L::sfa);
-  float* sSfb = reinterpret_cast<float*>(smem + L::sfb);  // 4 slots per stage
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + L::bars);
+  uint8_t* sA = smem + L.a;
+  uint8_t* sB = smem + L.b;
+  float* sSfa = reinterpret_cast<float*>(smem + L.sfa);
+  float* sSfb = reinterpret_cast<float*>(smem + L.sfb);  // 4 slots per stage
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + L.bars);
   uint64_t* empty = full + kStages;
-  __nv_bfloat16* sEpi = reinterpret_cast<__nv_bfloat16*>(smem + L::epi);
+  __nv_bfloat16* sEpi = reinterpret_cast<__nv_bfloat16*>(smem + L.epi);
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
   const int rank = MC > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
   if (threadIdx.x == 0) {

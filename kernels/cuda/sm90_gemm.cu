@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(kThreads) bf16_gemm_kernel(const GemmParams p)
       wgmma_fence();
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        wgmma_bf16_m64n128k16(acc, desc_kmajor_sw128(smem_addr(sA + j * 32)),
+        WgmmaBf16<128>::mma(acc, desc_kmajor_sw128(smem_addr(sA + j * 32)),
                               desc_kmajor_sw128(smem_addr(sB + j * 32)), 1);
       }
       wgmma_commit();

@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(kThreads) hc_prenorm_kernel(const HcParams p, 
     wgmma_fence();
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      wgmma_tf32_m64n32k8(acc, desc_kmajor_sw128(smem_addr(sA + j * 32)), desc_kmajor_sw128(smem_addr(sB + j * 32)),
+      WgmmaTf32<32>::mma(acc, desc_kmajor_sw128(smem_addr(sA + j * 32)), desc_kmajor_sw128(smem_addr(sB + j * 32)),
                           1);
     }
     wgmma_commit();
