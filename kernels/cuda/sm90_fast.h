@@ -39,10 +39,11 @@ struct FastChoice {
   int producer_warps = 4;  // 4: the producer warpgroup loads (one SFA row per thread); 1: one warp
   bool release_per_warp = false;  // math warps release a stage with one arrival each (else one per thread)
   int producer_regs = 40;  // setmaxnreg split: 40 / 232 or 56 / 224
+  int bm = 128;         // BLOCK_M: 128, or 256 (two waves per math warpgroup; one accumulator set, BN <= 128)
 };
 
 /// The configuration a call of this shape class gets: GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0,
-/// prod=4,rel=thread,regs=40", any subset) overrides the heuristic's fields. Returns false with *err set when the override is malformed.
+/// prod=4,rel=thread,regs=40,bm=256", any subset) overrides the heuristic's fields. Returns false with *err set when the override is malformed.
 bool choose_fast_config(const FastParams& p, int sms, FastChoice* out, std::string* err);
 
 // a: 2-D TMA view [a_rows, K] (masked: G * Mmax rows), b: [b_rows, K] (grouped: G * N rows); row strides in bytes.

@@ -25,13 +25,13 @@ namespace {
 
 constexpr int kMaxSmem = 232448;  // H100/H200: 227 KB of dynamic shared memory per block (opt-in)
 
-// Bytes of dynamic shared memory for (BN, stages), plus 1024 for the alignment.
-int smem_bytes(int bn, int stages) { return fast_smem(bn, stages).total + 1024; }
+// Bytes of dynamic shared memory for (BN, stages, BM), plus 1024 for the alignment.
+int smem_bytes(int bn, int stages, int bm) { return fast_smem(bn, stages, bm).total + 1024; }
 static_assert(fast_smem(128, 5).total + 1024 < kMaxSmem, "BN 128 x 5 stages fits");
 
-int max_stages(int bn) {
+int max_stages(int bn, int bm) {
   int s = 2;
-  while (s < 8 && smem_bytes(bn, s + 1) <= kMaxSmem) ++s;
+  while (s < 8 && smem_bytes(bn, s + 1, bm) <= kMaxSmem) ++s;
   return s;
 }
 
@@ -103,10 +103,11 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, std::string*
     else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
     else if (k == "regs" && num && (n == 40 || n == 56)) c->producer_regs = static_cast<int>(n);
+    else if (k == "bm" && num && (n == 128 || n == 256)) c->bm = static_cast<int>(n);
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
              "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double, shape=0|1, prod=1|4, "
-             "rel=warp|thread, regs=40|56)";
+             "rel=warp|thread, regs=40|56, bm=128|256)";
       return false;
     }
   }
@@ -117,8 +118,8 @@ thread_local std::string t_last_config;
 
 std::string describe(const FastChoice& c, const char* how) {
   char buf[200];
-  std::snprintf(buf, sizeof buf, "bn=%d stages=%d multicast=%d acc=%s prod=%d rel=%s regs=%d %s", c.bn, c.stages,
-                c.multicast, c.double_acc ? "double" : "single", c.producer_warps,
+  std::snprintf(buf, sizeof buf, "bm=%d bn=%d stages=%d multicast=%d acc=%s prod=%d rel=%s regs=%d %s", c.bm, c.bn,
+                c.stages, c.multicast, c.double_acc ? "double" : "single", c.producer_warps,
                 c.release_per_warp ? "warp" : "thread", c.producer_regs, how);
   return buf;
 }
@@ -136,12 +137,12 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << "            const go_sm90::FastParams p) {\n"
     << "  go_sm90::fp8_fast_body<go_sm90::FastConfig<" << c.bn << ", " << c.stages << ", " << c.multicast << ", "
     << (c.double_acc ? "true" : "false") << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0) << ", "
-    << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ">>(a, b, p);\n}\n";
+    << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ", " << c.bm << ">>(a, b, p);\n}\n";
   return s.str();
 }
 
 void fill_blocks(FastParams* p, const FastChoice& c) {
-  p->m_blocks = (p->M + kFBM - 1) / kFBM;
+  p->m_blocks = (p->M + c.bm - 1) / c.bm;
   p->n_blocks = (p->N + c.bn - 1) / c.bn;
   const int ngroups = (p->n_blocks + c.multicast - 1) / c.multicast;
   p->units = p->m_blocks * ngroups * (p->mode == kFastMasked ? p->G : 1);
@@ -168,16 +169,23 @@ bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::str
   if (const char* o = std::getenv("GO_CUDA_FAST_CFG")) {
     if (!apply_override(o, &best, &acc_set, err)) return false;
   }
-  if (!acc_set) best.double_acc = best.bn <= 128;
+  // A contiguous layout's groups start on 128-row boundaries (mk_alignment), which a 256-row tile could straddle:
+  // bm=256 applies to dense and masked GEMMs only, and contiguous ones keep 128 (go_ext_fast_last_config says so).
+  if (p.mode != kFastNormal && p.mode != kFastMasked) best.bm = 128;
+  if (!acc_set) best.double_acc = best.bn <= 128 && best.bm == 128;
   if (best.double_acc && best.bn > 128) {
     *err = "GO_CUDA_FAST_CFG: acc=double needs bn <= 128";
     return false;
   }
-  const int fit = max_stages(best.bn);
+  if (best.bm == 256 && (best.double_acc || best.bn > 128)) {
+    *err = "GO_CUDA_FAST_CFG: bm=256 needs acc=single and bn <= 128 (registers)";
+    return false;
+  }
+  const int fit = max_stages(best.bn, best.bm);
   if (best.stages == 0) best.stages = fit;
   if (best.stages > fit) {
-    *err = "GO_CUDA_FAST_CFG: " + std::to_string(best.stages) + " stages of BLOCK_N " + std::to_string(best.bn) +
-           " need more than 227 KB of shared memory (at most " + std::to_string(fit) + ")";
+    *err = "GO_CUDA_FAST_CFG: " + std::to_string(best.stages) + " stages of BLOCK_M " + std::to_string(best.bm) +
+           " x BLOCK_N " + std::to_string(best.bn) + " need more than 227 KB of shared memory (at most " + std::to_string(fit) + ")";
     return false;
   }
   *out = best;
@@ -204,7 +212,7 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   t_last_config = describe(c, ("aot (" + why + ")").c_str());
   go_jit::count_aot_launch();
   if (p.units == 0) return cudaSuccess;
-  const int smem = smem_bytes(c.bn, c.stages);
+  const int smem = smem_bytes(c.bn, c.stages, c.bm);
   const int grid = p.units < sms ? p.units : sms;
   cudaError_t e;
   if (c.bn == 64) {
@@ -233,7 +241,7 @@ bool jit_kernel(const FastChoice& c, const FastParams& p, CUfunction* fn, Kernel
   std::lock_guard<std::mutex> lk(g_facts_mu);
   auto it = g_facts.find(*fn);
   if (it == g_facts.end()) {
-    const int smem = smem_bytes(c.bn, c.stages);
+    const int smem = smem_bytes(c.bn, c.stages, c.bm);
     const CUresult r = go_jit::set_max_dynamic_smem(*fn, smem);
     if (r != CUDA_SUCCESS) {
       *err = "cuFuncSetAttribute(max dynamic shared memory): " + go_jit::driver_error(r);
@@ -279,7 +287,7 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
     return launch_aot(p, a, a_rows, a_row_stride, b, b_rows, b_row_stride, sms, stream, used, "JIT failed");
   }
   CUtensorMap ma, mb;
-  if (!make_map(&ma, a, a_rows, p.K, a_row_stride, kFBM / c.multicast) ||
+  if (!make_map(&ma, a, a_rows, p.K, a_row_stride, c.bm / c.multicast) ||
       !make_map(&mb, b, b_rows, p.K, b_row_stride, c.bn)) {
     return cudaSuccess;
   }
@@ -291,7 +299,7 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
   if (facts.max_clusters > 0) clusters = std::min(clusters, facts.max_clusters);
   void* args[] = {&ma, &mb, &p};
   const CUresult r = go_jit::launch(fn, static_cast<unsigned>(clusters * c.multicast), kFastThreads,
-                                    static_cast<unsigned>(c.multicast), static_cast<unsigned>(smem_bytes(c.bn, c.stages)),
+                                    static_cast<unsigned>(c.multicast), static_cast<unsigned>(smem_bytes(c.bn, c.stages, c.bm)),
                                     stream, args);
   if (r != CUDA_SUCCESS) {
     *err = "cuLaunchKernelEx(fast FP8 GEMM, " + t_last_config + "): " + go_jit::driver_error(r);

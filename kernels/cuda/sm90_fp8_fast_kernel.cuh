@@ -3,11 +3,11 @@
 // fp8_fast_body, and jit.cu runs nvcc on it).
 //
 // Structure: a producer warpgroup (TMA for A and B, cp.async for the scales; all four warps or one of them load)
-// and two math warpgroups of 64 rows each (setmaxnreg 40/232 or 56/224), a kStages-deep shared-memory ring on
-// mbarriers, a persistent grid walking the tiles in
-// grouped rasterisation, TMA multicast of the A tile across a cluster of kMulticast CTAs that share the M block
-// (each CTA loads 128 / kMulticast rows and the copy lands in every CTA of the cluster), and a coalesced BF16
-// epilogue through shared memory.
+// and two math warpgroups of 64 rows each per wave (BLOCK_M 128: one wave, 256: two; setmaxnreg 40/232 or 56/224), a
+// kStages-deep shared-memory ring on mbarriers, a persistent grid walking the tiles in grouped rasterisation, TMA
+// multicast of the A tile across a cluster of kMulticast CTAs that share the M block (each CTA loads
+// BLOCK_M / kMulticast rows and the copy lands in every CTA of the cluster), and a coalesced BF16 epilogue through
+// shared memory.
 //
 // Numerics are those of sm90_gemm.cu's fp8_gemm_kernel, instruction for instruction: per 128-K block a chain of
 // 4 x wgmma m64nBNk32 (the first with scale-d = 0) and F = fma(fl32(sa * sb), P, F) on CUDA cores, then bf16 RNE
@@ -25,9 +25,8 @@
 
 namespace go_sm90 {
 
-constexpr int kFBM = 128, kFBK = 128;
+constexpr int kFBM = 128, kFBK = 128;  // kFBM: rows of one wave (two math warpgroups of 64)
 constexpr int kFastThreads = 384;
-constexpr int kStageA = kFBM * kFBK;  // bytes of one A stage
 // setmaxnreg split. __launch_bounds__(384, 1) gives every thread 168 registers at launch (65536 / 384, rounded down
 // to 8) and the CTA owns 384 x 168 of them: setmaxnreg.inc blocks until the producer's setmaxnreg.dec has released
 // enough, so 128 x P + 256 x M must not exceed 384 x 168 (a larger M hangs every CTA at its first instruction).
@@ -45,12 +44,19 @@ static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168
 /// cores while block kb is promoted (needs 3 * BN / 2 registers: BN <= 128); kN, kK: the shape's N and K when the
 /// kernel is specialised for one shape class (0: read from FastParams at run time); kProducerWarps: warps that load
 /// (1: one warp, 4 SFA rows per lane; 4: the whole producer warpgroup, one SFA row per thread); kReleasePerWarp: a
-/// math warp releases a stage with one arrival (after __syncwarp) instead of one per thread.
-template <int BN_, int STAGES_, int MC_, bool DACC_, int KN_ = 0, int KK_ = 0, int PW_ = 4, bool RPW_ = false>
+/// math warp releases a stage with one arrival (after __syncwarp) instead of one per thread; BM: BLOCK_M, 128 or 256
+/// (256: each math warpgroup runs two waves of 64 rows per K block, one accumulator set and two sets of final
+/// accumulators; the A tile is twice as tall for the same B tile, which halves B's share of the L2 traffic, the
+/// layout DeepGEMM's SM90 heuristic offers as block_m 256 for BF16 output).
+template <int BN_, int STAGES_, int MC_, bool DACC_, int KN_ = 0, int KK_ = 0, int PW_ = 4, bool RPW_ = false,
+          int BM_ = 128>
 struct FastConfig {
   static constexpr int BN = BN_, kStages = STAGES_, kMulticast = MC_, kN = KN_, kK = KK_, kProducerWarps = PW_;
+  static constexpr int BM = BM_, kWaves = BM_ / kFBM;
   static constexpr bool kDoubleAcc = DACC_, kReleasePerWarp = RPW_;
   static_assert(PW_ == 1 || PW_ == 4, "one producer warp or four");
+  static_assert(BM_ == 128 || BM_ == 256, "BLOCK_M 128 or 256");
+  static_assert(BM_ == 128 || (!DACC_ && BN_ <= 128), "BLOCK_M 256 needs one accumulator set and BN <= 128 (registers)");
   // How many 128-column scale blocks of B one tile can touch.
   static constexpr int kSfbSlots = 128 % BN == 0 ? 1 : (BN % 128 == 0 ? BN / 128 : BN / 128 + 2);
   static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BLOCK_N must be a multiple of 8 in [8, 256]");
@@ -62,18 +68,20 @@ struct FastConfig {
 /// Shared-memory layout (bytes from a 1024-aligned base) of one configuration. One function for the kernel (at compile
 /// time) and the launcher (at run time, which adds 1024 for the alignment).
 struct FastSmem {
+  int stage_a;  // bytes of one A stage
   int stage_b;  // bytes of one B stage
   int pitch;    // bf16 elements per epilogue row (BN + 8: bank spread)
   int a, b, sfa, sfb, bars, epi, total;
 };
-__host__ __device__ constexpr FastSmem fast_smem(int bn, int stages) {
+__host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kFBM) {
   FastSmem l{};
+  l.stage_a = bm * kFBK;
   l.stage_b = bn * kFBK;
   l.pitch = bn + 8;
   l.a = 0;
-  l.b = stages * kStageA;
+  l.b = stages * l.stage_a;
   l.sfa = l.b + stages * l.stage_b;
-  l.sfb = l.sfa + stages * kFBM * 4;
+  l.sfb = l.sfa + stages * bm * 4;
   l.bars = (l.sfb + stages * 16 + 7) / 8 * 8;
   l.epi = (l.bars + 2 * stages * 8 + 15) / 16 * 16;
   l.total = l.epi + 2 * 64 * l.pitch * 2;
@@ -158,8 +166,8 @@ struct FastTile {
   int a_row, b_row;  // TMA row coordinates
   int z, g;          // batch (masked: group) for A/D/SFA; group for B/SFB
   int sfa_rows;      // rows of SFA readable from m0 (within the batch)
-  int store_rows[2];
-  bool zero[2];
+  int store_rows[4];  // per 64-row chunk of the tile: rows to store, and whether they are written as zeros
+  bool zero[4];
 };
 
 template <class C>
@@ -179,7 +187,7 @@ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int u, int ra
   const int gm = min(8, p.m_blocks - first_m);
   const int in = u - run * 8 * ngroups;
   const int mb = first_m + in % gm, ng = in / gm;
-  ti.m0 = mb * kFBM;
+  ti.m0 = mb * C::BM;
   ti.n0 = (ng * C::kMulticast + rank) * C::BN;
   int rows_end = p.M;  // rows below this are stored
   switch (p.mode) {
@@ -208,14 +216,16 @@ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int u, int ra
     }
     case kFastMasked:
       // Tiles starting below masked_m are computed; a 64-row chunk starting at or after masked_m is written as 0.
+      // Rows from align(masked_m, 128) on are not written (gemm_oracle.h), which a 256-row tile must respect too.
       ti.g = ti.z;
       if (ti.m0 >= p.masked_m[ti.z]) ti.valid = false;
+      rows_end = min(p.M, (p.masked_m[ti.z] + kFBM - 1) / kFBM * kFBM);
       break;
   }
   ti.a_row = (p.mode == kFastMasked ? ti.z * p.M : 0) + ti.m0;
   ti.b_row = ti.g * N + ti.n0;
   ti.sfa_rows = p.M - ti.m0;
-  for (int w = 0; w < 2; ++w) {
+  for (int w = 0; w < C::BM / 64; ++w) {
     const int r0 = ti.m0 + 64 * w;
     ti.store_rows[w] = max(0, min(64, rows_end - r0));
     ti.zero[w] = (p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
@@ -224,12 +234,13 @@ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int u, int ra
   return ti;
 }
 
-/// The kernel body; map_a's box is 128 / kMulticast rows x 128 K, map_b's BN rows x 128 K (both 128B-swizzled).
+/// The kernel body; map_a's box is BM / kMulticast rows x 128 K, map_b's BN rows x 128 K (both 128B-swizzled).
 template <class C>
 __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CUtensorMap& map_b, const FastParams& p) {
-  constexpr int BN = C::BN, kStages = C::kStages, MC = C::kMulticast, NA = BN / 2, kSlots = C::kSfbSlots;
-  constexpr FastSmem L = fast_smem(BN, kStages);
-  constexpr int kStageB = L.stage_b, kEpiPitch = L.pitch;
+  constexpr int BN = C::BN, BM = C::BM, kWaves = C::kWaves, kStages = C::kStages, MC = C::kMulticast, NA = BN / 2,
+                kSlots = C::kSfbSlots;
+  constexpr FastSmem L = fast_smem(BN, kStages, BM);
+  constexpr int kStageA = L.stage_a, kStageB = L.stage_b, kEpiPitch = L.pitch;
   const int N = C::kN ? C::kN : p.N;
   const int K = C::kK ? C::kK : p.K;
   extern __shared__ uint8_t smem_raw[];
@@ -267,8 +278,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         if (!ti.valid) continue;
         const float* sfa_base = p.sfa + ti.z * p.sfa_s_batch + static_cast<int64_t>(ti.m0) * p.sfa_s_row;
         const float* sfb_base = p.sfb + ti.g * p.sfb_s_batch;
-        // One warp: lane l copies SFA rows 4l .. 4l + 3; four warps: thread t copies row t.
-        constexpr int kRowsPer = C::kProducerWarps == 1 ? 4 : 1;
+        // kRowsPer consecutive SFA rows per producer thread (one warp, BM 128: lane l copies rows 4l .. 4l + 3).
+        constexpr int kRowsPer = BM / (32 * C::kProducerWarps);
         const int r0 = kRowsPer * tid, nv = max(0, min(kRowsPer, ti.sfa_rows - r0));
         const int sfb_idx = ti.n0 / 128 + tid;
         const bool sfb_ok = tid < kSlots && sfb_idx < sfb_rows;
@@ -280,7 +291,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
             if (MC == 1) {
               tma_load_2d(sA + s * kStageA, &map_a, &full[s], kb * kFBK, ti.a_row);
             } else {
-              constexpr int rows = kFBM / MC;
+              constexpr int rows = BM / MC;
               tma_load_2d_multicast(sA + s * kStageA + rank * rows * kFBK, &map_a, &full[s], kb * kFBK,
                                     ti.a_row + rank * rows, static_cast<uint16_t>((1 << MC) - 1));
             }
@@ -289,9 +300,13 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
           if (tid < kSlots) {
             cp_async4(&sSfb[s * 4 + tid], sfb_ok ? sfb_base + sfb_idx * p.sfb_s_row + kb * p.sfb_s_kb : p.sfb, sfb_ok);
           }
-          float* dst = &sSfa[s * kFBM + r0];
-          if (kRowsPer == 4 && p.sfa_vec) {
-            cp_async16(dst, nv ? sfa_base + r0 + kb * p.sfa_s_kb : p.sfa, nv * 4);
+          float* dst = &sSfa[s * BM + r0];
+          if (kRowsPer % 4 == 0 && p.sfa_vec) {
+#pragma unroll
+            for (int e = 0; e < kRowsPer; e += 4) {
+              const int nq = max(0, min(4, nv - e));
+              cp_async16(dst + e, nq ? sfa_base + r0 + e + kb * p.sfa_s_kb : p.sfa, nq * 4);
+            }
           } else {
 #pragma unroll
             for (int e = 0; e < kRowsPer; ++e) {
@@ -309,7 +324,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     const int w = wg - 1;
     __nv_bfloat16* epi = sEpi + w * 64 * kEpiPitch;
     uint32_t it = 0;
-    float F[NA], P[NA], P2[C::kDoubleAcc ? NA : 1];
+    float F[kWaves * NA], P[NA], P2[C::kDoubleAcc ? NA : 1];
 #pragma unroll
     for (int i = 0; i < NA; ++i) P[i] = 0.0f;
 #pragma unroll
@@ -319,13 +334,13 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       const FastTile ti = fast_tile<C>(p, u, rank, N);
       if (!ti.valid) continue;
 #pragma unroll
-      for (int i = 0; i < NA; ++i) F[i] = 0.0f;
+      for (int i = 0; i < kWaves * NA; ++i) F[i] = 0.0f;
       // Column where the tile enters the next 128-column scale block of B (only for straddling BLOCK_N).
       const int b1 = 128 - ti.n0 % 128;
-      auto issue = [&](float(&acc)[NA], uint32_t at) {
+      auto issue = [&](float(&acc)[NA], uint32_t at, int wave = 0) {
         const int s = at % kStages;
-        mbar_wait(&full[s], (at / kStages) & 1);
-        const uint8_t* a_tile = sA + s * kStageA + w * 64 * 128;
+        if (wave == 0) mbar_wait(&full[s], (at / kStages) & 1);
+        const uint8_t* a_tile = sA + s * kStageA + (wave * kFBM + w * 64) * 128;
         const uint8_t* b_tile = sB + s * kStageB;
         fence_operand(acc);
         wgmma_fence();
@@ -336,15 +351,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         }
         wgmma_commit();
       };
-      // F = fma(fl32(sa * sb), P, F) per element; the stage is released (one arrival per warp and CTA) once this
-      // warp's wgmmas have completed and its lanes have read the scales.
-      auto promote = [&](float(&acc)[NA], uint32_t at) {
-        fence_operand(acc);
-        const int s = at % kStages;
-        const float sa0 = sSfa[s * kFBM + w * 64 + r_lo], sa1 = sSfa[s * kFBM + w * 64 + r_lo + 8];
-        float sb[kSlots];
-#pragma unroll
-        for (int j = 0; j < kSlots; ++j) sb[j] = sSfb[s * 4 + j];
+      // One arrival per thread (or per warp) on stage s's empty barrier in every CTA of the cluster.
+      auto release = [&](int s) {
         if constexpr (C::kReleasePerWarp) {
           __syncwarp();
           if (MC == 1) {
@@ -358,10 +366,22 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
 #pragma unroll
           for (int c = 0; c < MC; ++c) mbar_arrive_cluster(&empty[s], static_cast<uint32_t>(c));
         }
+      };
+      // F = fma(fl32(sa * sb), P, F) per element; the stage is released (one arrival per warp and CTA) once this
+      // warp's wgmmas of the last wave have completed and its lanes have read the scales.
+      auto promote = [&](float(&acc)[NA], uint32_t at, int wave = 0) {
+        fence_operand(acc);
+        const int s = at % kStages;
+        const float sa0 = sSfa[s * BM + wave * kFBM + w * 64 + r_lo], sa1 = sSfa[s * BM + wave * kFBM + w * 64 + r_lo + 8];
+        float sb[kSlots];
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) sb[j] = sSfb[s * 4 + j];
+        float* Fw = F + wave * NA;
+        if (wave == kWaves - 1) release(s);
         if constexpr (kSlots == 1) {
           const float s0 = __fmul_rn(sa0, sb[0]), s1 = __fmul_rn(sa1, sb[0]);
 #pragma unroll
-          for (int i = 0; i < NA; ++i) F[i] = __fmaf_rn((i & 2) ? s1 : s0, acc[i], F[i]);
+          for (int i = 0; i < NA; ++i) Fw[i] = __fmaf_rn((i & 2) ? s1 : s0, acc[i], Fw[i]);
         } else {
           float s0[kSlots], s1[kSlots];
 #pragma unroll
@@ -379,7 +399,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
               const int i = 4 * c + q;
-              F[i] = __fmaf_rn((i & 2) ? t1 : t0, acc[i], F[i]);
+              Fw[i] = __fmaf_rn((i & 2) ? t1 : t0, acc[i], Fw[i]);
             }
           }
         }
@@ -414,24 +434,31 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       } else {
         // One accumulator set: the other math warpgroup keeps the tensor cores busy during this one's promotion.
         for (int kb = 0; kb < nkb; ++kb, ++it) {
-          issue(P, it);
-          wgmma_wait0();
-          promote(P, it);
+#pragma unroll
+          for (int v = 0; v < kWaves; ++v) {
+            issue(P, it, v);
+            wgmma_wait0();
+            promote(P, it, v);
+          }
         }
       }
-      // Epilogue: bf16 RNE into shared memory, then 16-byte coalesced stores with M/N bounds.
-      const bool zero = w ? ti.zero[1] : ti.zero[0];
+      // Epilogue, per wave: bf16 RNE into shared memory, then 16-byte coalesced stores with M/N bounds.
+#pragma unroll
+      for (int wave = 0; wave < kWaves; ++wave) {
+      const int chunk = 2 * wave + w;  // 64-row chunk of the tile
+      const bool zero = ti.zero[chunk];
+      const float* Fw = F + wave * NA;
 #pragma unroll
       for (int i = 0; i < NA; i += 2) {
         const int r = acc_row(tid, i), c = acc_col(tid, i);
         __nv_bfloat162 v;
-        v.x = __float2bfloat16_rn(zero ? 0.0f : F[i]);
-        v.y = __float2bfloat16_rn(zero ? 0.0f : F[i + 1]);
+        v.x = __float2bfloat16_rn(zero ? 0.0f : Fw[i]);
+        v.y = __float2bfloat16_rn(zero ? 0.0f : Fw[i + 1]);
         *reinterpret_cast<__nv_bfloat162*>(epi + r * kEpiPitch + c) = v;
       }
       named_sync(1 + w, 128);
-      const int rows = w ? ti.store_rows[1] : ti.store_rows[0];
-      __nv_bfloat16* dbase = p.d + ti.z * p.d_s_batch + static_cast<int64_t>(ti.m0 + 64 * w) * p.d_s_row + ti.n0;
+      const int rows = ti.store_rows[chunk];
+      __nv_bfloat16* dbase = p.d + ti.z * p.d_s_batch + static_cast<int64_t>(ti.m0 + 64 * chunk) * p.d_s_row + ti.n0;
       for (int idx = tid; idx < 64 * (BN / 8); idx += 128) {
         const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
         if (r >= rows) continue;
@@ -445,6 +472,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         }
       }
       named_sync(1 + w, 128);
+      }
     }
   }
   // No CTA of a cluster leaves while a peer may still multicast into it or arrive on its barriers.

@@ -18,6 +18,7 @@ const OURS = `{
           "load_ms_max": 0, "memory_hits": 500, "aot_launches": 0},
   "rows": [
     {"kind": "dense", "g": 1, "m": 64, "n": 4096, "k": 7168, "us": 10, "tflops": 375.8, "gbs": 3000, "bytes": 30e6,
+     "us_call": 14.5, "host_us": 6.25,
      "config": "bn=64 stages=6"},
     {"kind": "dense", "g": 1, "m": 128, "n": 2112, "k": 7168, "us": 8, "tflops": 484.4, "gbs": 2100, "bytes": 16.8e6,
      "config": "bn=128"},
@@ -91,7 +92,7 @@ Deno.test("gpu_table: table, summary, sweep, report", async (t) => {
     assert.equal(lines.length, 2 + j.length);
     // 64x4096x7168: 30e6 B at 4.8 TB/s = 6.25 µs of 10 µs -> 62.5 %; 375.8 / 313.2 = 1.20
     assert.match(lines[2], /^\| dense 64×4096×7168 \| 10\.0 \| 375\.8 \| 3000\.0 \| 62\.5 % \| 313\.2 \| 1\.20× \|/);
-    assert.match(lines[2], /\| 187\.9 \| 2\.00× \| bn=64 stages=6 \|$/);
+    assert.match(lines[2], /\| 187\.9 \| 2\.00× \| 14\.5 \(6\.3\) \| bn=64 stages=6 \|$/);
     assert.match(lines[3], /refused: Invalid scaling configuration \| — \| 242\.2 \|/);
     assert.match(lines[4], /\| dense 64×576×7168 \| error: status 3: unsupported \|/);
     // contiguous: cuBLASLt TFLOPS from us: 2·32768·4096·7168 / 1800 µs

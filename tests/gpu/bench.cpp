@@ -6,6 +6,11 @@
 // Timing: CUDA events recorded on the legacy default stream around batches of calls (the backend launches on that
 // stream and, with GO_CUDA_ASYNC=1, returns without synchronizing). Warm-up, then the median over >= 20 samples; each
 // sample is `batch` calls divided by `batch`. Inputs rotate over enough sets to exceed max(200 MB, 4 x L2).
+// Two timings per shape: "per call" (events around the batch as the host issues it: a short kernel can finish
+// before the host has issued the next call, so this includes the host's per-call cost) and "GPU" (a spin kernel
+// holds the stream while the host queues the whole batch, then the events time the kernels back to back, the way
+// nvbench's blocking kernel and torch.cuda._sleep do). A GPU sample whose batch took the host longer to queue than
+// the spin lasted is retried with a longer spin; the host's queueing time per call is reported too.
 // The grouped and masked entries copy their index tensor (grouped_layout / masked_m) to the host on every call to
 // validate it: that copy waits for the previous call, so their times include one host round trip per call.
 //
@@ -17,7 +22,7 @@
 //                      [--samples N] [--no-prepare]
 //   --sweep: for each config string, GO_CUDA_FAST_CFG=<cfg> (setenv) while timing every dense shape: rows of kind
 //            "dense-sweep" whose "config" is the swept string.
-// build: nvcc -O2 -std=c++17 -o bench tests/gpu/bench.cpp -ldl
+// build: nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o bench tests/gpu/bench.cpp -ldl
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -86,7 +91,8 @@ struct Shape {
 struct Row {
   std::string kind, config, last_config, error;
   int64_t g, m, n, k;
-  double us = -1, us_min = -1, tflops = 0, gbs = 0, bytes = 0;
+  double us = -1, us_min = -1, tflops = 0, gbs = 0, bytes = 0;  // GPU time (queue held full); -1: not measured
+  double us_call = -1, host_us = -1;  // per call as issued (host-paced), and the host's queueing time per call
   int samples = 0, batch = 0, sets = 0;
 };
 
@@ -276,10 +282,27 @@ struct Timer {
   }
 };
 
-// Times `call(i)` (i = the call's index, for rotating inputs): warm-up, then `samples` batches of `batch` calls each
-// between two events on the legacy default stream. Returns the status of the first failing call (0: all fine).
+// Holds the stream for `cycles` SM clocks (the "GPU" timing queues a batch behind it).
+__global__ void spin_kernel(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
+static double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Timing {
+  std::vector<double> gpu, call;  // µs per call, one entry per sample
+  double host_us = 0;             // median host time to issue one call
+};
+
+// Times `call(i)` (i = the call's index, for rotating inputs): warm-up, then `samples` batches of `batch` calls
+// between two events on the legacy default stream, first as issued (t->call), then, when `gpu` is set, queued
+// behind a spin kernel (t->gpu; see the file comment). Returns the status of the first failing call (0: all fine).
 template <class F>
-static int time_calls(Api& api, Timer& tm, F call, int sets, int samples, int batch, std::vector<double>* us) {
+static int time_calls(Api& api, Timer& tm, F call, int sets, int samples, int batch, bool gpu, Timing* t) {
   const int warm = std::max(3, std::min(sets, 64));
   for (int i = 0; i < warm; ++i) {
     const int st = call(i);
@@ -287,21 +310,47 @@ static int time_calls(Api& api, Timer& tm, F call, int sets, int samples, int ba
   }
   if (api.sync() != 0) return GO_ERR_DEVICE;
   int idx = warm;
-  for (int s = 0; s < samples; ++s) {
+  std::vector<double> host;
+  auto sample = [&](bool held, double spin_us, double* issue_us) -> int {
+    if (held) spin_kernel<<<1, 1>>>(static_cast<long long>(spin_us * 2000.0));  // 2 GHz: at or above the SM clock
     cudaEventRecord(tm.e0, 0);
+    const double h0 = now_us();
     for (int j = 0; j < batch; ++j) {
       const int st = call(idx++);
       if (st != 0) return st;
     }
+    *issue_us = now_us() - h0;
     cudaEventRecord(tm.e1, 0);
     const cudaError_t e = cudaEventSynchronize(tm.e1);
     if (e != cudaSuccess) {
       std::printf("  cudaEventSynchronize: %s\n", cudaGetErrorString(e));
       return GO_ERR_DEVICE;
     }
+    return 0;
+  };
+  for (int s = 0; s < samples; ++s) {
+    double issue = 0;
+    if (const int st = sample(false, 0, &issue)) return st;
     float ms = 0;
     cudaEventElapsedTime(&ms, tm.e0, tm.e1);
-    us->push_back(1e3 * ms / batch);
+    t->call.push_back(1e3 * ms / batch);
+    host.push_back(issue / batch);
+  }
+  t->host_us = median(host);
+  if (gpu) {
+    double spin = 2.0 * *std::max_element(host.begin(), host.end()) * batch + 50.0;
+    for (int s = 0, tries = 0; s < samples && tries < 4 * samples; ++tries) {
+      double issue = 0;
+      if (const int st = sample(true, spin, &issue)) return st;
+      if (issue + 20.0 > spin) {  // the host was still queueing when the spin ended: not a GPU-only sample
+        spin = 2.0 * issue + 50.0;
+        continue;
+      }
+      float ms = 0;
+      cudaEventElapsedTime(&ms, tm.e0, tm.e1);
+      t->gpu.push_back(1e3 * ms / batch);
+      ++s;
+    }
   }
   return api.sync();
 }
@@ -386,10 +435,14 @@ static Row bench_one(Api& api, Timer& tm, const Shape& sh, Prepared& P, int samp
   r.bytes = sh.bytes();
   const int sets = static_cast<int>(P.sets.size());
   const int batch = sh.kind == DENSE ? 10 : 5;
-  std::vector<double> us;
+  // Contiguous and masked calls copy their index tensor to the host (a synchronous copy): nothing can queue behind
+  // a spin kernel, so only their per-call time exists.
+  const bool gpu = sh.kind == DENSE;
+  Timing tmg;
   const int st = time_calls(
       api, tm, [&](int i) { return call_shape(api, sh, P.sets[static_cast<size_t>(i % sets)]); }, sets, samples, batch,
-      &us);
+      gpu, &tmg);
+  const std::vector<double>& us = gpu ? tmg.gpu : tmg.call;
   r.sets = sets;
   r.batch = batch;
   if (st != 0 || us.empty()) {
@@ -401,6 +454,8 @@ static Row bench_one(Api& api, Timer& tm, const Shape& sh, Prepared& P, int samp
   r.samples = static_cast<int>(us.size());
   r.us = median(us);
   r.us_min = *std::min_element(us.begin(), us.end());
+  r.us_call = median(tmg.call);
+  r.host_us = tmg.host_us;
   r.tflops = sh.flops() / (r.us * 1e-6) / 1e12;
   r.gbs = r.bytes / (r.us * 1e-6) / 1e9;
   return r;
@@ -410,8 +465,8 @@ static void print_row(const std::string& name, const Row& r, const std::string& 
   if (!r.error.empty())
     std::printf("%-34s %s\n", name.c_str(), r.error.c_str());
   else
-    std::printf("%-34s %10.1f %10.1f %9.1f %9.1f %5d  %s\n", name.c_str(), r.us, r.us_min, r.tflops, r.gbs, r.sets,
-                cfg.c_str());
+    std::printf("%-34s %10.1f %10.1f %9.1f %9.1f %9.1f %7.1f %5d  %s\n", name.c_str(), r.us, r.us_min, r.tflops, r.gbs,
+                r.us_call, r.host_us, r.sets, cfg.c_str());
   std::fflush(stdout);
 }
 
@@ -563,8 +618,9 @@ int main(int argc, char** argv) {
                     ",\"async\":" + json_str(std::getenv("GO_CUDA_ASYNC") ? std::getenv("GO_CUDA_ASYNC") : "") +
                     ",\"prepare_ms\":" + (prepare_ms < 0 ? std::string("null") : json_num(prepare_ms)) +
                     ",\"prepare_threads\":" + std::to_string(prepare_threads) +
-                    ",\"note\":\"CUDA events on the legacy default stream; median per call; contiguous/masked include "
-                    "one host copy of the index tensor per call\"";
+                    ",\"note\":\"CUDA events on the legacy default stream; median per call; dense us: GPU time with the "
+                    "batch queued behind a spin kernel (us_call: as issued, host_us: host time per call); "
+                    "contiguous/masked: per call, including one host copy of the index tensor\"";
     o += ",\"jit_after_prepare\":" + (have_jit ? jit_json(jit_prep) : std::string("null"));
     o += ",\"jit\":" + (jit_ok ? jit_json(jit_now) : std::string("null"));
     o += ",\"rows\":[";
@@ -575,7 +631,9 @@ int main(int argc, char** argv) {
       if (r.error.empty())
         o += ",\"us\":" + json_num(r.us) + ",\"us_min\":" + json_num(r.us_min) + ",\"tflops\":" + json_num(r.tflops) +
              ",\"gbs\":" + json_num(r.gbs) + ",\"samples\":" + std::to_string(r.samples) +
-             ",\"batch\":" + std::to_string(r.batch) + ",\"sets\":" + std::to_string(r.sets);
+             ",\"batch\":" + std::to_string(r.batch) + ",\"sets\":" + std::to_string(r.sets) +
+             ",\"us_call\":" + json_num(r.us_call) + ",\"host_us\":" + json_num(r.host_us) +
+             ",\"timing\":" + json_str(r.kind == "dense" || r.kind == "dense-sweep" ? "gpu" : "per-call");
       else
         o += ",\"error\":" + json_str(r.error);
       o += ",\"bytes\":" + json_num(r.bytes) + ",\"config\":" + json_str(r.config);
@@ -589,8 +647,8 @@ int main(int argc, char** argv) {
   };
   write_json(rows, false);  // device, prepare time and JIT totals even if the first shape never finishes
   if (!timed.empty()) {
-    std::printf("%-34s %10s %10s %9s %9s %5s  %s\n", "shape (dense MxNxK, grouped GxmxNxK)", "us", "min us", "TFLOPS",
-                "GB/s", "sets", "config");
+    std::printf("%-34s %10s %10s %9s %9s %9s %7s %5s  %s\n", "shape (dense MxNxK, grouped GxmxNxK)", "us", "min us",
+                "TFLOPS", "GB/s", "call us", "host us", "sets", "config");
     bool noted = false;
     for (const Shape& sh : timed) {
       if (sh.kind != DENSE && !noted) {

@@ -7,7 +7,8 @@
   per-group matmuls), and cuBLASLt block-scaled FP8 as a loop of G torch._scaled_mm calls ("loop of G calls").
 
 CUDA events around batches of calls, warm-up, median over >= 20 samples, inputs rotated over sets totalling more than
-max(200 MB, 4 x L2). A shape cuBLASLt refuses is recorded as "refused" with the first line of the error.
+max(200 MB, 4 x L2). Dense shapes: GPU time, the batch queued behind torch.cuda._sleep (the per-call time as Python
+issues it is kept as *_us_call); grouped shapes: per call as issued, like tests/gpu/bench.cpp's grouped timings. A shape cuBLASLt refuses is recorded as "refused" with the first line of the error.
 
 usage: python3 tests/gpu/bench_torch.py [--quick] [--json PATH] [--filter SUBSTR] [--samples N]
 """
@@ -16,6 +17,7 @@ import argparse
 import datetime
 import json
 import math
+import time
 
 import torch
 
@@ -50,23 +52,50 @@ def median(xs):
     return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
-def timed(fn, sets, batch, samples):
-    """Median and minimum microseconds per fn call: warm-up over the sets, then `samples` batches between events."""
+def timed(fn, sets, batch, samples, held):
+    """Median microseconds per fn call: warm-up over the sets, then `samples` batches between events.
+
+    Returns (us, us_call). us_call: events around the batch as Python issues it (includes the host's per-call cost
+    where the kernel is shorter). us, when `held`: the same batch queued behind torch.cuda._sleep so that the events
+    time the kernels back to back (as tests/gpu/bench.cpp's spin kernel does; a sample whose queueing outlasted the
+    sleep is retried with a longer one); otherwise us = us_call."""
     warm = max(3, min(len(sets), 64))
     for i in range(warm):
         fn(*sets[i % len(sets)])
     torch.cuda.synchronize()
-    idx, times = warm, []
+    idx = warm
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for _ in range(samples):
+
+    def sample(sleep_us):
+        nonlocal idx
+        if sleep_us:
+            torch.cuda._sleep(int(sleep_us * 2000))  # cycles at 2 GHz: at or above the SM clock
         start.record()
+        t0 = time.perf_counter()
         for _ in range(batch):
             fn(*sets[idx % len(sets)])
             idx += 1
+        issue_us = (time.perf_counter() - t0) * 1e6
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3 / batch)
-    return median(times), min(times)
+        return start.elapsed_time(end) * 1e3 / batch, issue_us
+
+    calls, issues = [], []
+    for _ in range(samples):
+        us, issue = sample(0)
+        calls.append(us)
+        issues.append(issue)
+    if not held:
+        return median(calls), median(calls)
+    spin, gpu, tries = 2 * max(issues) + 50, [], 0
+    while len(gpu) < samples and tries < 4 * samples:
+        tries += 1
+        us, issue = sample(spin)
+        if issue + 20 > spin:
+            spin = 2 * issue + 50
+            continue
+        gpu.append(us)
+    return median(gpu), median(calls)
 
 
 def n_sets(set_bytes, target):
@@ -132,14 +161,14 @@ class Bench:
             for _ in range(n_sets(per, self.target)):
                 a, b, sa, sb = block_inputs(m, n, k)
                 sets.append((a, b.t(), *var(sa, sb)))
-            us, _ = timed(scaled_mm, sets, 10, self.samples)
-            row.update(blockfp8_us=us, blockfp8_tflops=flops / us / 1e6, blockfp8_method="single call", refused=None)
+            us, us_call = timed(scaled_mm, sets, 10, self.samples, True)
+            row.update(blockfp8_us=us, blockfp8_us_call=us_call, blockfp8_tflops=flops / us / 1e6, blockfp8_method="single call", refused=None)
             del sets
         per = 2 * (m * k + n * k + m * n)
         bsets = [(torch.randn(m, k, device="cuda", dtype=torch.bfloat16),
                   torch.randn(n, k, device="cuda", dtype=torch.bfloat16)) for _ in range(n_sets(per, self.target))]
-        us, _ = timed(lambda a, b: a @ b.t(), bsets, 10, self.samples)
-        row.update(bf16_us=us, bf16_tflops=flops / us / 1e6, bf16_method="a @ b.t()")
+        us, us_call = timed(lambda a, b: a @ b.t(), bsets, 10, self.samples, True)
+        row.update(bf16_us=us, bf16_us_call=us_call, bf16_tflops=flops / us / 1e6, bf16_method="a @ b.t()")
         return row
 
     def grouped(self, kind, g, m, n, k):
@@ -165,7 +194,7 @@ class Bench:
                 for grp in groups:
                     scaled_mm(*grp)
 
-            us, _ = timed(loop, sets, batch, self.samples)
+            us, _ = timed(loop, sets, batch, self.samples, False)
             row.update(blockfp8_us=us, blockfp8_tflops=flops / us / 1e6, blockfp8_method="loop of G calls",
                        refused=None)
             del sets
@@ -200,7 +229,7 @@ class Bench:
             fn = loop_mm
             method = method or "loop of G matmuls"
         try:
-            us, _ = timed(fn, bsets, batch, self.samples)
+            us, _ = timed(fn, bsets, batch, self.samples, False)
             row.update(bf16_us=us, bf16_tflops=flops / us / 1e6, bf16_method=method)
         except Exception as exc:  # noqa: BLE001
             row.update(bf16_error=first_line(exc), bf16_method=method)

@@ -35,7 +35,7 @@ if has build; then
     set -x
     # CPU backend and the drivers build in the background while the CUDA backend compiles.
     (g++ -O2 -std=c++17 -fPIC -shared -pthread -o "$CPU_SO" kernels/cpu/*.cpp && echo "cpu backend ok") &
-    (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && echo "drivers ok") &
+    (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && echo "drivers ok") &
     built=""
     if [ -x .device/enter.sh ]; then
       if timeout 300 bash .device/enter.sh deno task build --cuda; then
@@ -66,8 +66,9 @@ if has check; then
   : >"$OUT/check.log"
   # Every configuration family of the fast FP8 kernel gives the models' bits: the heuristic's choice (JIT), forced
   # configurations (multicast on/off, BLOCK_N that straddles scale blocks with 2 and 3 slots, one accumulator set, a
-  # generic non-shape kernel), the ahead-of-time kernels (JIT off) and the simple kernels.
-  CHECK_CFGS=${CHECK_CFGS:-"default;mc=1;bn=112,mc=2;bn=176,acc=single;bn=48,mc=2;bn=128,acc=single,shape=0;bn=8,mc=2;aot;aot128;simple"}
+  # generic non-shape kernel, BLOCK_M 256 with and without multicast and straddling), the ahead-of-time kernels (JIT
+  # off) and the simple kernels.
+  CHECK_CFGS=${CHECK_CFGS:-"default;mc=1;bn=112,mc=2;bn=176,acc=single;bn=48,mc=2;bn=128,acc=single,shape=0;bn=8,mc=2;bm=256,mc=2;bm=256,bn=112;bm=256,bn=40,mc=2,shape=0;aot;aot128;simple"}
   IFS=';' read -r -a cfgs <<<"$CHECK_CFGS"
   for cfg in "${cfgs[@]}"; do
     reruns=2

@@ -12,6 +12,7 @@
  * @param doubleAcc two accumulator sets
  * @param n N as a compile-time constant (0: run time)
  * @param k K as a compile-time constant (0: run time)
+ * @param bm BLOCK_M (128 or 256)
  * @returns the text
  * @example
  * ```ts
@@ -26,13 +27,15 @@ export function fastKernelSource(
   doubleAcc: boolean,
   n: number,
   k: number,
+  bm = 128,
 ): string {
+  const tail = bm === 128 ? "" : `, 4, false, ${bm}`;
   return [
     `#include "sm90_fp8_fast_kernel.cuh"`,
     `extern "C" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)`,
     `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,
     `            const go_sm90::FastParams p) {`,
-    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}>>(a, b, p);`,
+    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}${tail}>>(a, b, p);`,
     `}`,
     ``,
   ].join("\n");

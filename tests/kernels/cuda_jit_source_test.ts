@@ -17,11 +17,13 @@ async function hasNvcc(): Promise<boolean> {
   }
 }
 
-const CONFIGS: [number, number, number, boolean, number, number][] = [
+const CONFIGS: [number, number, number, boolean, number, number, number?][] = [
   [128, 5, 2, true, 7168, 16384], // M = 4096 class, multicast, two accumulator sets
   [176, 4, 2, false, 0, 0], // straddles up to 3 scale blocks, one accumulator set, generic N/K
   [112, 6, 1, true, 0, 0], // straddles 2 scale blocks, no multicast
   [56, 8, 2, true, 2112, 7168], // small-M class
+  [128, 3, 2, false, 7168, 16384, 256], // BLOCK_M 256: two waves per math warpgroup, multicast
+  [112, 4, 1, false, 0, 0, 256], // BLOCK_M 256, straddling BLOCK_N
 ];
 
 Deno.test({
