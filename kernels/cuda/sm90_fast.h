@@ -19,6 +19,7 @@ struct FastParams {
   const float* sfa;
   int64_t sfa_s_row, sfa_s_kb, sfa_s_batch;
   int sfa_vec;  // SFA is MN-major with 16-byte aligned columns: 4 rows per 16-byte copy
+  int sfa_tma;  // set by the launcher: SFA arrives by TMA (map_sfa) instead of per-thread copies
   const float* sfb;
   int64_t sfb_s_row, sfb_s_kb, sfb_s_batch;
   __nv_bfloat16* d;
@@ -38,8 +39,10 @@ struct FastChoice {
   bool shape = true;    // JIT: N and K as compile-time constants
   int producer_warps = 4;  // 4: the producer warpgroup loads (one SFA row per thread); 1: one warp
   bool release_per_warp = false;  // math warps release a stage with one arrival each (else one per thread)
-  int producer_regs = 40;  // setmaxnreg split: 40 / 232 or 56 / 224
+  int producer_regs = 0;   // setmaxnreg split: 40 / 232 or 56 / 224; 0: chosen (56 for BLOCK_M 256 or multicast)
   int bm = 128;         // BLOCK_M: 128, or 256 (two waves per math warpgroup; one accumulator set, BN <= 128)
+  int debug = 0;        // GO_FAST_DBG profiling switches (sm90_fp8_fast_kernel.cuh): nonzero gives wrong results
+  bool sfa_tma = true;  // SFA by TMA where its layout allows (MN-major, 16-byte aligned columns); else cp.async
 };
 
 /// The configuration a call of this shape class gets: GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0,

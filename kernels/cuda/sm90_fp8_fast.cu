@@ -38,8 +38,8 @@ int max_stages(int bn, int bm) {
 template <class C>
 __global__ void __launch_bounds__(kFastThreads, 1)
     fp8_fast_aot(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                 const FastParams p) {
-  fp8_fast_body<C>(map_a, map_b, p);
+                 const __grid_constant__ CUtensorMap map_sfa, const FastParams p) {
+  fp8_fast_body<C>(map_a, map_b, map_sfa, p);
 }
 using Aot64 = FastConfig<64, 8, 1, true>;
 using Aot128 = FastConfig<128, 5, 1, true>;
@@ -71,6 +71,30 @@ bool make_map(CUtensorMap* map, const void* base, uint64_t rows, uint64_t k, uin
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// SFA by TMA: an f32 map over [M rows (contiguous), batches x K blocks] with a box of BLOCK_M rows x 1, where the
+// layout is MN-major with 16-byte aligned columns (DeepGEMM's "TMA-aligned" scale layout) and, for a batch, the K
+// blocks of consecutive batches follow each other. Sets p->sfa_tma (0: the kernel copies SFA with cp.async; the map
+// is then zeroed and unused).
+void make_sfa_map(FastParams* p, int bm, bool want, CUtensorMap* map) {
+  std::memset(map, 0, sizeof *map);
+  p->sfa_tma = 0;
+  auto fn = encode_fn();
+  const int64_t nkb = (p->K + kFBK - 1) / kFBK, batches = p->mode == kFastMasked ? p->G : 1;
+  if (!want || !fn || p->sfa_s_row != 1 || (p->sfa_s_kb * 4) % 16 != 0 || p->sfa_s_kb < p->M ||
+      reinterpret_cast<uintptr_t>(p->sfa) % 16 != 0 || (batches > 1 && p->sfa_s_batch != nkb * p->sfa_s_kb))
+    return;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(p->M), static_cast<cuuint64_t>(batches * nkb)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(p->sfa_s_kb) * 4};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(bm), 1};
+  const cuuint32_t estr[2] = {1, 1};
+  if (fn(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(p->sfa), dims, strides, box, estr,
+         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS)
+    p->sfa_tma = 1;
+  else
+    std::memset(map, 0, sizeof *map);
+}
+
 int sm_count() {
   int dev = 0, sms = 132;
   cudaGetDevice(&dev);
@@ -82,10 +106,11 @@ int64_t tiles_of(const FastParams& p, int bn) {
   return static_cast<int64_t>(p.m_blocks) * ((p.N + bn - 1) / bn) * (p.mode == kFastMasked ? p.G : 1);
 }
 
-// Parses GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0"; any subset) over *c; *acc_set says whether
-// it named the accumulator sets (otherwise they follow BLOCK_N).
-bool apply_override(const char* text, FastChoice* c, bool* acc_set, std::string* err) {
+// Parses GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0"; any subset) over *c; *acc_set and *bm_set say
+// whether it named the accumulator sets (otherwise they follow BLOCK_N and BLOCK_M) and BLOCK_M.
+bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set, std::string* err) {
   *acc_set = false;
+  *bm_set = false;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
@@ -103,11 +128,13 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, std::string*
     else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
     else if (k == "regs" && num && (n == 40 || n == 56)) c->producer_regs = static_cast<int>(n);
-    else if (k == "bm" && num && (n == 128 || n == 256)) c->bm = static_cast<int>(n);
+    else if (k == "bm" && num && (n == 128 || n == 256)) c->bm = static_cast<int>(n), *bm_set = true;
+    else if (k == "dbg" && num && n >= 0 && n <= 3) c->debug = static_cast<int>(n);
+    else if (k == "sfa" && (v == "tma" || v == "copy")) c->sfa_tma = v == "tma";
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
              "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double, shape=0|1, prod=1|4, "
-             "rel=warp|thread, regs=40|56, bm=128|256)";
+             "rel=warp|thread, regs=40|56, bm=128|256, sfa=tma|copy, dbg=0..3)";
       return false;
     }
   }
@@ -118,9 +145,10 @@ thread_local std::string t_last_config;
 
 std::string describe(const FastChoice& c, const char* how) {
   char buf[200];
-  std::snprintf(buf, sizeof buf, "bm=%d bn=%d stages=%d multicast=%d acc=%s prod=%d rel=%s regs=%d %s", c.bm, c.bn,
-                c.stages, c.multicast, c.double_acc ? "double" : "single", c.producer_warps,
-                c.release_per_warp ? "warp" : "thread", c.producer_regs, how);
+  std::snprintf(buf, sizeof buf, "bm=%d bn=%d stages=%d multicast=%d acc=%s prod=%d rel=%s regs=%d sfa=%s %s", c.bm,
+                c.bn, c.stages, c.multicast, c.double_acc ? "double" : "single", c.producer_warps,
+                c.release_per_warp ? "warp" : "thread", c.producer_regs, c.sfa_tma ? "tma" : "copy", how);
+  if (c.debug) return std::string(buf) + " dbg=" + std::to_string(c.debug) + " (profiling: wrong results)";
   return buf;
 }
 
@@ -128,16 +156,17 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
   std::ostringstream s;
   s << "// gemm-oracle JIT: fast SM90 FP8 GEMM, " << describe(c, c.shape ? "(shape class)" : "(generic)") << "\n"
     << (c.producer_regs == 56 ? "#define GO_FAST_PRODUCER_REGS 56\n#define GO_FAST_MATH_REGS 224\n" : "")
+    << (c.debug ? "#define GO_FAST_DBG " + std::to_string(c.debug) + "  // profiling only: wrong results\n" : "")
     << "#include \"sm90_fp8_fast_kernel.cuh\"\n"
     // The parameter block crosses from this library to the cubin: a header from another version fails to compile.
     << "static_assert(sizeof(go_sm90::FastParams) == " << sizeof(FastParams)
     << ", \"FastParams differs between the backend library and the JIT sources (GO_CUDA_JIT_SOURCES)\");\n"
     << "extern \"C\" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)\n"
     << "go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,\n"
-    << "            const go_sm90::FastParams p) {\n"
+    << "            const __grid_constant__ CUtensorMap sfa, const go_sm90::FastParams p) {\n"
     << "  go_sm90::fp8_fast_body<go_sm90::FastConfig<" << c.bn << ", " << c.stages << ", " << c.multicast << ", "
     << (c.double_acc ? "true" : "false") << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0) << ", "
-    << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ", " << c.bm << ">>(a, b, p);\n}\n";
+    << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ", " << c.bm << ">>(a, b, sfa, p);\n}\n";
   return s.str();
 }
 
@@ -153,21 +182,33 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 // The heuristic, from the configuration sweep on an H200 (bench/RESULTS.md): BLOCK_N 64 when 128-wide tiles would
 // leave SMs idle, else 128, except that 144 (one accumulator set) is taken where it needs at most 3/4 of 128's waves
 // (4096 x 576: one wave instead of two, 761 vs 537 TFLOPS; at 4096 x 2112, 4 waves instead of 5, 128 still won).
-// Two accumulator sets up to 128; no multicast (within +-8 % with this producer, 1.4-1.8x slower with the one-warp
-// producer); the four-warp producer with per-thread stage release; 40 / 232 registers. Stages: as many as fit in
-// 227 KB. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and sweeps the others).
+// BLOCK_M 256 (dense and masked, with BLOCK_N 128) where its waves, weighted by 7/4, are fewer than BLOCK_M 128's: a
+// 256-row tile took 1.74x the time of a 128-row one at 4096 x 7168 x 16384 (1056 against 921 TFLOPS), and lost at
+// 4096 x 2112 x 7168 (3 waves against 5). Two accumulator sets up to 128 at BLOCK_M 128 (BLOCK_M 256 has room for
+// one); no multicast (within +-8 % with this producer, 1.4-1.8x slower with the one-warp producer); the four-warp
+// producer with per-thread stage release; SFA by TMA where its layout allows (+14-17 % over per-thread copies at
+// BLOCK_M 128). Stages: as many as fit in 227 KB. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and
+// sweeps the others).
 bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
   FastParams p = p0;
   p.m_blocks = (p.M + kFBM - 1) / kFBM;
   FastChoice best;
   const int64_t t128 = tiles_of(p, 128), t144 = tiles_of(p, 144);
+  auto waves = [&](int64_t tiles) { return (tiles + sms - 1) / sms; };
   best.bn = t128 < sms ? 64 : 128;
-  if (t128 >= sms && 4 * ((t144 + sms - 1) / sms) <= 3 * ((t128 + sms - 1) / sms)) best.bn = 144;
+  if (t128 >= sms && 4 * waves(t144) <= 3 * waves(t128)) best.bn = 144;
+  if (best.bn == 128 && (p.mode == kFastNormal || p.mode == kFastMasked)) {
+    FastParams q = p;
+    q.m_blocks = (p.M + 255) / 256;
+    if (7 * waves(tiles_of(q, 128)) < 4 * waves(t128)) best.bm = 256;
+  }
   best.multicast = 1;
   best.stages = 0;  // as many as fit
-  bool acc_set = false;
+  bool acc_set = false, bm_set = false;
   if (const char* o = std::getenv("GO_CUDA_FAST_CFG")) {
-    if (!apply_override(o, &best, &acc_set, err)) return false;
+    if (!apply_override(o, &best, &acc_set, &bm_set, err)) return false;
+    // An override of BLOCK_N past 128 or of two accumulator sets takes the heuristic's BLOCK_M 256 back to 128.
+    if (!bm_set && (best.bn > 128 || (acc_set && best.double_acc))) best.bm = 128;
   }
   // A contiguous layout's groups start on 128-row boundaries (mk_alignment), which a 256-row tile could straddle:
   // bm=256 applies to dense and masked GEMMs only, and contiguous ones keep 128 (go_ext_fast_last_config says so).
@@ -181,6 +222,9 @@ bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::str
     *err = "GO_CUDA_FAST_CFG: bm=256 needs acc=single and bn <= 128 (registers)";
     return false;
   }
+  // The producer spills at 40 registers with BLOCK_M 256 (two SFA rows per thread) or multicast (cluster
+  // addressing): those take 56 / 224, under which the math warps' accumulators still fit (ptxas -v, no spills).
+  if (best.producer_regs == 0) best.producer_regs = best.bm == 256 || best.multicast > 1 ? 56 : 40;
   const int fit = max_stages(best.bn, best.bm);
   if (best.stages == 0) best.stages = fit;
   if (best.stages > fit) {
@@ -204,10 +248,12 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   c.double_acc = true;
   c.shape = false;
   fill_blocks(&p, c);
-  CUtensorMap ma, mb;
+  CUtensorMap ma, mb, msfa;
   if (!make_map(&ma, a, a_rows, p.K, a_stride, kFBM) || !make_map(&mb, b, b_rows, p.K, b_stride, c.bn)) {
     return cudaSuccess;
   }
+  make_sfa_map(&p, c.bm, c.sfa_tma, &msfa);
+  c.sfa_tma = p.sfa_tma != 0;
   *used = true;
   t_last_config = describe(c, ("aot (" + why + ")").c_str());
   go_jit::count_aot_launch();
@@ -218,11 +264,11 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   if (c.bn == 64) {
     e = cudaFuncSetAttribute(fp8_fast_aot<Aot64>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
-    fp8_fast_aot<Aot64><<<grid, kFastThreads, smem, stream>>>(ma, mb, p);
+    fp8_fast_aot<Aot64><<<grid, kFastThreads, smem, stream>>>(ma, mb, msfa, p);
   } else {
     e = cudaFuncSetAttribute(fp8_fast_aot<Aot128>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
-    fp8_fast_aot<Aot128><<<grid, kFastThreads, smem, stream>>>(ma, mb, p);
+    fp8_fast_aot<Aot128><<<grid, kFastThreads, smem, stream>>>(ma, mb, msfa, p);
   }
   return cudaGetLastError();
 }
@@ -286,18 +332,20 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
     p.m_blocks = (p.M + kFBM - 1) / kFBM;
     return launch_aot(p, a, a_rows, a_row_stride, b, b_rows, b_row_stride, sms, stream, used, "JIT failed");
   }
-  CUtensorMap ma, mb;
+  CUtensorMap ma, mb, msfa;
   if (!make_map(&ma, a, a_rows, p.K, a_row_stride, c.bm / c.multicast) ||
       !make_map(&mb, b, b_rows, p.K, b_row_stride, c.bn)) {
     return cudaSuccess;
   }
+  make_sfa_map(&p, c.bm, c.sfa_tma, &msfa);
+  c.sfa_tma = p.sfa_tma != 0;
   *used = true;
   t_last_config = describe(c, c.shape ? "jit=shape" : "jit=generic");
   if (p.units == 0) return cudaSuccess;
   // Persistent grid: one CTA per SM, as many clusters as can be resident together (a cluster must fit in one GPC).
   int clusters = std::min(p.units, sms / c.multicast);
   if (facts.max_clusters > 0) clusters = std::min(clusters, facts.max_clusters);
-  void* args[] = {&ma, &mb, &p};
+  void* args[] = {&ma, &mb, &msfa, &p};
   const CUresult r = go_jit::launch(fn, static_cast<unsigned>(clusters * c.multicast), kFastThreads,
                                     static_cast<unsigned>(c.multicast), static_cast<unsigned>(smem_bytes(c.bn, c.stages, c.bm)),
                                     stream, args);

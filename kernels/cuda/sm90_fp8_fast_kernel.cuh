@@ -2,7 +2,8 @@
 // ahead of time or compiled at first use for one shape class (sm90_fp8_fast.cu writes a one-line instantiation of
 // fp8_fast_body, and jit.cu runs nvcc on it).
 //
-// Structure: a producer warpgroup (TMA for A and B, cp.async for the scales; all four warps or one of them load)
+// Structure: a producer warpgroup (TMA for A, B and, where its layout allows, SFA: one thread issues them and the
+// stage's full barrier takes one arrival per SFB slot; otherwise cp.async for SFA, from all four warps or one of them)
 // and two math warpgroups of 64 rows each per wave (BLOCK_M 128: one wave, 256: two; setmaxnreg 40/232 or 56/224), a
 // kStages-deep shared-memory ring on mbarriers, a persistent grid walking the tiles in grouped rasterisation, TMA
 // multicast of the A tile across a cluster of kMulticast CTAs that share the M block (each CTA loads
@@ -35,6 +36,12 @@ constexpr int kFastThreads = 384;
 #ifndef GO_FAST_PRODUCER_REGS
 #define GO_FAST_PRODUCER_REGS 40
 #define GO_FAST_MATH_REGS 232
+#endif
+// Profiling switches (GO_CUDA_FAST_CFG dbg=N; the results are WRONG, for timing only): bit 0, the math warps wait
+// for each stage and release it without wgmma or promotion; bit 1, the producer's thread 0 alone arrives on the full
+// barrier (TMA of A and B only, no scale copies).
+#ifndef GO_FAST_DBG
+#define GO_FAST_DBG 0
 #endif
 static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168,
               "setmaxnreg would wait forever: the math registers exceed what the producer releases");
@@ -234,9 +241,11 @@ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int u, int ra
   return ti;
 }
 
-/// The kernel body; map_a's box is BM / kMulticast rows x 128 K, map_b's BN rows x 128 K (both 128B-swizzled).
+/// The kernel body; map_a's box is BM / kMulticast rows x 128 K, map_b's BN rows x 128 K (both 128B-swizzled),
+/// map_sfa's (p.sfa_tma only) BM rows x 1 K block of f32 over [M rows, batches x K blocks].
 template <class C>
-__device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CUtensorMap& map_b, const FastParams& p) {
+__device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CUtensorMap& map_b,
+                                              const CUtensorMap& map_sfa, const FastParams& p) {
   constexpr int BN = C::BN, BM = C::BM, kWaves = C::kWaves, kStages = C::kStages, MC = C::kMulticast, NA = BN / 2,
                 kSlots = C::kSfbSlots;
   constexpr FastSmem L = fast_smem(BN, kStages, BM);
@@ -256,7 +265,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const int rank = MC > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full[s], 32 * C::kProducerWarps);  // every producer thread
+      // Arrivals: every producer thread, or with SFA by TMA the threads that copy an SFB slot (thread 0 among them).
+      mbar_init(&full[s], (GO_FAST_DBG & 2) ? 1 : p.sfa_tma ? kSlots : 32 * C::kProducerWarps);
       mbar_init(&empty[s], (C::kReleasePerWarp ? 8 : 256) * MC);  // every math warp (or thread) of the cluster
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -283,11 +293,13 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         const int r0 = kRowsPer * tid, nv = max(0, min(kRowsPer, ti.sfa_rows - r0));
         const int sfb_idx = ti.n0 / 128 + tid;
         const bool sfb_ok = tid < kSlots && sfb_idx < sfb_rows;
+        if (p.sfa_tma && tid >= kSlots) continue;  // thread 0 copies SFA with A and B
         for (int kb = 0; kb < nkb; ++kb, ++it) {
           const int s = it % kStages;
           mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
           if (tid == 0) {
-            mbar_expect_tx(&full[s], kStageA + kStageB);
+            mbar_expect_tx(&full[s], kStageA + kStageB + (p.sfa_tma ? BM * 4 : 0));
+            if (p.sfa_tma) tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb);
             if (MC == 1) {
               tma_load_2d(sA + s * kStageA, &map_a, &full[s], kb * kFBK, ti.a_row);
             } else {
@@ -296,9 +308,15 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
                                     ti.a_row + rank * rows, static_cast<uint16_t>((1 << MC) - 1));
             }
             tma_load_2d(sB + s * kStageB, &map_b, &full[s], kb * kFBK, ti.b_row);
+            if (GO_FAST_DBG & 2) mbar_arrive_local(&full[s]);
           }
+          if (GO_FAST_DBG & 2) continue;
           if (tid < kSlots) {
             cp_async4(&sSfb[s * 4 + tid], sfb_ok ? sfb_base + sfb_idx * p.sfb_s_row + kb * p.sfb_s_kb : p.sfb, sfb_ok);
+          }
+          if (p.sfa_tma) {
+            cp_async_arrive(&full[s]);
+            continue;
           }
           float* dst = &sSfa[s * BM + r0];
           if (kRowsPer % 4 == 0 && p.sfa_vec) {
@@ -404,7 +422,12 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
           }
         }
       };
-      if constexpr (C::kDoubleAcc) {
+      if constexpr ((GO_FAST_DBG & 1) != 0) {
+        for (int kb = 0; kb < nkb; ++kb, ++it) {
+          mbar_wait(&full[it % kStages], (it / kStages) & 1);
+          release(it % kStages);
+        }
+      } else if constexpr (C::kDoubleAcc) {
         // Two accumulator sets: the 4 wgmmas of block kb + 1 run on the tensor cores while block kb is promoted.
         issue(P, it);
         int kb = 0;

@@ -13,6 +13,7 @@
  * @param n N as a compile-time constant (0: run time)
  * @param k K as a compile-time constant (0: run time)
  * @param bm BLOCK_M (128 or 256)
+ * @param producerRegs setmaxnreg of the producer warpgroup: 40 (math 232) or 56 (math 224)
  * @returns the text
  * @example
  * ```ts
@@ -28,14 +29,16 @@ export function fastKernelSource(
   n: number,
   k: number,
   bm = 128,
+  producerRegs = 40,
 ): string {
   const tail = bm === 128 ? "" : `, 4, false, ${bm}`;
   return [
+    ...(producerRegs === 56 ? ["#define GO_FAST_PRODUCER_REGS 56", "#define GO_FAST_MATH_REGS 224"] : []),
     `#include "sm90_fp8_fast_kernel.cuh"`,
     `extern "C" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)`,
     `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,
-    `            const go_sm90::FastParams p) {`,
-    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}${tail}>>(a, b, p);`,
+    `            const __grid_constant__ CUtensorMap sfa, const go_sm90::FastParams p) {`,
+    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}${tail}>>(a, b, sfa, p);`,
     `}`,
     ``,
   ].join("\n");

@@ -1,8 +1,8 @@
 // The fast SM90 FP8 kernel template (kernels/cuda/sm90_fp8_fast_kernel.cuh) compiles, as the CUDA backend's JIT
 // compiles it at run time (kernels/cuda/jit.h: nvcc -cubin for sm_90a), in the configurations the heuristic and the
-// GPU checks use, and spills at most a few producer registers (the producer / math register split is 56 / 224; the
-// math warpgroups' accumulators must stay in registers, and the producer spills 12 bytes in multicast configurations:
-// the bound below catches an accumulator spill, which costs hundreds of bytes). Runs wherever
+// GPU checks use, and spills at most a few bytes (the producer / math register split is 40 / 232, and 56 / 224 for
+// BLOCK_M 256 and multicast, whose producer spills at 40; the math warpgroups' accumulators must stay in registers: the bound below
+// catches an accumulator spill, which costs hundreds of bytes). Runs wherever
 // nvcc exists (CI has nvcc 13.0 and no GPU); the kernels themselves run in tests/gpu/run.sh on an H200.
 import assert from "node:assert/strict";
 import { fastKernelSource } from "./_fast_kernel_source.ts";
@@ -17,13 +17,14 @@ async function hasNvcc(): Promise<boolean> {
   }
 }
 
-const CONFIGS: [number, number, number, boolean, number, number, number?][] = [
-  [128, 5, 2, true, 7168, 16384], // M = 4096 class, multicast, two accumulator sets
-  [176, 4, 2, false, 0, 0], // straddles up to 3 scale blocks, one accumulator set, generic N/K
-  [112, 6, 1, true, 0, 0], // straddles 2 scale blocks, no multicast
-  [56, 8, 2, true, 2112, 7168], // small-M class
-  [128, 3, 2, false, 7168, 16384, 256], // BLOCK_M 256: two waves per math warpgroup, multicast
-  [112, 4, 1, false, 0, 0, 256], // BLOCK_M 256, straddling BLOCK_N
+const CONFIGS: [number, number, number, boolean, number, number, number?, number?][] = [
+  [128, 5, 2, true, 7168, 16384, 128, 56], // M = 4096 class, multicast (56 / 224), two accumulator sets
+  [176, 4, 2, false, 0, 0, 128, 56], // straddles up to 3 scale blocks, one accumulator set, generic N/K
+  [112, 6, 1, true, 0, 0], // straddles 2 scale blocks, no multicast (40 / 232)
+  [128, 5, 1, true, 7168, 16384], // the heuristic's M = 4096 class with BLOCK_M 128
+  [56, 8, 2, true, 2112, 7168, 128, 56], // small-M class
+  [128, 3, 2, false, 7168, 16384, 256, 56], // BLOCK_M 256 (56 / 224 split): two waves per math warpgroup, multicast
+  [112, 4, 1, false, 0, 0, 256, 56], // BLOCK_M 256, straddling BLOCK_N
 ];
 
 Deno.test({
