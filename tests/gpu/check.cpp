@@ -699,14 +699,16 @@ Case mgrouped_case(Rng& r, bool fp8, bool psum, std::vector<int64_t> ms, int64_t
   return c;
 }
 
-Case masked_case(Rng& r, bool fp8, std::vector<int32_t> mm, int64_t Mmax, int64_t N, int64_t K) {
+// sfa_mn: SFA MN-major within each group ([G, Mmax, kb] with strides {Mmax * kb, 1, Mmax}), the layout the fast kernel
+// loads by TMA; otherwise row-major (per-thread copies).
+Case masked_case(Rng& r, bool fp8, std::vector<int32_t> mm, int64_t Mmax, int64_t N, int64_t K, bool sfa_mn = false) {
   Case c;
   c.op = fp8 ? "m_grouped_fp8_gemm_masked" : "m_grouped_bf16_gemm_masked";
   const int64_t G = static_cast<int64_t>(mm.size());
   std::string s;
   for (auto m : mm) s += (s.empty() ? "" : ",") + std::to_string(m);
   c.name = "G" + std::to_string(G) + " Mmax" + std::to_string(Mmax) + " masked=[" + s + "] N" + std::to_string(N) +
-           " K" + std::to_string(K);
+           " K" + std::to_string(K) + (sfa_mn ? " sfa MN-major" : "");
   HT a = make(fp8 ? GO_E4M3 : GO_BF16, {G, Mmax, K});
   HT b = make(fp8 ? GO_E4M3 : GO_BF16, {G, N, K});
   if (fp8) {
@@ -716,7 +718,8 @@ Case masked_case(Rng& r, bool fp8, std::vector<int32_t> mm, int64_t Mmax, int64_
     fill_bf16(a, r);
     fill_bf16(b, r);
   }
-  HT sfa = make(GO_F32, {G, Mmax, cdiv(K, 128)});
+  HT sfa = sfa_mn ? make(GO_F32, {G, Mmax, cdiv(K, 128)}, {Mmax * cdiv(K, 128), 1, Mmax})
+                  : make(GO_F32, {G, Mmax, cdiv(K, 128)});
   HT sfb = make(GO_F32, {G, cdiv(N, 128), cdiv(K, 128)});
   fill_scale(sfa, r);
   fill_scale(sfb, r);
@@ -1202,6 +1205,7 @@ int main(int argc, char** argv) {
     cases.push_back(fp8_gemm_case(r, 1536, 2304, 512, "nt", 128, GO_BF16, false, false, 1));
     cases.back().model = nullptr;
     cases.push_back(masked_case(r, true, {384, 0, 129, 300, 1, 257}, 384, 512, 1024));
+    cases.push_back(masked_case(r, true, {384, 0, 129, 300, 1, 257}, 384, 512, 1024, true));
   }
   cases.push_back(fp8_gemm_case(r, 96, 192, 384, "nn", 128, GO_BF16, false, false, 1));
   cases.push_back(fp8_gemm_case(r, 96, 192, 384, "tn", 128, GO_BF16, false, false, 1));
