@@ -28,6 +28,7 @@ struct FastParams {
   const int32_t* masked_m;
   int mk_align;
   int psum_flags;  // bit 1: ensure_zero_padding
+  int max_rows;    // host-side hint for the heuristic: masked, the largest masked_m (0: unknown, use M)
 };
 
 /// One launch configuration of the fast kernel (what FastConfig fixes at compile time).
@@ -40,7 +41,8 @@ struct FastChoice {
   int producer_warps = 4;  // 4: the producer warpgroup loads (one SFA row per thread); 1: one warp
   bool release_per_warp = false;  // math warps release a stage with one arrival each (else one per thread)
   int producer_regs = 0;   // setmaxnreg split: 40 / 232 or 56 / 224; 0: chosen (56 for BLOCK_M 256 or multicast)
-  int bm = 128;         // BLOCK_M: 128, or 256 (two waves per math warpgroup; one accumulator set, BN <= 128)
+  int bm = 128;         // BLOCK_M: 64 (one math warpgroup), 128, or 256 (two waves per math warpgroup; one
+                        // accumulator set, BN <= 128)
   int debug = 0;        // GO_FAST_DBG profiling switches (sm90_fp8_fast_kernel.cuh): nonzero gives wrong results
   bool sfa_tma = true;  // SFA by TMA where its layout allows (MN-major, 16-byte aligned columns); else cp.async
 };

@@ -31,7 +31,7 @@ static_assert(fast_smem(128, 5).total + 1024 < kMaxSmem, "BN 128 x 5 stages fits
 
 int max_stages(int bn, int bm) {
   int s = 2;
-  while (s < 8 && smem_bytes(bn, s + 1, bm) <= kMaxSmem) ++s;
+  while (s < 16 && smem_bytes(bn, s + 1, bm) <= kMaxSmem) ++s;
   return s;
 }
 
@@ -128,13 +128,13 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
     else if (k == "regs" && num && (n == 40 || n == 56)) c->producer_regs = static_cast<int>(n);
-    else if (k == "bm" && num && (n == 128 || n == 256)) c->bm = static_cast<int>(n), *bm_set = true;
+    else if (k == "bm" && num && (n == 64 || n == 128 || n == 256)) c->bm = static_cast<int>(n), *bm_set = true;
     else if (k == "dbg" && num && n >= 0 && n <= 3) c->debug = static_cast<int>(n);
     else if (k == "sfa" && (v == "tma" || v == "copy")) c->sfa_tma = v == "tma";
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
              "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double, shape=0|1, prod=1|4, "
-             "rel=warp|thread, regs=40|56, bm=128|256, sfa=tma|copy, dbg=0..3)";
+             "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, dbg=0..3)";
       return false;
     }
   }
@@ -202,18 +202,22 @@ bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::str
     q.m_blocks = (p.M + 255) / 256;
     if (7 * waves(tiles_of(q, 128)) < 4 * waves(t128)) best.bm = 256;
   }
+  // BLOCK_M 64 where no tile has more than 64 real rows (dense M <= 64; masked with every masked_m <= 64): half the A
+  // bytes per stage, so twice the stages of B in flight for these memory-bound shapes.
+  if ((p.mode == kFastNormal && p.M <= 64) || (p.mode == kFastMasked && p.max_rows > 0 && p.max_rows <= 64))
+    best.bm = 64;
   best.multicast = 1;
   best.stages = 0;  // as many as fit
   bool acc_set = false, bm_set = false;
   if (const char* o = std::getenv("GO_CUDA_FAST_CFG")) {
     if (!apply_override(o, &best, &acc_set, &bm_set, err)) return false;
     // An override of BLOCK_N past 128 or of two accumulator sets takes the heuristic's BLOCK_M 256 back to 128.
-    if (!bm_set && (best.bn > 128 || (acc_set && best.double_acc))) best.bm = 128;
+    if (!bm_set && best.bm == 256 && (best.bn > 128 || (acc_set && best.double_acc))) best.bm = 128;
   }
   // A contiguous layout's groups start on 128-row boundaries (mk_alignment), which a 256-row tile could straddle:
   // bm=256 applies to dense and masked GEMMs only, and contiguous ones keep 128 (go_ext_fast_last_config says so).
-  if (p.mode != kFastNormal && p.mode != kFastMasked) best.bm = 128;
-  if (!acc_set) best.double_acc = best.bn <= 128 && best.bm == 128;
+  if (p.mode != kFastNormal && p.mode != kFastMasked && best.bm == 256) best.bm = 128;
+  if (!acc_set) best.double_acc = best.bn <= 128 && best.bm != 256;
   if (best.double_acc && best.bn > 128) {
     *err = "GO_CUDA_FAST_CFG: acc=double needs bn <= 128";
     return false;

@@ -51,19 +51,20 @@ static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168
 /// cores while block kb is promoted (needs 3 * BN / 2 registers: BN <= 128); kN, kK: the shape's N and K when the
 /// kernel is specialised for one shape class (0: read from FastParams at run time); kProducerWarps: warps that load
 /// (1: one warp, 4 SFA rows per lane; 4: the whole producer warpgroup, one SFA row per thread); kReleasePerWarp: a
-/// math warp releases a stage with one arrival (after __syncwarp) instead of one per thread; BM: BLOCK_M, 128 or 256
-/// (256: each math warpgroup runs two waves of 64 rows per K block, one accumulator set and two sets of final
+/// math warp releases a stage with one arrival (after __syncwarp) instead of one per thread; BM: BLOCK_M, 64, 128 or
+/// 256 (256: each math warpgroup runs two waves of 64 rows per K block, one accumulator set and two sets of final
 /// accumulators; the A tile is twice as tall for the same B tile, which halves B's share of the L2 traffic, the
-/// layout DeepGEMM's SM90 heuristic offers as block_m 256 for BF16 output).
+/// layout DeepGEMM's SM90 heuristic offers as block_m 256 for BF16 output; 64: one math warpgroup, the second idles,
+/// and a stage is half an A tile smaller, so more of them fit: for M <= 64, where the kernel waits on memory).
 template <int BN_, int STAGES_, int MC_, bool DACC_, int KN_ = 0, int KK_ = 0, int PW_ = 4, bool RPW_ = false,
           int BM_ = 128>
 struct FastConfig {
   static constexpr int BN = BN_, kStages = STAGES_, kMulticast = MC_, kN = KN_, kK = KK_, kProducerWarps = PW_;
-  static constexpr int BM = BM_, kWaves = BM_ / kFBM;
+  static constexpr int BM = BM_, kWaves = BM_ >= kFBM ? BM_ / kFBM : 1, kMathWGs = BM_ == 64 ? 1 : 2;
   static constexpr bool kDoubleAcc = DACC_, kReleasePerWarp = RPW_;
   static_assert(PW_ == 1 || PW_ == 4, "one producer warp or four");
-  static_assert(BM_ == 128 || BM_ == 256, "BLOCK_M 128 or 256");
-  static_assert(BM_ == 128 || (!DACC_ && BN_ <= 128), "BLOCK_M 256 needs one accumulator set and BN <= 128 (registers)");
+  static_assert(BM_ == 64 || BM_ == 128 || BM_ == 256, "BLOCK_M 64, 128 or 256");
+  static_assert(BM_ != 256 || (!DACC_ && BN_ <= 128), "BLOCK_M 256 needs one accumulator set and BN <= 128 (registers)");
   // How many 128-column scale blocks of B one tile can touch.
   static constexpr int kSfbSlots = 128 % BN == 0 ? 1 : (BN % 128 == 0 ? BN / 128 : BN / 128 + 2);
   static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BLOCK_N must be a multiple of 8 in [8, 256]");
@@ -169,6 +170,7 @@ __device__ __forceinline__ void named_sync(int id, int threads) {
 /// but stores nothing.
 struct FastTile {
   bool valid;
+  bool compute;      // false: every row of the tile is written as zeros, nothing is loaded (masked, BLOCK_M 64)
   int m0, n0;        // row (within the batch for masked) and column of the tile
   int a_row, b_row;  // TMA row coordinates
   int z, g;          // batch (masked: group) for A/D/SFA; group for B/SFB
@@ -181,6 +183,7 @@ template <class C>
 __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int u, int rank, int N) {
   FastTile ti;
   ti.valid = true;
+  ti.compute = true;
   ti.z = 0;
   ti.g = 0;
   const int ngroups = (p.n_blocks + C::kMulticast - 1) / C::kMulticast;
@@ -224,9 +227,11 @@ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int u, int ra
     case kFastMasked:
       // Tiles starting below masked_m are computed; a 64-row chunk starting at or after masked_m is written as 0.
       // Rows from align(masked_m, 128) on are not written (gemm_oracle.h), which a 256-row tile must respect too.
+      // A 64-row tile at or past masked_m below that bound is written as zeros without being computed.
       ti.g = ti.z;
-      if (ti.m0 >= p.masked_m[ti.z]) ti.valid = false;
       rows_end = min(p.M, (p.masked_m[ti.z] + kFBM - 1) / kFBM * kFBM);
+      if (ti.m0 >= rows_end) ti.valid = false;
+      else if (ti.m0 >= p.masked_m[ti.z]) ti.compute = false;
       break;
   }
   ti.a_row = (p.mode == kFastMasked ? ti.z * p.M : 0) + ti.m0;
@@ -267,7 +272,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     for (int s = 0; s < kStages; ++s) {
       // Arrivals: every producer thread, or with SFA by TMA the threads that copy an SFB slot (thread 0 among them).
       mbar_init(&full[s], (GO_FAST_DBG & 2) ? 1 : p.sfa_tma ? kSlots : 32 * C::kProducerWarps);
-      mbar_init(&empty[s], (C::kReleasePerWarp ? 8 : 256) * MC);  // every math warp (or thread) of the cluster
+      // Every math warp (or thread) of the cluster.
+      mbar_init(&empty[s], (C::kReleasePerWarp ? 4 : 128) * C::kMathWGs * MC);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     fence_proxy_async();
@@ -285,11 +291,11 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       uint32_t it = 0;
       for (int u = cluster; u < p.units; u += clusters) {
         const FastTile ti = fast_tile<C>(p, u, rank, N);
-        if (!ti.valid) continue;
+        if (!ti.valid || !ti.compute) continue;
         const float* sfa_base = p.sfa + ti.z * p.sfa_s_batch + static_cast<int64_t>(ti.m0) * p.sfa_s_row;
         const float* sfb_base = p.sfb + ti.g * p.sfb_s_batch;
         // kRowsPer consecutive SFA rows per producer thread (one warp, BM 128: lane l copies rows 4l .. 4l + 3).
-        constexpr int kRowsPer = BM / (32 * C::kProducerWarps);
+        constexpr int kRowsPer = BM >= 32 * C::kProducerWarps ? BM / (32 * C::kProducerWarps) : 1;
         const int r0 = kRowsPer * tid, nv = max(0, min(kRowsPer, ti.sfa_rows - r0));
         const int sfb_idx = ti.n0 / 128 + tid;
         const bool sfb_ok = tid < kSlots && sfb_idx < sfb_rows;
@@ -319,7 +325,9 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
             continue;
           }
           float* dst = &sSfa[s * BM + r0];
-          if (kRowsPer % 4 == 0 && p.sfa_vec) {
+          if (r0 >= BM) {
+            // BLOCK_M 64 with four producer warps: threads 64 .. 127 copy nothing (but arrive).
+          } else if (kRowsPer % 4 == 0 && p.sfa_vec) {
 #pragma unroll
             for (int e = 0; e < kRowsPer; e += 4) {
               const int nq = max(0, min(4, nv - e));
@@ -348,16 +356,33 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
 #pragma unroll
     for (int i = 0; i < (C::kDoubleAcc ? NA : 1); ++i) P2[i] = 0.0f;
     const int r_lo = acc_row(tid, 0);
-    for (int u = cluster; u < p.units; u += clusters) {
+    // With BLOCK_M 64 the second math warpgroup has no rows and walks no tiles.
+    for (int u = w < C::kMathWGs ? cluster : p.units; u < p.units; u += clusters) {
       const FastTile ti = fast_tile<C>(p, u, rank, N);
       if (!ti.valid) continue;
 #pragma unroll
       for (int i = 0; i < kWaves * NA; ++i) F[i] = 0.0f;
+      // Scales of one stage and wave, read right after its full barrier so that their latency overlaps the wgmmas
+      // (kHoist; past BLOCK_N 144 the registers they would hold across the wgmmas are not there: read at promotion).
+      struct Scales {
+        float sa0, sa1, sb[kSlots];
+      };
+      constexpr bool kHoist = BN <= 144;
+      auto read_scales = [&](int s, int wave) {
+        Scales sc;
+        sc.sa0 = sSfa[s * BM + wave * kFBM + w * 64 + r_lo];
+        sc.sa1 = sSfa[s * BM + wave * kFBM + w * 64 + r_lo + 8];
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) sc.sb[j] = sSfb[s * 4 + j];
+        return sc;
+      };
       // Column where the tile enters the next 128-column scale block of B (only for straddling BLOCK_N).
       const int b1 = 128 - ti.n0 % 128;
-      auto issue = [&](float(&acc)[NA], uint32_t at, int wave = 0) {
+      auto issue = [&](float(&acc)[NA], uint32_t at, int wave = 0) -> Scales {
         const int s = at % kStages;
         if (wave == 0) mbar_wait(&full[s], (at / kStages) & 1);
+        Scales sc{};
+        if constexpr (kHoist) sc = read_scales(s, wave);
         const uint8_t* a_tile = sA + s * kStageA + (wave * kFBM + w * 64) * 128;
         const uint8_t* b_tile = sB + s * kStageB;
         fence_operand(acc);
@@ -368,6 +393,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
                             desc_kmajor_sw128(smem_addr(b_tile + j * 32)), j);
         }
         wgmma_commit();
+        return sc;
       };
       // One arrival per thread (or per warp) on stage s's empty barrier in every CTA of the cluster.
       auto release = [&](int s) {
@@ -386,14 +412,13 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         }
       };
       // F = fma(fl32(sa * sb), P, F) per element; the stage is released (one arrival per warp and CTA) once this
-      // warp's wgmmas of the last wave have completed and its lanes have read the scales.
-      auto promote = [&](float(&acc)[NA], uint32_t at, int wave = 0) {
+      // warp's wgmmas of the last wave have completed (its lanes read the scales before the wgmmas were issued).
+      auto promote = [&](float(&acc)[NA], uint32_t at, const Scales& hoisted, int wave = 0) {
         fence_operand(acc);
         const int s = at % kStages;
-        const float sa0 = sSfa[s * BM + wave * kFBM + w * 64 + r_lo], sa1 = sSfa[s * BM + wave * kFBM + w * 64 + r_lo + 8];
-        float sb[kSlots];
-#pragma unroll
-        for (int j = 0; j < kSlots; ++j) sb[j] = sSfb[s * 4 + j];
+        const Scales sc = kHoist ? hoisted : read_scales(s, wave);
+        const float sa0 = sc.sa0, sa1 = sc.sa1;
+        const float* sb = sc.sb;
         float* Fw = F + wave * NA;
         if (wave == kWaves - 1) release(s);
         if constexpr (kSlots == 1) {
@@ -422,36 +447,38 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
           }
         }
       };
-      if constexpr ((GO_FAST_DBG & 1) != 0) {
+      if (!ti.compute) {
+        // Zero tile: nothing was loaded for it; the epilogue writes its zeros.
+      } else if constexpr ((GO_FAST_DBG & 1) != 0) {
         for (int kb = 0; kb < nkb; ++kb, ++it) {
           mbar_wait(&full[it % kStages], (it / kStages) & 1);
           release(it % kStages);
         }
       } else if constexpr (C::kDoubleAcc) {
         // Two accumulator sets: the 4 wgmmas of block kb + 1 run on the tensor cores while block kb is promoted.
-        issue(P, it);
+        Scales s1 = issue(P, it), s2;
         int kb = 0;
         for (; kb + 2 < nkb; kb += 2) {  // at the top, block kb is in flight in P
-          issue(P2, it + 1);
+          s2 = issue(P2, it + 1);
           wgmma_wait1();
-          promote(P, it);
+          promote(P, it, s1);
           ++it;
-          issue(P, it + 1);
+          s1 = issue(P, it + 1);
           wgmma_wait1();
-          promote(P2, it);
+          promote(P2, it, s2);
           ++it;
         }
         if (nkb - kb == 2) {
-          issue(P2, it + 1);
+          s2 = issue(P2, it + 1);
           wgmma_wait1();
-          promote(P, it);
+          promote(P, it, s1);
           ++it;
           wgmma_wait0();
-          promote(P2, it);
+          promote(P2, it, s2);
           ++it;
         } else {
           wgmma_wait0();
-          promote(P, it);
+          promote(P, it, s1);
           ++it;
         }
       } else {
@@ -459,9 +486,9 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         for (int kb = 0; kb < nkb; ++kb, ++it) {
 #pragma unroll
           for (int v = 0; v < kWaves; ++v) {
-            issue(P, it, v);
+            const Scales sc = issue(P, it, v);
             wgmma_wait0();
-            promote(P, it, v);
+            promote(P, it, sc, v);
           }
         }
       }
@@ -469,7 +496,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
 #pragma unroll
       for (int wave = 0; wave < kWaves; ++wave) {
       const int chunk = 2 * wave + w;  // 64-row chunk of the tile
-      const bool zero = ti.zero[chunk];
+      const bool zero = ti.zero[chunk] || !ti.compute;
       const float* Fw = F + wave * NA;
 #pragma unroll
       for (int i = 0; i < NA; i += 2) {

@@ -1221,6 +1221,9 @@ int main(int argc, char** argv) {
   // masked: masked_m 0, 1, max and in between.
   cases.push_back(masked_case(r, true, {0, 1, 256, 100}, 256, 384, 1152));
   cases.push_back(masked_case(r, true, {37, 77, 200}, 200, 256, 256));
+  // Every masked_m <= 64: the fast kernel takes BLOCK_M 64, and rows 64 .. 127 of each group are zero tiles.
+  cases.push_back(masked_case(r, true, {20, 0, 64, 33}, 128, 384, 1024));
+  cases.push_back(masked_case(r, true, {20, 0, 64, 33}, 128, 384, 1024, true));
   // k-grouped (SM90 flat and tn views), empty group, with and without C.
   cases.push_back(kgrouped_fp8_case(r, {128, 0, 384, 256}, 128, 256, true, true));
   cases.push_back(kgrouped_fp8_case(r, {256, 128, 0}, 64, 136, false, true));

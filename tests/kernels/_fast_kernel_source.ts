@@ -12,7 +12,7 @@
  * @param doubleAcc two accumulator sets
  * @param n N as a compile-time constant (0: run time)
  * @param k K as a compile-time constant (0: run time)
- * @param bm BLOCK_M (128 or 256)
+ * @param bm BLOCK_M (64, 128 or 256)
  * @param producerRegs setmaxnreg of the producer warpgroup: 40 (math 232) or 56 (math 224)
  * @returns the text
  * @example

@@ -25,6 +25,8 @@ const CONFIGS: [number, number, number, boolean, number, number, number?, number
   [56, 8, 2, true, 2112, 7168, 128, 56], // small-M class
   [128, 3, 2, false, 7168, 16384, 256, 56], // BLOCK_M 256 (56 / 224 split): two waves per math warpgroup, multicast
   [112, 4, 1, false, 0, 0, 256, 56], // BLOCK_M 256, straddling BLOCK_N
+  [64, 12, 1, true, 7168, 16384, 64], // BLOCK_M 64 (one math warpgroup), 12 stages: the M <= 64 class
+  [48, 12, 2, true, 0, 0, 64, 56], // BLOCK_M 64, multicast, straddling BLOCK_N
 ];
 
 Deno.test({
