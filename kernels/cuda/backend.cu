@@ -476,18 +476,13 @@ int32_t check_grouped_layout(const TV& gl, int64_t M, int64_t G, bool psum, int3
   return GO_OK;
 }
 
-// *max_out (optional): the largest masked_m (the fast kernel's heuristic takes BLOCK_M 64 when it is at most 64).
-int32_t check_masked_m(const TV& mm, int64_t G, int64_t Mmax, int32_t* max_out = nullptr) {
+int32_t check_masked_m(const TV& mm, int64_t G, int64_t Mmax) {
   if (mm.ndim != 1 || mm.shape[0] != G) return fail(GO_ERR_INVALID_ARGUMENT, "masked_m: expected [G = %lld]", (long long)G);
   std::vector<int32_t> h;
   GO_TRY(copy_to_host(mm, h, "masked_m"));
-  int32_t mx = 0;
-  for (size_t i = 0; i < h.size(); ++i) {
+  for (size_t i = 0; i < h.size(); ++i)
     if (h[i] < 0 || h[i] > Mmax)
       return fail(GO_ERR_INVALID_ARGUMENT, "masked_m[%zu] = %d is outside [0, %lld]", i, h[i], (long long)Mmax);
-    mx = std::max(mx, h[i]);
-  }
-  if (max_out != nullptr) *max_out = mx;
   return GO_OK;
 }
 
@@ -769,8 +764,7 @@ int32_t go_m_grouped_fp8_gemm_masked(const go_tensor* a_, const go_tensor* sfa_,
   GO_TRY(expect_shape(d, "d", {G, Mmax, N}));
   GO_TRY(check_fp8_scales(sfa, sfb, Mmax, N, K, gam, gak, gbm, gbk, 1, G, 1, G));
   GO_TRY(check_no_alias(d, nullptr, {{&a, "a"}, {&b, "b"}, {&sfa, "sfa"}, {&sfb, "sfb"}, {&mm, "masked_m"}}));
-  int32_t max_m = 0;
-  GO_TRY(check_masked_m(mm, G, Mmax, &max_m));
+  GO_TRY(check_masked_m(mm, G, Mmax));
   if (mm.strides[0] != 1) return fail(GO_ERR_UNSUPPORTED, "masked_m must be contiguous");
   if (G == 0 || Mmax == 0 || N == 0) return GO_OK;
   GemmParams p = gemm_params(go_sm90::kModeMasked, Mmax, N, K, G, a, b, d, TV(), true);
@@ -781,7 +775,6 @@ int32_t go_m_grouped_fp8_gemm_masked(const go_tensor* a_, const go_tensor* sfa_,
     bool done = false;
     go_sm90::FastParams f = fast_params(go_sm90::kFastMasked, Mmax, N, K, G, sfa, sfb, d);
     f.masked_m = p.masked_m;
-    f.max_rows = max_m;
     GO_TRY(run_fast(f, a, G * Mmax, b, G * N, "m_grouped_fp8_gemm_masked", &done));
     if (done) return GO_OK;
   }

@@ -28,7 +28,6 @@ struct FastParams {
   const int32_t* masked_m;
   int mk_align;
   int psum_flags;  // bit 1: ensure_zero_padding
-  int max_rows;    // host-side hint for the heuristic: masked, the largest masked_m (0: unknown, use M)
 };
 
 /// One launch configuration of the fast kernel (what FastConfig fixes at compile time).

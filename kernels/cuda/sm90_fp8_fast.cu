@@ -202,10 +202,11 @@ bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::str
     q.m_blocks = (p.M + 255) / 256;
     if (7 * waves(tiles_of(q, 128)) < 4 * waves(t128)) best.bm = 256;
   }
-  // BLOCK_M 64 where no tile has more than 64 real rows (dense M <= 64; masked with every masked_m <= 64): half the A
-  // bytes per stage, so twice the stages of B in flight for these memory-bound shapes.
-  if ((p.mode == kFastNormal && p.M <= 64) || (p.mode == kFastMasked && p.max_rows > 0 && p.max_rows <= 64))
-    best.bm = 64;
+  // BLOCK_M 64 where A has at most 64 rows (dense M <= 64, masked Mmax <= 64): half the A bytes per stage, so 12
+  // stages instead of 8 of B in flight for these memory-bound shapes (64 x 7168 x 16384: 44 against 70 us). Not for
+  // masked Mmax 128 with every masked_m <= 64: its zero tiles (rows 64 .. 127) fell on every other CTA (the grid is
+  // even), which left half the SMs without work: 32 x 20 x 6144 x 7168 took 571 us against 437 at BLOCK_M 128.
+  if ((p.mode == kFastNormal || p.mode == kFastMasked) && p.M <= 64) best.bm = 64;
   best.multicast = 1;
   best.stages = 0;  // as many as fit
   bool acc_set = false, bm_set = false;
