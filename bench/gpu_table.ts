@@ -498,7 +498,7 @@ export function formatReport(input: ReportInput): string {
       "Ours: `tests/gpu/bench.cpp` (C ABI by dlopen, GO_CUDA_ASYNC=1, CUDA events on the default stream, median of " +
       "≥ 20 batches, inputs rotated over > 200 MB). Dense shapes, ours and the baselines: GPU time, the batch queued " +
       "behind a spin kernel (bench.cpp) or torch.cuda._sleep (bench_torch.py) so that the events time the kernels " +
-      "back to back; \"per call\" is the same batch timed as the host issues it, with the host's issue time per call. " +
+      'back to back; "per call" is the same batch timed as the host issues it, with the host\'s issue time per call. ' +
       "Grouped shapes, both sides: per call as issued (ours include one host copy of the index tensor per call). " +
       "Baselines: `tests/gpu/bench_torch.py` (`torch._scaled_mm` 1×128 / 128×128 scales; grouped " +
       "shapes as a loop of G calls; BF16 `a @ b.t()` or `torch._grouped_mm`). Masked: masked_m = m in every group, " +

@@ -455,7 +455,9 @@ int32_t run_fast(const go_sm90::FastParams& f, const TV& a, int64_t a_rows, cons
 }
 
 // Host validation of an m-grouped layout.
-int32_t check_grouped_layout(const TV& gl, int64_t M, int64_t G, bool psum, int32_t mk) {
+// *tiles256 (optional): whether 256-row tiles can run the layout, as the fast kernel's BLOCK_M 256 does: classic, no
+// 256-row block holds two groups or a group after padding rows; psum, every group starts on a multiple of 256.
+int32_t check_grouped_layout(const TV& gl, int64_t M, int64_t G, bool psum, int32_t mk, bool* tiles256 = nullptr) {
   if (mk <= 0 || mk % 64 != 0)
     return fail(GO_ERR_UNSUPPORTED, "mk_alignment %d: the SM90 backend needs a positive multiple of 64", mk);
   std::vector<int32_t> h;
@@ -472,6 +474,22 @@ int32_t check_grouped_layout(const TV& gl, int64_t M, int64_t G, bool psum, int3
     if (psum && (h[i] < prev || h[i] > M))
       return fail(GO_ERR_INVALID_ARGUMENT, "grouped_layout[%zu] = %d: psum ends must be non-decreasing and <= M = %lld", i, h[i], (long long)M);
     if (psum) prev = h[i];
+  }
+  if (tiles256 != nullptr) {
+    bool ok = true;
+    if (psum) {
+      int64_t end = 0;
+      for (size_t g = 0; g < h.size() && ok; ++g) {
+        ok = (end + mk - 1) / mk * mk % 256 == 0;
+        end = h[g];
+      }
+    } else {
+      for (int64_t m0 = 0; m0 + 128 < M && ok; m0 += 256) {
+        const int32_t first = h[static_cast<size_t>(m0)], second = h[static_cast<size_t>(m0 + 128)];
+        ok = second == first || second == -1;
+      }
+    }
+    *tiles256 = ok;
   }
   return GO_OK;
 }
@@ -725,7 +743,8 @@ int32_t go_m_grouped_fp8_gemm_contiguous(const go_tensor* a_, const go_tensor* s
   GO_TRY(check_no_alias(d, nullptr, {{&a, "a"}, {&b, "b"}, {&sfa, "sfa"}, {&sfb, "sfb"}, {&gl, "grouped_layout"}}));
   if (use_psum_layout < 0 || use_psum_layout > 3 || use_psum_layout == 2)
     return fail(GO_ERR_INVALID_ARGUMENT, "use_psum_layout %d: expected 0, 1 or 3 (psum + ensure_zero_padding)", use_psum_layout);
-  GO_TRY(check_grouped_layout(gl, M, G, (use_psum_layout & 1) != 0, mk_alignment));
+  bool tiles256 = false;
+  GO_TRY(check_grouped_layout(gl, M, G, (use_psum_layout & 1) != 0, mk_alignment, &tiles256));
   if (M == 0 || N == 0 || G == 0) return GO_OK;
   GemmParams p = gemm_params((use_psum_layout & 1) ? go_sm90::kModeMGroupPsum : go_sm90::kModeMGroupClassic, M, N, K,
                              1, a, b, d, TV(), true);
@@ -741,6 +760,7 @@ int32_t go_m_grouped_fp8_gemm_contiguous(const go_tensor* a_, const go_tensor* s
     f.gl = p.grouped_layout;
     f.psum_flags = use_psum_layout;
     f.mk_align = mk_alignment;
+    f.tiles256 = tiles256 ? 1 : 0;
     GO_TRY(run_fast(f, a, M, b, G * N, "m_grouped_fp8_gemm_contiguous", &done));
     if (done) return GO_OK;
   }

@@ -28,6 +28,7 @@ struct FastParams {
   const int32_t* masked_m;
   int mk_align;
   int psum_flags;  // bit 1: ensure_zero_padding
+  int tiles256;    // host-side, contiguous layouts: 256-row tiles fit the groups (BLOCK_M 256 may be chosen)
 };
 
 /// One launch configuration of the fast kernel (what FastConfig fixes at compile time).

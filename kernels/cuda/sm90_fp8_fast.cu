@@ -182,12 +182,12 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 // The heuristic, from the configuration sweep on an H200 (bench/RESULTS.md): BLOCK_N 64 when 128-wide tiles would
 // leave SMs idle, else 128, except that 144 (one accumulator set) is taken where it needs at most 3/4 of 128's waves
 // (4096 x 576: one wave instead of two, 761 vs 537 TFLOPS; at 4096 x 2112, 4 waves instead of 5, 128 still won).
-// BLOCK_M 256 (dense and masked, with BLOCK_N 128) where its waves, weighted by 7/4, are fewer than BLOCK_M 128's: a
-// 256-row tile took 1.74x the time of a 128-row one at 4096 x 7168 x 16384 (1056 against 921 TFLOPS), and lost at
-// 4096 x 2112 x 7168 (3 waves against 5). Two accumulator sets up to 128 at BLOCK_M 128 (BLOCK_M 256 has room for
-// one); no multicast (within +-8 % with this producer, 1.4-1.8x slower with the one-warp producer); the four-warp
-// producer with per-thread stage release; SFA by TMA where its layout allows (+14-17 % over per-thread copies at
-// BLOCK_M 128). Stages: as many as fit in 227 KB. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and
+// BLOCK_M 256 (dense, masked, and contiguous layouts whose groups fit 256-row tiles; BLOCK_N 128) where its waves,
+// weighted by 7/4, are fewer than BLOCK_M 128's: a 256-row tile took 1.74x the time of a 128-row one at
+// 4096 x 7168 x 16384 (1056 against 921 TFLOPS), and lost at 4096 x 2112 x 7168 (3 waves against 5). Two accumulator
+// sets up to 128 at BLOCK_M 128 (BLOCK_M 256 has room for one); no multicast (within +-8 % with this producer,
+// 1.4-1.8x slower with the one-warp producer); the four-warp producer with per-thread stage release; SFA by TMA where
+// its layout allows (+2-7 % over per-thread copies at BLOCK_M 128). Stages: as many as fit in 227 KB. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and
 // sweeps the others).
 bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
   FastParams p = p0;
@@ -197,7 +197,7 @@ bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::str
   auto waves = [&](int64_t tiles) { return (tiles + sms - 1) / sms; };
   best.bn = t128 < sms ? 64 : 128;
   if (t128 >= sms && 4 * waves(t144) <= 3 * waves(t128)) best.bn = 144;
-  if (best.bn == 128 && (p.mode == kFastNormal || p.mode == kFastMasked)) {
+  if (best.bn == 128 && (p.mode == kFastNormal || p.mode == kFastMasked || p.tiles256)) {
     FastParams q = p;
     q.m_blocks = (p.M + 255) / 256;
     if (7 * waves(tiles_of(q, 128)) < 4 * waves(t128)) best.bm = 256;
@@ -215,9 +215,10 @@ bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::str
     // An override of BLOCK_N past 128 or of two accumulator sets takes the heuristic's BLOCK_M 256 back to 128.
     if (!bm_set && best.bm == 256 && (best.bn > 128 || (acc_set && best.double_acc))) best.bm = 128;
   }
-  // A contiguous layout's groups start on 128-row boundaries (mk_alignment), which a 256-row tile could straddle:
-  // bm=256 applies to dense and masked GEMMs only, and contiguous ones keep 128 (go_ext_fast_last_config says so).
-  if (p.mode != kFastNormal && p.mode != kFastMasked && best.bm == 256) best.bm = 128;
+  // A contiguous layout's groups start on mk_alignment (128-row) boundaries, which a 256-row tile could straddle:
+  // bm=256 applies to it only where the host found every group aligned to 256-row tiles (p.tiles256); otherwise it
+  // keeps 128 (go_ext_fast_last_config says so).
+  if (p.mode != kFastNormal && p.mode != kFastMasked && !p.tiles256 && best.bm == 256) best.bm = 128;
   if (!acc_set) best.double_acc = best.bn <= 128 && best.bm != 256;
   if (best.double_acc && best.bn > 128) {
     *err = "GO_CUDA_FAST_CFG: acc=double needs bn <= 128";

@@ -1218,6 +1218,9 @@ int main(int argc, char** argv) {
   cases.push_back(mgrouped_case(r, true, false, {100, 0, 1, 257}, 256, 512));
   cases.push_back(mgrouped_case(r, true, true, {100, 0, 1, 257}, 256, 512));
   cases.push_back(mgrouped_case(r, true, true, {100, 0, 1, 257}, 256, 512, 3));
+  // Groups that start on multiples of 256 rows: the fast kernel may run them with BLOCK_M 256 (bm=256 checks).
+  cases.push_back(mgrouped_case(r, true, false, {200, 0, 256, 300}, 256, 512));
+  cases.push_back(mgrouped_case(r, true, true, {200, 0, 256, 300}, 256, 512, 3));
   // masked: masked_m 0, 1, max and in between.
   cases.push_back(masked_case(r, true, {0, 1, 256, 100}, 256, 384, 1152));
   cases.push_back(masked_case(r, true, {37, 77, 200}, 200, 256, 256));
