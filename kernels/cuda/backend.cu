@@ -1296,6 +1296,37 @@ int32_t go_ext_jit_compile(const char* source, char* cubin_path, int64_t len, in
   return GO_OK;
 }
 
+int32_t go_ext_fast_choose(int32_t mode, int64_t m, int64_t n, int64_t k, int64_t g, int32_t sms, int32_t tiles256,
+                           const char* override_text, char* buf, int64_t len) {
+  if (buf == nullptr || len < 1) return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_fast_choose: buf must not be NULL, len >= 1");
+  buf[0] = '\0';
+  if (mode < 0 || mode > 3)
+    return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_fast_choose: mode %d (0 dense, 1 contiguous, 2 masked, 3 psum)", mode);
+  if (m < 1 || n < 1 || k < 1 || g < 1 || sms < 1 || m >= (int64_t(1) << 31) || n >= (int64_t(1) << 31) ||
+      k >= (int64_t(1) << 31) || g >= (int64_t(1) << 31))
+    return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_fast_choose: m %lld, n %lld, k %lld, g %lld, sms %d out of range",
+                (long long)m, (long long)n, (long long)k, (long long)g, sms);
+  go_sm90::FastParams p;
+  std::memset(&p, 0, sizeof p);
+  p.mode = mode == 0 ? go_sm90::kFastNormal : mode == 1 ? go_sm90::kFastClassic
+         : mode == 2 ? go_sm90::kFastMasked : go_sm90::kFastPsum;
+  p.M = static_cast<int>(m);
+  p.N = static_cast<int>(n);
+  p.K = static_cast<int>(k);
+  p.G = static_cast<int>(g);
+  p.mk_align = 128;
+  p.tiles256 = tiles256 != 0;
+  go_sm90::FastChoice c;
+  std::string err;
+  if (!go_sm90::choose_fast_config(p, sms, override_text, &c, &err))
+    return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_fast_choose: %s", err.c_str());
+  const std::string d = go_sm90::describe_fast_config(c, c.shape ? "jit=shape" : "jit=generic");
+  if (static_cast<int64_t>(d.size()) >= len)
+    return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_fast_choose: buf needs %lld bytes", (long long)d.size() + 1);
+  std::snprintf(buf, static_cast<size_t>(len), "%s", d.c_str());
+  return GO_OK;
+}
+
 int32_t go_ext_fast_prepare(int32_t mode, int64_t m, int64_t n, int64_t k, int64_t g) {
   GO_TRY(bind_device());
   if (mode < 0 || mode > 2) return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_fast_prepare: mode %d (0 dense, 1 contiguous, 2 masked)", mode);

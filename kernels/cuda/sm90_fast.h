@@ -50,6 +50,11 @@ struct FastChoice {
 /// The configuration a call of this shape class gets: GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0,
 /// prod=4,rel=thread,regs=40,bm=256", any subset) overrides the heuristic's fields. Returns false with *err set when the override is malformed.
 bool choose_fast_config(const FastParams& p, int sms, FastChoice* out, std::string* err);
+/// The same with the override text given (nullptr: none) instead of read from GO_CUDA_FAST_CFG.
+bool choose_fast_config(const FastParams& p, int sms, const char* override_text, FastChoice* out, std::string* err);
+
+/// "bm=256 bn=128 stages=3 multicast=1 acc=single prod=4 rel=thread regs=56 sfa=tma" plus `how` (and a dbg warning).
+std::string describe_fast_config(const FastChoice& c, const char* how);
 
 // a: 2-D TMA view [a_rows, K] (masked: G * Mmax rows), b: [b_rows, K] (grouped: G * N rows); row strides in bytes.
 // Sets *used = false (and launches nothing) when the tensor maps cannot be built; the caller then uses the simple path.

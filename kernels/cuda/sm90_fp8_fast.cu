@@ -190,6 +190,10 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 // its layout allows (+2-7 % over per-thread copies at BLOCK_M 128). Stages: as many as fit in 227 KB. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and
 // sweeps the others).
 bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
+  return choose_fast_config(p0, sms, std::getenv("GO_CUDA_FAST_CFG"), out, err);
+}
+
+bool choose_fast_config(const FastParams& p0, int sms, const char* override_text, FastChoice* out, std::string* err) {
   FastParams p = p0;
   p.m_blocks = (p.M + kFBM - 1) / kFBM;
   FastChoice best;
@@ -210,7 +214,7 @@ bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::str
   best.multicast = 1;
   best.stages = 0;  // as many as fit
   bool acc_set = false, bm_set = false;
-  if (const char* o = std::getenv("GO_CUDA_FAST_CFG")) {
+  if (const char* o = override_text) {
     if (!apply_override(o, &best, &acc_set, &bm_set, err)) return false;
     // An override of BLOCK_N past 128 or of two accumulator sets takes the heuristic's BLOCK_M 256 back to 128.
     if (!bm_set && best.bm == 256 && (best.bn > 128 || (acc_set && best.double_acc))) best.bm = 128;
@@ -241,6 +245,8 @@ bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::str
   *out = best;
   return true;
 }
+
+std::string describe_fast_config(const FastChoice& c, const char* how) { return describe(c, how); }
 
 namespace {
 

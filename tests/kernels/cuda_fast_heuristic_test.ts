@@ -1,0 +1,152 @@
+// The fast SM90 FP8 GEMM's heuristic (kernels/cuda/sm90_fp8_fast.cu, choose_fast_config) picks the configurations
+// that the H200 sweeps in bench/RESULTS.md found fastest, and GO_CUDA_FAST_CFG overrides are applied or refused with
+// a reason. go_ext_fast_choose runs the heuristic alone (no GPU, no compile), so this runs wherever the CUDA backend
+// builds (CI: nvcc, no GPU). The bits never depend on the choice: tests/gpu/run.sh checks every family on an H200.
+import assert from "node:assert/strict";
+import { buildBackend } from "../../kernels/build.ts";
+
+async function hasNvcc(): Promise<boolean> {
+  try {
+    return (await new Deno.Command("nvcc", { args: ["--version"], stdout: "null", stderr: "null" }).output()).success;
+  } catch {
+    return false;
+  }
+}
+
+const GO_ERR_INVALID_ARGUMENT = 1;
+const H200_SMS = 132;
+const enum Mode {
+  Dense = 0,
+  Contiguous = 1,
+  Masked = 2,
+  Psum = 3,
+}
+
+Deno.test({
+  name: "fast FP8 GEMM heuristic",
+  ignore: !(await hasNvcc()),
+  async fn(t) {
+    const { path } = await buildBackend("cuda");
+    const lib = Deno.dlopen(path, {
+      go_ext_fast_choose: {
+        parameters: ["i32", "i64", "i64", "i64", "i64", "i32", "i32", "buffer", "buffer", "i64"],
+        result: "i32",
+      },
+      go_last_error: { parameters: [], result: "pointer" },
+    });
+    /** The configuration string, or the error (status and message). */
+    const choose = (
+      mode: Mode,
+      m: number,
+      n: number,
+      k: number,
+      g = 1,
+      o: { override?: string; tiles256?: boolean } = {},
+    ) => {
+      const buf = new Uint8Array(512);
+      const ov = o.override === undefined ? null : new TextEncoder().encode(o.override + "\0");
+      const status = lib.symbols.go_ext_fast_choose(
+        mode,
+        BigInt(m),
+        BigInt(n),
+        BigInt(k),
+        BigInt(g),
+        H200_SMS,
+        o.tiles256 ? 1 : 0,
+        ov,
+        buf,
+        512n,
+      );
+      const msgPtr = lib.symbols.go_last_error();
+      const message = status === 0 || msgPtr === null ? "" : new Deno.UnsafePointerView(msgPtr).getCString();
+      return { status, config: new TextDecoder().decode(buf.subarray(0, buf.indexOf(0))), message };
+    };
+    const config = (mode: Mode, m: number, n: number, k: number, g = 1, o = {}) => {
+      const r = choose(mode, m, n, k, g, o);
+      assert.equal(r.status, 0, r.message);
+      return r.config;
+    };
+    try {
+      await t.step("large dense shapes that save waves take BLOCK_M 256 with one accumulator set and 56/224", () => {
+        // 4096 x 7168: 1792 tiles of 128 x 128 (14 waves) against 896 of 256 x 128 (7 waves; 7 x 7/4 < 14).
+        assert.match(
+          config(Mode.Dense, 4096, 7168, 16384),
+          /^bm=256 bn=128 stages=3 multicast=1 acc=single prod=4 rel=thread regs=56 sfa=tma jit=shape$/,
+        );
+        assert.match(config(Mode.Dense, 4096, 4096, 7168), /^bm=256 bn=128 /);
+      });
+      await t.step("BLOCK_M 256 is not taken where its waves do not pay (4096 x 2112: 3 against 5)", () => {
+        assert.match(
+          config(Mode.Dense, 4096, 2112, 7168),
+          /^bm=128 bn=128 stages=5 multicast=1 acc=double .* regs=40 /,
+        );
+      });
+      await t.step("one wave of BLOCK_N 144 instead of two of 128 at 4096 x 576, one accumulator set", () => {
+        assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=128 bn=144 stages=5 multicast=1 acc=single /);
+      });
+      await t.step("M <= 64 takes BLOCK_M 64 with 12 stages; M = 128 keeps 128 with BLOCK_N 64", () => {
+        assert.match(config(Mode.Dense, 64, 7168, 16384), /^bm=64 bn=64 stages=12 multicast=1 acc=double /);
+        assert.match(config(Mode.Dense, 1, 768, 512), /^bm=64 /);
+        assert.match(config(Mode.Dense, 128, 7168, 16384), /^bm=128 bn=64 stages=8 /);
+        assert.match(config(Mode.Masked, 20, 4096, 7168, 32), /^bm=64 /, "masked with Mmax <= 64");
+        assert.match(config(Mode.Masked, 128, 6144, 7168, 32), /^bm=128 bn=128 /, "masked with Mmax 128 keeps 128");
+      });
+      await t.step("contiguous layouts take BLOCK_M 256 only when their groups fit 256-row tiles", () => {
+        assert.match(config(Mode.Contiguous, 32768, 6144, 7168, 4), /^bm=128 bn=128 /);
+        assert.match(config(Mode.Contiguous, 32768, 6144, 7168, 4, { tiles256: true }), /^bm=256 bn=128 /);
+        assert.match(config(Mode.Psum, 32768, 6144, 7168, 4, { tiles256: true }), /^bm=256 /);
+        assert.match(config(Mode.Masked, 1024, 6144, 7168, 6), /^bm=256 /, "masked needs no alignment check");
+      });
+      await t.step("overrides set the fields they name and keep the heuristic's others", () => {
+        assert.match(
+          config(Mode.Dense, 4096, 7168, 16384, 1, { override: "mc=2,shape=0" }),
+          /^bm=256 bn=128 stages=3 multicast=2 acc=single .* jit=generic$/,
+        );
+        assert.match(
+          config(Mode.Dense, 4096, 7168, 16384, 1, { override: "sfa=copy,rel=warp" }),
+          / rel=warp .* sfa=copy /,
+        );
+        assert.match(config(Mode.Dense, 64, 7168, 16384, 1, { override: "bm=128" }), /^bm=128 bn=64 stages=8 /);
+      });
+      await t.step("an override past BLOCK_N 128 takes the heuristic's BLOCK_M 256 back to 128", () => {
+        assert.match(
+          config(Mode.Dense, 4096, 7168, 16384, 1, { override: "bn=192" }),
+          /^bm=128 bn=192 stages=4 multicast=1 acc=single /,
+        );
+        assert.match(config(Mode.Contiguous, 32768, 6144, 7168, 4, { override: "bm=256" }), /^bm=128 /);
+      });
+      await t.step("profiling kernels say that their results are wrong", () => {
+        assert.match(
+          config(Mode.Dense, 4096, 7168, 16384, 1, { override: "dbg=1" }),
+          /dbg=1 \(profiling: wrong results\)$/,
+        );
+      });
+      await t.step("a bad override is refused with the reason", () => {
+        const cases: [string, RegExp][] = [
+          ["bm=256,acc=double", /bm=256 needs acc=single and bn <= 128 \(registers\)/],
+          ["bm=256,bn=144", /bm=256 needs acc=single and bn <= 128/],
+          ["bn=144,acc=double", /acc=double needs bn <= 128/],
+          [
+            "bm=256,stages=4",
+            /4 stages of BLOCK_M 256 x BLOCK_N 128 need more than 227 KB of shared memory \(at most 3\)/,
+          ],
+          ["bm=96", /bad item "bm=96"/],
+          ["bn=100", /bad item "bn=100"/],
+        ];
+        for (const [override, reason] of cases) {
+          const r = choose(Mode.Dense, 4096, 7168, 16384, 1, { override });
+          assert.equal(r.status, GO_ERR_INVALID_ARGUMENT, override);
+          assert.match(r.message, reason, override);
+        }
+      });
+      await t.step("bad arguments are refused", () => {
+        assert.equal(choose(4 as Mode, 64, 64, 128).status, GO_ERR_INVALID_ARGUMENT);
+        const r = choose(Mode.Dense, 0, 64, 128);
+        assert.equal(r.status, GO_ERR_INVALID_ARGUMENT);
+        assert.match(r.message, /out of range/);
+      });
+    } finally {
+      lib.close();
+    }
+  },
+});
