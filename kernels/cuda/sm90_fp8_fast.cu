@@ -1,7 +1,8 @@
 // Host side of the fast SM90 FP8 GEMM (device code: sm90_fp8_fast_kernel.cuh): the per-shape configuration
-// heuristic, TMA descriptors, and the launch, either of a kernel specialised for the shape class at first use (jit.h:
-// BLOCK_N, stages, multicast, accumulator sets, N and K as compile-time constants) or, where the JIT is off or
-// unavailable, of the two ahead-of-time instantiations (BLOCK_N 64 and 128, no multicast).
+// heuristic, TMA descriptors (A, B, and SFA where its layout allows), and the launch, either of a kernel specialised
+// for the shape class at first use (jit.h: BLOCK_M, BLOCK_N, stages, multicast, accumulator sets, register split, N and
+// K as compile-time constants) or, where the JIT is off or unavailable, of the two ahead-of-time instantiations
+// (BLOCK_M 128, BLOCK_N 64 and 128, no multicast).
 // Used for fp8_gemm (normal), m_grouped contiguous (classic and psum, mk_alignment % 128 == 0) and masked, when A and
 // B are K-major with 16-byte aligned rows and the scales are f32 with gran_a_mn = 1, gran_b_mn = 128.
 #include <cuda.h>

@@ -4,7 +4,8 @@
 //
 // Structure: a producer warpgroup (TMA for A, B and, where its layout allows, SFA: one thread issues them and the
 // stage's full barrier takes one arrival per SFB slot; otherwise cp.async for SFA, from all four warps or one of them)
-// and two math warpgroups of 64 rows each per wave (BLOCK_M 128: one wave, 256: two; setmaxnreg 40/232 or 56/224), a
+// and two math warpgroups of 64 rows each per wave (BLOCK_M 128: one wave, 256: two; BLOCK_M 64: one math warpgroup,
+// the other idles; setmaxnreg 40/232 or 56/224), a
 // kStages-deep shared-memory ring on mbarriers, a persistent grid walking the tiles in grouped rasterisation, TMA
 // multicast of the A tile across a cluster of kMulticast CTAs that share the M block (each CTA loads
 // BLOCK_M / kMulticast rows and the copy lands in every CTA of the cluster), and a coalesced BF16 epilogue through
@@ -12,8 +13,8 @@
 //
 // Numerics are those of sm90_gemm.cu's fp8_gemm_kernel, instruction for instruction: per 128-K block a chain of
 // 4 x wgmma m64nBNk32 (the first with scale-d = 0) and F = fma(fl32(sa * sb), P, F) on CUDA cores, then bf16 RNE
-// (deepgemm-ops.md §6.1). BLOCK_N never changes the bits: every output element sees the same chain whatever tile it
-// is in, and a tile that straddles a 128-column scale block picks sb per 8-column chunk. tests/gpu/check.cpp compares
+// (deepgemm-ops.md §6.1). Neither BLOCK_M nor BLOCK_N changes the bits: every output element sees the same chain
+// whatever tile it is in, and a tile that straddles a 128-column scale block picks sb per 8-column chunk. tests/gpu/check.cpp compares
 // every configuration with the CPU backend and the embedded model.
 #pragma once
 #include <cuda.h>
