@@ -457,29 +457,29 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         }
       } else if constexpr (C::kDoubleAcc) {
         // Two accumulator sets: the 4 wgmmas of block kb + 1 run on the tensor cores while block kb is promoted.
-        Scales s1 = issue(P, it), s2;
+        Scales scP = issue(P, it), scP2;
         int kb = 0;
         for (; kb + 2 < nkb; kb += 2) {  // at the top, block kb is in flight in P
-          s2 = issue(P2, it + 1);
+          scP2 = issue(P2, it + 1);
           wgmma_wait1();
-          promote(P, it, s1);
+          promote(P, it, scP);
           ++it;
-          s1 = issue(P, it + 1);
+          scP = issue(P, it + 1);
           wgmma_wait1();
-          promote(P2, it, s2);
+          promote(P2, it, scP2);
           ++it;
         }
         if (nkb - kb == 2) {
-          s2 = issue(P2, it + 1);
+          scP2 = issue(P2, it + 1);
           wgmma_wait1();
-          promote(P, it, s1);
+          promote(P, it, scP);
           ++it;
           wgmma_wait0();
-          promote(P2, it, s2);
+          promote(P2, it, scP2);
           ++it;
         } else {
           wgmma_wait0();
-          promote(P, it, s1);
+          promote(P, it, scP);
           ++it;
         }
       } else {
