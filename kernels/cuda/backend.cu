@@ -455,8 +455,7 @@ int32_t run_fast(const go_sm90::FastParams& f, const TV& a, int64_t a_rows, cons
 }
 
 // Host validation of an m-grouped layout.
-// *tiles256 (optional): whether 256-row tiles can run the layout, as the fast kernel's BLOCK_M 256 does: classic, no
-// 256-row block holds two groups or a group after padding rows; psum, every group starts on a multiple of 256.
+// *tiles256 (optional): whether 256-row tiles can run the layout (go_sm90::fast_tiles256).
 int32_t check_grouped_layout(const TV& gl, int64_t M, int64_t G, bool psum, int32_t mk, bool* tiles256 = nullptr) {
   if (mk <= 0 || mk % 64 != 0)
     return fail(GO_ERR_UNSUPPORTED, "mk_alignment %d: the SM90 backend needs a positive multiple of 64", mk);
@@ -475,22 +474,7 @@ int32_t check_grouped_layout(const TV& gl, int64_t M, int64_t G, bool psum, int3
       return fail(GO_ERR_INVALID_ARGUMENT, "grouped_layout[%zu] = %d: psum ends must be non-decreasing and <= M = %lld", i, h[i], (long long)M);
     if (psum) prev = h[i];
   }
-  if (tiles256 != nullptr) {
-    bool ok = true;
-    if (psum) {
-      int64_t end = 0;
-      for (size_t g = 0; g < h.size() && ok; ++g) {
-        ok = (end + mk - 1) / mk * mk % 256 == 0;
-        end = h[g];
-      }
-    } else {
-      for (int64_t m0 = 0; m0 + 128 < M && ok; m0 += 256) {
-        const int32_t first = h[static_cast<size_t>(m0)], second = h[static_cast<size_t>(m0 + 128)];
-        ok = second == first || second == -1;
-      }
-    }
-    *tiles256 = ok;
-  }
+  if (tiles256 != nullptr) *tiles256 = go_sm90::fast_tiles256(h.data(), static_cast<int64_t>(h.size()), M, psum, mk);
   return GO_OK;
 }
 

@@ -31,6 +31,23 @@ struct FastParams {
   int tiles256;    // host-side, contiguous layouts: 256-row tiles fit the groups (BLOCK_M 256 may be chosen)
 };
 
+/// Whether 256-row tiles (BLOCK_M 256) can run a contiguous layout (host copy `gl` of grouped_layout: M row groups,
+/// or G psum ends): classic, no 256-row block holds rows of two groups, or group rows after padding rows (-1); psum,
+/// every group starts (its previous end aligned up to mk) on a multiple of 256.
+inline bool fast_tiles256(const int32_t* gl, int64_t n, int64_t M, bool psum, int mk) {
+  if (psum) {
+    int64_t end = 0;
+    for (int64_t g = 0; g < n; ++g) {
+      if ((end + mk - 1) / mk * mk % 256 != 0) return false;
+      end = gl[g];
+    }
+    return true;
+  }
+  for (int64_t m0 = 0; m0 + 128 < M; m0 += 256)
+    if (gl[m0 + 128] != gl[m0] && gl[m0 + 128] != -1) return false;
+  return true;
+}
+
 /// One launch configuration of the fast kernel (what FastConfig fixes at compile time).
 struct FastChoice {
   int bn = 128;         // BLOCK_N, multiple of 8 in [8, 256]

@@ -181,7 +181,7 @@ struct FastTile {
 };
 
 template <class C>
-__device__ __forceinline__ FastTile fast_tile(const FastParams& p, int u, int rank, int N) {
+__host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int u, int rank, int N) {
   FastTile ti;
   ti.valid = true;
   ti.compute = true;

@@ -1,0 +1,204 @@
+// Host-side check of the fast SM90 FP8 GEMM's tile walk (kernels/cuda/sm90_fp8_fast_kernel.cuh, fast_tile): for every
+// mode (dense, contiguous classic and psum, masked) and a spread of layouts, BLOCK_M 64 and 256 (where the launcher
+// allows it: contiguous only when fast_tiles256 says so), BLOCK_N 64 / 128 / 144 and multicast 1 / 2 must write
+// exactly the elements that BLOCK_M 128 with BLOCK_N 128 writes, each once, with the same B group and the same
+// kind (computed or zero). BLOCK_M 128 is the tiling checked bit for bit on an H200 (tests/gpu/check.cpp); this pins
+// the other tilings to it without a GPU. Run by tests/kernels/cuda_fast_tiles_test.ts (nvcc, host code only).
+//
+// build: nvcc -std=c++17 -O2 -I kernels/cuda -o fast_tiles_check tests/kernels/fast_tiles_check.cu
+// usage: fast_tiles_check   (prints one line per case, then "SUMMARY cases=N failures=F"; exit 1 on a failure)
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "sm90_fp8_fast_kernel.cuh"
+
+using namespace go_sm90;
+
+namespace {
+
+// What one output element received: 0 nothing, 1 zeros, 2 + g computed with B group g; -1: written twice.
+using WriteMap = std::vector<int>;
+
+struct Layout {
+  std::string name;
+  FastParams p;              // mode, M, N, G, gl / masked_m, mk_align, psum_flags
+  std::vector<int32_t> idx;  // grouped_layout or masked_m (p points into it)
+};
+
+template <class C>
+WriteMap walk(FastParams p) {
+  const int Z = p.mode == kFastMasked ? p.G : 1;
+  p.m_blocks = (p.M + C::BM - 1) / C::BM;
+  p.n_blocks = (p.N + C::BN - 1) / C::BN;
+  const int ngroups = (p.n_blocks + C::kMulticast - 1) / C::kMulticast;
+  p.units = p.m_blocks * ngroups * Z;
+  WriteMap w(static_cast<size_t>(Z) * p.M * p.N, 0);
+  for (int u = 0; u < p.units; ++u) {
+    for (int rank = 0; rank < C::kMulticast; ++rank) {
+      const FastTile ti = fast_tile<C>(p, u, rank, p.N);
+      if (!ti.valid) continue;
+      for (int chunk = 0; chunk < C::BM / 64; ++chunk) {
+        const bool zero = ti.zero[chunk] || !ti.compute;
+        for (int r = 0; r < ti.store_rows[chunk]; ++r) {
+          const int row = ti.m0 + 64 * chunk + r;
+          for (int c = ti.n0; c < ti.n0 + C::BN && c < p.N; ++c) {
+            int& e = w[(static_cast<size_t>(ti.z) * p.M + row) * p.N + c];
+            e = e != 0 ? -1 : zero ? 1 : 2 + ti.g;
+          }
+        }
+      }
+    }
+  }
+  return w;
+}
+
+// The first element where two maps differ, described; empty when they agree.
+std::string compare(const WriteMap& want, const WriteMap& got, const FastParams& p) {
+  auto kind = [](int v) {
+    return v == 0 ? std::string("unwritten") : v == 1 ? std::string("zero") : v < 0 ? std::string("written twice")
+                                                                                  : "group " + std::to_string(v - 2);
+  };
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (got[i] == want[i] && got[i] >= 0) continue;
+    const size_t per = static_cast<size_t>(p.M) * p.N;
+    char b[200];
+    std::snprintf(b, sizeof b, "z %zu row %zu col %zu: %s, BLOCK_M 128 gives %s", i / per, i % per / p.N, i % p.N,
+                  kind(got[i]).c_str(), kind(want[i]).c_str());
+    return b;
+  }
+  return "";
+}
+
+Layout dense(int M, int N) {
+  Layout l;
+  l.name = "dense M" + std::to_string(M) + " N" + std::to_string(N);
+  l.p = FastParams{};
+  l.p.mode = kFastNormal;
+  l.p.M = M;
+  l.p.N = N;
+  l.p.G = 1;
+  l.p.mk_align = 128;
+  return l;
+}
+
+// Contiguous classic: each group's rows padded (-1) up to mk, then `tail` rows in no group.
+Layout classic(std::vector<int> ms, int N, int mk, int tail) {
+  Layout l;
+  l.name = "classic m=[";
+  for (size_t g = 0; g < ms.size(); ++g) {
+    l.name += (g ? "," : "") + std::to_string(ms[g]);
+    for (int r = 0; r < ms[g]; ++r) l.idx.push_back(static_cast<int32_t>(g));
+    while (l.idx.size() % mk) l.idx.push_back(-1);
+  }
+  for (int r = 0; r < tail; ++r) l.idx.push_back(-1);
+  l.name += "] mk" + std::to_string(mk) + " N" + std::to_string(N);
+  l.p = FastParams{};
+  l.p.mode = kFastClassic;
+  l.p.M = static_cast<int>(l.idx.size());
+  l.p.N = N;
+  l.p.G = static_cast<int>(ms.size());
+  l.p.mk_align = mk;
+  return l;
+}
+
+// Contiguous psum: group g's rows from its previous end aligned up to mk to its end; flags bit 1 pads to mk.
+Layout psum(std::vector<int> ms, int N, int mk, int flags) {
+  Layout l;
+  l.name = std::string(flags & 2 ? "psum+zero_pad" : "psum") + " m=[";
+  int end = 0;
+  for (size_t g = 0; g < ms.size(); ++g) {
+    l.name += (g ? "," : "") + std::to_string(ms[g]);
+    end = (end + mk - 1) / mk * mk + ms[g];
+    l.idx.push_back(end);
+  }
+  l.name += "] mk" + std::to_string(mk) + " N" + std::to_string(N);
+  l.p = FastParams{};
+  l.p.mode = kFastPsum;
+  l.p.M = (end + mk - 1) / mk * mk + 37;
+  l.p.N = N;
+  l.p.G = static_cast<int>(ms.size());
+  l.p.mk_align = mk;
+  l.p.psum_flags = flags;
+  return l;
+}
+
+Layout masked(std::vector<int> mm, int Mmax, int N) {
+  Layout l;
+  l.name = "masked Mmax" + std::to_string(Mmax) + " m=[";
+  for (size_t g = 0; g < mm.size(); ++g) l.name += (g ? "," : "") + std::to_string(mm[g]);
+  l.name += "] N" + std::to_string(N);
+  l.idx.assign(mm.begin(), mm.end());
+  l.p = FastParams{};
+  l.p.mode = kFastMasked;
+  l.p.M = Mmax;
+  l.p.N = N;
+  l.p.G = static_cast<int>(mm.size());
+  l.p.mk_align = 128;
+  return l;
+}
+
+}  // namespace
+
+int main() {
+  std::vector<Layout> layouts = {
+      dense(1, 200),
+      dense(64, 136),
+      dense(65, 256),
+      dense(300, 520),
+      dense(512, 384),
+      dense(700, 144),
+      classic({100, 0, 1, 257}, 384, 128, 37),
+      classic({200, 0, 256, 300}, 384, 128, 37),
+      classic({256, 512, 130}, 200, 128, 0),
+      classic({300, 20}, 256, 256, 5),
+      psum({100, 0, 1, 257}, 384, 128, 1),
+      psum({200, 0, 256, 300}, 384, 128, 1),
+      psum({200, 0, 256, 300}, 384, 128, 3),
+      psum({512, 129, 64}, 264, 128, 3),
+      masked({384, 0, 129, 300, 1, 257}, 384, 512),
+      masked({20, 0, 64, 33}, 128, 384),
+      masked({0, 1, 256, 100}, 256, 384),
+      masked({37, 77, 200}, 200, 256),
+      masked({64, 3}, 64, 200),
+  };
+  int cases = 0, failures = 0;
+  for (auto& l : layouts) {
+    if (l.p.mode == kFastMasked) l.p.masked_m = l.idx.data();
+    else if (!l.idx.empty()) l.p.gl = l.idx.data();
+    const bool contiguous = l.p.mode == kFastClassic || l.p.mode == kFastPsum;
+    const bool t256 = !contiguous ||
+                      fast_tiles256(l.idx.data(), static_cast<int64_t>(l.idx.size()), l.p.M, l.p.mode == kFastPsum,
+                                    l.p.mk_align);
+    const WriteMap want = walk<FastConfig<128, 4, 1, true>>(l.p);
+    struct Variant {
+      const char* name;
+      WriteMap (*walk)(FastParams);
+      bool needs256;
+    };
+    const Variant variants[] = {
+        {"bm64 bn64", &walk<FastConfig<64, 4, 1, true, 0, 0, 4, false, 64>>, false},
+        {"bm64 bn144 mc2", &walk<FastConfig<144, 4, 2, false, 0, 0, 4, false, 64>>, false},
+        {"bm128 bn64 mc2", &walk<FastConfig<64, 4, 2, true>>, false},
+        {"bm128 bn144", &walk<FastConfig<144, 4, 1, false>>, false},
+        {"bm256 bn128", &walk<FastConfig<128, 3, 1, false, 0, 0, 4, false, 256>>, true},
+        {"bm256 bn64 mc2", &walk<FastConfig<64, 3, 2, false, 0, 0, 4, false, 256>>, true},
+    };
+    for (const auto& v : variants) {
+      if (v.needs256 && !t256) continue;  // the launcher keeps BLOCK_M 128 for this layout
+      ++cases;
+      const std::string diff = compare(want, v.walk(l.p), l.p);
+      if (!diff.empty()) ++failures;
+      std::printf("%-52s %-16s %s\n", l.name.c_str(), v.name, diff.empty() ? "same writes" : ("DIFFERS: " + diff).c_str());
+    }
+    // The reference walk itself writes nothing twice.
+    for (int e : want)
+      if (e < 0) {
+        ++failures;
+        std::printf("%-52s BLOCK_M 128 writes an element twice\n", l.name.c_str());
+        break;
+      }
+  }
+  std::printf("SUMMARY cases=%d failures=%d\n", cases, failures);
+  return failures ? 1 : 0;
+}
