@@ -3,15 +3,8 @@
 // a reason. go_ext_fast_choose runs the heuristic alone (no GPU, no compile), so this runs wherever the CUDA backend
 // builds (CI: nvcc, no GPU). The bits never depend on the choice: tests/gpu/run.sh checks every family on an H200.
 import assert from "node:assert/strict";
+import { hasNvcc } from "./_nvcc.ts";
 import { buildBackend } from "../../kernels/build.ts";
-
-async function hasNvcc(): Promise<boolean> {
-  try {
-    return (await new Deno.Command("nvcc", { args: ["--version"], stdout: "null", stderr: "null" }).output()).success;
-  } catch {
-    return false;
-  }
-}
 
 const GO_ERR_INVALID_ARGUMENT = 1;
 const H200_SMS = 132;

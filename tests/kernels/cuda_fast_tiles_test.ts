@@ -3,16 +3,9 @@
 // for bit on an H200, for dense, contiguous (classic, psum) and masked layouts. tests/kernels/fast_tiles_check.cu runs
 // the kernel header's fast_tile on the host: nvcc, no GPU, so CI runs it.
 import assert from "node:assert/strict";
+import { hasNvcc } from "./_nvcc.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-
-async function hasNvcc(): Promise<boolean> {
-  try {
-    return (await new Deno.Command("nvcc", { args: ["--version"], stdout: "null", stderr: "null" }).output()).success;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test({
   name: "fast FP8 GEMM tile walk",

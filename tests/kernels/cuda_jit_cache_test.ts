@@ -3,16 +3,9 @@
 // compile half needs nvcc, not a GPU (go_ext_jit_compile), so this runs in CI; loading and launching the cubins is
 // checked on an H200 by tests/gpu/run.sh.
 import assert from "node:assert/strict";
+import { hasNvcc } from "./_nvcc.ts";
 import { buildBackend } from "../../kernels/build.ts";
 import { fastKernelSource } from "./_fast_kernel_source.ts";
-
-async function hasNvcc(): Promise<boolean> {
-  try {
-    return (await new Deno.Command("nvcc", { args: ["--version"], stdout: "null", stderr: "null" }).output()).success;
-  } catch {
-    return false;
-  }
-}
 
 const GO_ERR_INVALID_ARGUMENT = 1, GO_ERR_NOT_AVAILABLE = 6;
 

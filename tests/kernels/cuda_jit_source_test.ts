@@ -5,17 +5,10 @@
 // catches an accumulator spill, which costs hundreds of bytes). Runs wherever
 // nvcc exists (CI has nvcc 13.0 and no GPU); the kernels themselves run in tests/gpu/run.sh on an H200.
 import assert from "node:assert/strict";
+import { hasNvcc } from "./_nvcc.ts";
 import { fastKernelSource } from "./_fast_kernel_source.ts";
 
 const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
-
-async function hasNvcc(): Promise<boolean> {
-  try {
-    return (await new Deno.Command("nvcc", { args: ["--version"], stdout: "null", stderr: "null" }).output()).success;
-  } catch {
-    return false;
-  }
-}
 
 const CONFIGS: [number, number, number, boolean, number, number, number?, number?][] = [
   [128, 5, 2, true, 7168, 16384, 128, 56], // M = 4096 class, multicast (56 / 224), two accumulator sets
