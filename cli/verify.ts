@@ -26,7 +26,7 @@ import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, Us
 import { runOp, runOpNames } from "./run_ops.ts";
 import { findRegressions, parseBaseline } from "./verify/baseline.ts";
 import { type CaseResult, formatSummary, formatTable, type Report, summarize, toJUnit } from "./verify/report.ts";
-import { runCase, type VerifyBackend } from "./verify/runner.ts";
+import { baseResult, runCase, type VerifyBackend } from "./verify/runner.ts";
 import { collectCases, runOnDevices } from "./verify/devices.ts";
 
 const USAGE =
@@ -217,25 +217,7 @@ async function verify(args: string[], io: CliIo): Promise<number> {
     for (const c of cases) results.push(...perCase.get(c.id)!);
     // The unavailable backends: one skipped row per case, so the summary counts them as skipped, never passed.
     for (const b of opened.report.filter((r) => r.status === "unavailable")) {
-      for (const c of cases) {
-        results.push({
-          id: c.id,
-          op: c.op,
-          layout: c.layout,
-          shape: "-",
-          backend: b.name,
-          model: "-",
-          status: "skip",
-          bitExact: false,
-          mismatches: 0,
-          elements: 0,
-          maxUlp: 0,
-          calcDiff: 0,
-          tolerance: "bitwise",
-          ms: 0,
-          message: b.message,
-        });
-      }
+      for (const c of cases) results.push({ ...baseResult(c, b.name, "-", "-"), message: b.message });
     }
   } finally {
     opened.close();

@@ -75,7 +75,21 @@ function countMask(mask: Tensor): number {
   return n;
 }
 
-function baseResult(c: VerifyCase, backend: string, model: string, shape: string): CaseResult {
+/**
+ * A skipped, empty result row for one case on one backend (runCase fills in what it measures).
+ * @param c the case
+ * @param backend the backend's name
+ * @param model the model name ("-" when none ran)
+ * @param shape the shape text ("-" when unknown)
+ * @returns the row, status "skip"
+ * @example
+ * ```ts
+ * import { baseResult } from "./runner.ts";
+ * const r = baseResult({ id: "x", op: "fp8_gemm", layout: "nt" } as never, "cpu", "-", "-");
+ * if (r.status !== "skip" || r.bitExact) throw new Error();
+ * ```
+ */
+export function baseResult(c: VerifyCase, backend: string, model: string, shape: string): CaseResult {
   return {
     id: c.id,
     op: c.op,
