@@ -62,6 +62,7 @@ struct FastChoice {
                         // accumulator set, BN <= 128)
   int debug = 0;        // GO_FAST_DBG profiling switches (sm90_fp8_fast_kernel.cuh): nonzero gives wrong results
   bool sfa_tma = true;  // SFA by TMA where its layout allows (MN-major, 16-byte aligned columns); else cp.async
+  bool direct_epi = false;  // epilogue stores from registers (no shared staging buffer: room for one more stage)
 };
 
 /// The configuration a call of this shape class gets: GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0,
@@ -70,7 +71,8 @@ bool choose_fast_config(const FastParams& p, int sms, FastChoice* out, std::stri
 /// The same with the override text given (nullptr: none) instead of read from GO_CUDA_FAST_CFG.
 bool choose_fast_config(const FastParams& p, int sms, const char* override_text, FastChoice* out, std::string* err);
 
-/// "bm=256 bn=128 stages=3 multicast=1 acc=single prod=4 rel=thread regs=56 sfa=tma" plus `how` (and a dbg warning).
+/// "bm=256 bn=128 stages=3 multicast=1 acc=single prod=4 rel=thread regs=56 sfa=tma epi=smem" plus `how` (and a dbg
+/// warning).
 std::string describe_fast_config(const FastChoice& c, const char* how);
 
 // a: 2-D TMA view [a_rows, K] (masked: G * Mmax rows), b: [b_rows, K] (grouped: G * N rows); row strides in bytes.

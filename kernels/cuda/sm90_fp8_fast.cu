@@ -26,13 +26,16 @@ namespace {
 
 constexpr int kMaxSmem = 232448;  // H100/H200: 227 KB of dynamic shared memory per block (opt-in)
 
-// Bytes of dynamic shared memory for (BN, stages, BM), plus 1024 for the alignment.
-int smem_bytes(int bn, int stages, int bm) { return fast_smem(bn, stages, bm).total + 1024; }
+// Bytes of dynamic shared memory for (BN, stages, BM, epilogue), plus 1024 for the alignment.
+int smem_bytes(int bn, int stages, int bm, bool direct_epi = false) {
+  return fast_smem(bn, stages, bm, direct_epi).total + 1024;
+}
+int smem_bytes(const FastChoice& c) { return smem_bytes(c.bn, c.stages, c.bm, c.direct_epi); }
 static_assert(fast_smem(128, 5).total + 1024 < kMaxSmem, "BN 128 x 5 stages fits");
 
-int max_stages(int bn, int bm) {
+int max_stages(int bn, int bm, bool direct_epi) {
   int s = 2;
-  while (s < 16 && smem_bytes(bn, s + 1, bm) <= kMaxSmem) ++s;
+  while (s < 16 && smem_bytes(bn, s + 1, bm, direct_epi) <= kMaxSmem) ++s;
   return s;
 }
 
@@ -132,10 +135,11 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "bm" && num && (n == 64 || n == 128 || n == 256)) c->bm = static_cast<int>(n), *bm_set = true;
     else if (k == "dbg" && num && n >= 0 && n <= 3) c->debug = static_cast<int>(n);
     else if (k == "sfa" && (v == "tma" || v == "copy")) c->sfa_tma = v == "tma";
+    else if (k == "epi" && (v == "direct" || v == "smem")) c->direct_epi = v == "direct";
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
              "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double, shape=0|1, prod=1|4, "
-             "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, dbg=0..3)";
+             "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=direct|smem, dbg=0..3)";
       return false;
     }
   }
@@ -145,10 +149,11 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
 thread_local std::string t_last_config;
 
 std::string describe(const FastChoice& c, const char* how) {
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "bm=%d bn=%d stages=%d multicast=%d acc=%s prod=%d rel=%s regs=%d sfa=%s %s", c.bm,
-                c.bn, c.stages, c.multicast, c.double_acc ? "double" : "single", c.producer_warps,
-                c.release_per_warp ? "warp" : "thread", c.producer_regs, c.sfa_tma ? "tma" : "copy", how);
+  char buf[220];
+  std::snprintf(buf, sizeof buf, "bm=%d bn=%d stages=%d multicast=%d acc=%s prod=%d rel=%s regs=%d sfa=%s epi=%s %s",
+                c.bm, c.bn, c.stages, c.multicast, c.double_acc ? "double" : "single", c.producer_warps,
+                c.release_per_warp ? "warp" : "thread", c.producer_regs, c.sfa_tma ? "tma" : "copy",
+                c.direct_epi ? "direct" : "smem", how);
   if (c.debug) return std::string(buf) + " dbg=" + std::to_string(c.debug) + " (profiling: wrong results)";
   return buf;
 }
@@ -167,7 +172,8 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << "            const __grid_constant__ CUtensorMap sfa, const go_sm90::FastParams p) {\n"
     << "  go_sm90::fp8_fast_body<go_sm90::FastConfig<" << c.bn << ", " << c.stages << ", " << c.multicast << ", "
     << (c.double_acc ? "true" : "false") << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0) << ", "
-    << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ", " << c.bm << ">>(a, b, sfa, p);\n}\n";
+    << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ", " << c.bm << ", "
+    << (c.direct_epi ? "true" : "false") << ">>(a, b, sfa, p);\n}\n";
   return s.str();
 }
 
@@ -236,7 +242,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // The producer spills at 40 registers with BLOCK_M 256 (two SFA rows per thread) or multicast (cluster
   // addressing): those take 56 / 224, under which the math warps' accumulators still fit (ptxas -v, no spills).
   if (best.producer_regs == 0) best.producer_regs = best.bm == 256 || best.multicast > 1 ? 56 : 40;
-  const int fit = max_stages(best.bn, best.bm);
+  const int fit = max_stages(best.bn, best.bm, best.direct_epi);
   if (best.stages == 0) best.stages = fit;
   if (best.stages > fit) {
     *err = "GO_CUDA_FAST_CFG: " + std::to_string(best.stages) + " stages of BLOCK_M " + std::to_string(best.bm) +
@@ -271,7 +277,7 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   t_last_config = describe(c, ("aot (" + why + ")").c_str());
   go_jit::count_aot_launch();
   if (p.units == 0) return cudaSuccess;
-  const int smem = smem_bytes(c.bn, c.stages, c.bm);
+  const int smem = smem_bytes(c);
   const int grid = p.units < sms ? p.units : sms;
   cudaError_t e;
   if (c.bn == 64) {
@@ -300,7 +306,7 @@ bool jit_kernel(const FastChoice& c, const FastParams& p, CUfunction* fn, Kernel
   std::lock_guard<std::mutex> lk(g_facts_mu);
   auto it = g_facts.find(*fn);
   if (it == g_facts.end()) {
-    const int smem = smem_bytes(c.bn, c.stages, c.bm);
+    const int smem = smem_bytes(c);
     const CUresult r = go_jit::set_max_dynamic_smem(*fn, smem);
     if (r != CUDA_SUCCESS) {
       *err = "cuFuncSetAttribute(max dynamic shared memory): " + go_jit::driver_error(r);
@@ -360,7 +366,7 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
   if (facts.max_clusters > 0) clusters = std::min(clusters, facts.max_clusters);
   void* args[] = {&ma, &mb, &msfa, &p};
   const CUresult r = go_jit::launch(fn, static_cast<unsigned>(clusters * c.multicast), kFastThreads,
-                                    static_cast<unsigned>(c.multicast), static_cast<unsigned>(smem_bytes(c.bn, c.stages, c.bm)),
+                                    static_cast<unsigned>(c.multicast), static_cast<unsigned>(smem_bytes(c)),
                                     stream, args);
   if (r != CUDA_SUCCESS) {
     *err = "cuLaunchKernelEx(fast FP8 GEMM, " + t_last_config + "): " + go_jit::driver_error(r);

@@ -56,11 +56,14 @@ static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168
 /// 256 (256: each math warpgroup runs two waves of 64 rows per K block, one accumulator set and two sets of final
 /// accumulators; the A tile is twice as tall for the same B tile, which halves B's share of the L2 traffic, the
 /// layout DeepGEMM's SM90 heuristic offers as block_m 256 for BF16 output; 64: one math warpgroup, the second idles,
-/// and a stage is half an A tile smaller, so more of them fit: for M <= 64, where the kernel waits on memory).
+/// and a stage is half an A tile smaller, so more of them fit: for M <= 64, where the kernel waits on memory);
+/// DIRECT_: the epilogue stores each thread's bf16 pairs straight from registers instead of staging the tile in shared
+/// memory for 16-byte stores, which frees the 2 x 64 x (BN + 8) x 2 bytes of the staging buffer for one more stage.
 template <int BN_, int STAGES_, int MC_, bool DACC_, int KN_ = 0, int KK_ = 0, int PW_ = 4, bool RPW_ = false,
-          int BM_ = 128>
+          int BM_ = 128, bool DIRECT_ = false>
 struct FastConfig {
   static constexpr int BN = BN_, kStages = STAGES_, kMulticast = MC_, kN = KN_, kK = KK_, kProducerWarps = PW_;
+  static constexpr bool kDirectEpi = DIRECT_;
   static constexpr int BM = BM_, kWaves = BM_ >= kFBM ? BM_ / kFBM : 1, kMathWGs = BM_ == 64 ? 1 : 2;
   static constexpr bool kDoubleAcc = DACC_, kReleasePerWarp = RPW_;
   static_assert(PW_ == 1 || PW_ == 4, "one producer warp or four");
@@ -82,7 +85,7 @@ struct FastSmem {
   int pitch;    // bf16 elements per epilogue row (BN + 8: bank spread)
   int a, b, sfa, sfb, bars, epi, total;
 };
-__host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kFBM) {
+__host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kFBM, bool direct_epi = false) {
   FastSmem l{};
   l.stage_a = bm * kFBK;
   l.stage_b = bn * kFBK;
@@ -93,7 +96,7 @@ __host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kF
   l.sfb = l.sfa + stages * bm * 4;
   l.bars = (l.sfb + stages * 16 + 7) / 8 * 8;
   l.epi = (l.bars + 2 * stages * 8 + 15) / 16 * 16;
-  l.total = l.epi + 2 * 64 * l.pitch * 2;
+  l.total = l.epi + (direct_epi ? 0 : 2 * 64 * l.pitch * 2);
   return l;
 }
 
@@ -254,7 +257,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
                                               const CUtensorMap& map_sfa, const FastParams& p) {
   constexpr int BN = C::BN, BM = C::BM, kWaves = C::kWaves, kStages = C::kStages, MC = C::kMulticast, NA = BN / 2,
                 kSlots = C::kSfbSlots;
-  constexpr FastSmem L = fast_smem(BN, kStages, BM);
+  constexpr FastSmem L = fast_smem(BN, kStages, BM, C::kDirectEpi);
   constexpr int kStageA = L.stage_a, kStageB = L.stage_b, kEpiPitch = L.pitch;
   const int N = C::kN ? C::kN : p.N;
   const int K = C::kK ? C::kK : p.K;
@@ -493,36 +496,58 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
           }
         }
       }
-      // Epilogue, per wave: bf16 RNE into shared memory, then 16-byte coalesced stores with M/N bounds.
+      // Epilogue, per wave (64-row chunk 2 * wave + w of the tile). The chunk's facts are picked by w with a select:
+      // an index computed from w would put the whole FastTile in local memory.
 #pragma unroll
       for (int wave = 0; wave < kWaves; ++wave) {
-      const int chunk = 2 * wave + w;  // 64-row chunk of the tile
-      const bool zero = ti.zero[chunk] || !ti.compute;
-      const float* Fw = F + wave * NA;
+        const int rows = w ? ti.store_rows[2 * wave + 1] : ti.store_rows[2 * wave];
+        const bool zero = (w ? ti.zero[2 * wave + 1] : ti.zero[2 * wave]) || !ti.compute;
+        const float* Fw = F + wave * NA;
+        __nv_bfloat16* dbase =
+            p.d + ti.z * p.d_s_batch + static_cast<int64_t>(ti.m0 + 64 * (2 * wave + w)) * p.d_s_row + ti.n0;
+        if constexpr (C::kDirectEpi) {
+          // bf16 RNE pairs straight to global memory: 4-byte stores where the pair is inside N and 4-byte aligned.
+          const bool pairs = (p.d_s_row % 2 == 0) && (reinterpret_cast<uintptr_t>(p.d) & 3) == 0;
 #pragma unroll
-      for (int i = 0; i < NA; i += 2) {
-        const int r = acc_row(tid, i), c = acc_col(tid, i);
-        __nv_bfloat162 v;
-        v.x = __float2bfloat16_rn(zero ? 0.0f : Fw[i]);
-        v.y = __float2bfloat16_rn(zero ? 0.0f : Fw[i + 1]);
-        *reinterpret_cast<__nv_bfloat162*>(epi + r * kEpiPitch + c) = v;
-      }
-      named_sync(1 + w, 128);
-      const int rows = ti.store_rows[chunk];
-      __nv_bfloat16* dbase = p.d + ti.z * p.d_s_batch + static_cast<int64_t>(ti.m0 + 64 * chunk) * p.d_s_row + ti.n0;
-      for (int idx = tid; idx < 64 * (BN / 8); idx += 128) {
-        const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
-        if (r >= rows) continue;
-        __nv_bfloat16* dst = dbase + static_cast<int64_t>(r) * p.d_s_row + c;
-        const __nv_bfloat16* src = epi + r * kEpiPitch + c;
-        if (ti.n0 + c + 8 <= N && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
-          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+          for (int i = 0; i < NA; i += 2) {
+            const int r = acc_row(tid, i), c = acc_col(tid, i);
+            if (r >= rows) continue;
+            __nv_bfloat162 v;
+            v.x = __float2bfloat16_rn(zero ? 0.0f : Fw[i]);
+            v.y = __float2bfloat16_rn(zero ? 0.0f : Fw[i + 1]);
+            __nv_bfloat16* dst = dbase + static_cast<int64_t>(r) * p.d_s_row + c;
+            if (pairs && ti.n0 + c + 2 <= N) {
+              *reinterpret_cast<__nv_bfloat162*>(dst) = v;
+            } else {
+              if (ti.n0 + c < N) dst[0] = v.x;
+              if (ti.n0 + c + 1 < N) dst[1] = v.y;
+            }
+          }
         } else {
-          for (int e = 0; e < 8; ++e)
-            if (ti.n0 + c + e < N) dst[e] = src[e];
+          // Through shared memory: bf16 RNE into the staging buffer, then 16-byte coalesced stores with M/N bounds.
+#pragma unroll
+          for (int i = 0; i < NA; i += 2) {
+            const int r = acc_row(tid, i), c = acc_col(tid, i);
+            __nv_bfloat162 v;
+            v.x = __float2bfloat16_rn(zero ? 0.0f : Fw[i]);
+            v.y = __float2bfloat16_rn(zero ? 0.0f : Fw[i + 1]);
+            *reinterpret_cast<__nv_bfloat162*>(epi + r * kEpiPitch + c) = v;
+          }
+          named_sync(1 + w, 128);
+          for (int idx = tid; idx < 64 * (BN / 8); idx += 128) {
+            const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
+            if (r >= rows) continue;
+            __nv_bfloat16* dst = dbase + static_cast<int64_t>(r) * p.d_s_row + c;
+            const __nv_bfloat16* src = epi + r * kEpiPitch + c;
+            if (ti.n0 + c + 8 <= N && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+              *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+            } else {
+              for (int e = 0; e < 8; ++e)
+                if (ti.n0 + c + e < N) dst[e] = src[e];
+            }
+          }
+          named_sync(1 + w, 128);
         }
-      }
-      named_sync(1 + w, 128);
       }
     }
   }

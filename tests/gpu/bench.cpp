@@ -18,7 +18,7 @@
 // std::thread worker per shape, up to hardware_concurrency) and the wall time of that phase is printed. The JIT totals
 // (go_ext_jit_stats) and each shape's kernel configuration (go_ext_fast_last_config) are printed when exported.
 //
-// usage: bench CUDA_SO [--quick] [--json PATH] [--filter SUBSTR] [--sweep "cfg1;cfg2;..."] [--sweep-only]
+// usage: bench CUDA_SO [--quick] [--json PATH] [--filter "SUBSTR|SUBSTR"] [--sweep "cfg1;cfg2;..."] [--sweep-only]
 //                      [--samples N] [--no-prepare]
 //   --sweep: for each config string, GO_CUDA_FAST_CFG=<cfg> (setenv) while timing every dense shape: rows of kind
 //            "dense-sweep" whose "config" is the swept string.
@@ -473,7 +473,7 @@ static void print_row(const std::string& name, const Row& r, const std::string& 
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: bench CUDA_SO [--quick] [--json PATH] [--filter SUBSTR] [--sweep \"cfg1;cfg2\"] [--sweep-only] "
+                 "usage: bench CUDA_SO [--quick] [--json PATH] [--filter \"SUBSTR|SUBSTR\"] [--sweep \"cfg1;cfg2\"] [--sweep-only] "
                  "[--samples N] [--no-prepare]\n");
     return 2;
   }
@@ -566,8 +566,16 @@ int main(int argc, char** argv) {
               {MASKED, 32, 192, 4096, 7168}};
   if (!filter.empty()) {
     std::vector<Shape> f;
-    for (const auto& s : shapes)
-      if (s.name().find(filter) != std::string::npos) f.push_back(s);
+    for (const auto& s : shapes) {
+      // Alternatives separated by '|': a shape is kept when its name contains any of them.
+      bool keep = false;
+      for (size_t a = 0; !keep && a <= filter.size();) {
+        const size_t b = std::min(filter.find('|', a), filter.size());
+        keep = b > a && s.name().find(filter.substr(a, b - a)) != std::string::npos;
+        a = b + 1;
+      }
+      if (keep) f.push_back(s);
+    }
     shapes.swap(f);
     std::printf("filter \"%s\": %zu shapes\n", filter.c_str(), shapes.size());
   }

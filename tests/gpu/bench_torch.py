@@ -10,7 +10,7 @@ CUDA events around batches of calls, warm-up, median over >= 20 samples, inputs 
 max(200 MB, 4 x L2). Dense shapes: GPU time, the batch queued behind torch.cuda._sleep (the per-call time as Python
 issues it is kept as *_us_call); grouped shapes: per call as issued, like tests/gpu/bench.cpp's grouped timings. A shape cuBLASLt refuses is recorded as "refused" with the first line of the error.
 
-usage: python3 tests/gpu/bench_torch.py [--quick] [--json PATH] [--filter SUBSTR] [--samples N]
+usage: python3 tests/gpu/bench_torch.py [--quick] [--json PATH] [--filter "SUBSTR|SUBSTR"] [--samples N]
 """
 
 import argparse
@@ -246,7 +246,8 @@ def main():
     samples = max(20, args.samples)
     shapes = QUICK if args.quick else all_shapes()
     if args.filter:
-        shapes = [s for s in shapes if args.filter in shape_name(*s)]
+        alternatives = [f for f in args.filter.split("|") if f]  # '|' separates alternatives, as in bench.cpp
+        shapes = [s for s in shapes if any(f in shape_name(*s) for f in alternatives)]
     props = torch.cuda.get_device_properties(0)
     l2 = int(getattr(props, "L2_cache_size", 0) or 0)
     target = max(200 << 20, 4 * l2)

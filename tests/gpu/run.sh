@@ -6,7 +6,7 @@
 #   runs compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the small shapes of every kernel,
 #   times the FP8 GEMMs (tests/gpu/bench.cpp, tests/gpu/bench_torch.py), and, guarded, `deno task verify --backend cuda`.
 # Reports go to $OUT (or ./gpu-out): env.log build.log check.log sanitizer.log bench.log verify.log torch.log summary.txt.
-# STEPS selects parts (default: "build check sanitize bench verify torch"; also "profile": ncu on two shapes).
+# STEPS selects parts (default: "build check sanitize bench verify torch"; also "profile": ncu, see PROFILE_*).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -154,17 +154,34 @@ if has bench && [ -z "${HUNG:-}" ]; then
 fi
 
 if has profile && [ -z "${HUNG:-}" ]; then
-  # Nsight Compute on one large and one small shape (clocks left alone, as the device notes ask): where the fast
-  # kernel's time goes (speed of light, warp stall reasons, scheduler, memory). PROFILE_SHAPES overrides the shapes.
-  : >"$OUT/ncu.txt"
+  # Nsight Compute (clocks left alone, as the device notes ask) on one launch per shape and configuration: the full
+  # section set (speed of light, pipes, memory tables, warp states, scheduler) and the per-instruction SASS page with
+  # its stall samples. PROFILE_SHAPES and PROFILE_CFGS (GO_CUDA_FAST_CFG strings, ';'-separated, "default" for the
+  # heuristic) pick them; PROFILE_SET (default "full") the sections. Everything comes back in ncu.tgz.
+  mkdir -p "$OUT/ncu"
+  IFS=';' read -r -a pcfgs <<<"${PROFILE_CFGS:-default}"
+  n=0
   for shape in ${PROFILE_SHAPES:-4096x7168x16384 128x7168x16384}; do
-    echo "==== ncu: dense $shape ====" >>"$OUT/ncu.txt"
-    timeout "${PROFILE_TIMEOUT:-90}" ncu --clock-control none --kernel-name go_fp8_fast --launch-count 1 \
-      --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-      --section Occupancy --section LaunchStats "$B/bench" "$CUDA_SO" --filter "dense $shape" --samples 1 \
-      --no-prepare >>"$OUT/ncu.txt" 2>&1
-    note "ncu dense $shape: exit $?"
+    for cfg in "${pcfgs[@]}"; do
+      n=$((n + 1))
+      tag="p${n}"
+      envs=()
+      [ "$cfg" != default ] && envs=("GO_CUDA_FAST_CFG=$cfg")
+      echo "==== ncu $tag: dense $shape [$cfg] ====" >>"$OUT/ncu/summary.txt"
+      env "${envs[@]}" timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --kernel-name go_fp8_fast \
+        --launch-count 1 --set "${PROFILE_SET:-full}" --import-source no -f -o "$OUT/ncu/$tag" \
+        "$B/bench" "$CUDA_SO" --filter "dense $shape" --samples 1 --no-prepare >"$OUT/ncu/$tag.run.txt" 2>&1
+      note "ncu $tag dense $shape [$cfg]: exit $?"
+      if [ -f "$OUT/ncu/$tag.ncu-rep" ]; then
+        ncu -i "$OUT/ncu/$tag.ncu-rep" --page details >"$OUT/ncu/$tag.details.txt" 2>&1
+        ncu -i "$OUT/ncu/$tag.ncu-rep" --page source --print-source sass --csv >"$OUT/ncu/$tag.sass.csv" 2>&1
+        grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|L2 Cache Throughput|Issue Slots Busy|Eligible Warps" \
+          "$OUT/ncu/$tag.details.txt" | head -12 >>"$OUT/ncu/summary.txt"
+        rm -f "$OUT/ncu/$tag.ncu-rep"
+      fi
+    done
   done
+  (cd "$OUT" && tar czf ncu.tgz ncu && rm -rf ncu)
 fi
 
 if has verify; then

@@ -64,7 +64,7 @@ Deno.test({
         // 4096 x 7168: 1792 tiles of 128 x 128 (14 waves) against 896 of 256 x 128 (7 waves; 7 x 7/4 < 14).
         assert.match(
           config(Mode.Dense, 4096, 7168, 16384),
-          /^bm=256 bn=128 stages=3 multicast=1 acc=single prod=4 rel=thread regs=56 sfa=tma jit=shape$/,
+          /^bm=256 bn=128 stages=3 multicast=1 acc=single prod=4 rel=thread regs=56 sfa=tma epi=smem jit=shape$/,
         );
         assert.match(config(Mode.Dense, 4096, 4096, 7168), /^bm=256 bn=128 /);
       });
