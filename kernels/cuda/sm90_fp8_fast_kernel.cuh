@@ -104,11 +104,13 @@ __host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kF
 __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+// The barrier helpers take the barrier's shared-window address: the kernel converts its base once (each generic ->
+// shared conversion costs an S2R and a LEA inside the K loop).
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   asm volatile(
       "{\n.reg .pred p;\nWAIT_%=:\n"
       "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra WAIT_%=;\n}\n" ::"r"(smem_addr(bar)),
+      "@!p bra WAIT_%=;\n}\n" ::"r"(bar),
       "r"(parity)
       : "memory");
 }
@@ -116,15 +118,22 @@ __device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
   asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
 // Arrives on the barrier at the same offset in CTA `cta` of the cluster (this CTA included).
-__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) {
   asm volatile(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
       "r"(cta)
       : "memory");
 }
-__device__ __forceinline__ void mbar_arrive_local(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+__device__ __forceinline__ void mbar_arrive_local(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Descriptor of a K-major 128B-swizzled tile from the low word of its descriptor (desc_kmajor_sw128: start address
+// >> 4 in bits 0..13, leading byte offset 1 in bits 16..29). Shared addresses stay below 2^18 bytes, so a tile at
+// byte offset o from a base has the low word lo(base) + o / 16: the kernel adds compile-time offsets to one base.
+__device__ __forceinline__ uint32_t desc_lo_sw128(uint32_t saddr) { return ((saddr & 0x3FFFF) >> 4) | (1u << 16); }
+__device__ __forceinline__ uint64_t desc_from_lo(uint32_t lo) {
+  return static_cast<uint64_t>(lo) | (static_cast<uint64_t>((1024 >> 4) | (1u << 30)) << 32);
 }
 // 4-byte asynchronous copy global -> shared; valid = false writes zero (nothing is read).
 __device__ __forceinline__ void cp_async4(void* dst, const void* src, bool valid) {
@@ -270,7 +279,11 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + L.bars);
   uint64_t* empty = full + kStages;
   __nv_bfloat16* sEpi = reinterpret_cast<__nv_bfloat16*>(smem + L.epi);
-  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+  // The warpgroup index through a shuffle from lane 0: the compiler then knows it is warp-uniform and keeps what
+  // derives from it (the wgmma descriptors) in uniform registers (DeepGEMM does the same).
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0), tid = threadIdx.x % 128,
+            warp = tid / 32, lane = tid % 32;
+  const uint32_t full_u = smem_addr(full), empty_u = smem_addr(empty);  // barrier s lies at + 8 * s
   const int rank = MC > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -306,7 +319,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         if (p.sfa_tma && tid >= kSlots) continue;  // thread 0 copies SFA with A and B
         for (int kb = 0; kb < nkb; ++kb, ++it) {
           const int s = it % kStages;
-          mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
+          mbar_wait(empty_u + 8 * s, ((it / kStages) & 1) ^ 1);
           if (tid == 0) {
             mbar_expect_tx(&full[s], kStageA + kStageB + (p.sfa_tma ? BM * 4 : 0));
             if (p.sfa_tma) tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb);
@@ -318,7 +331,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
                                     ti.a_row + rank * rows, static_cast<uint16_t>((1 << MC) - 1));
             }
             tma_load_2d(sB + s * kStageB, &map_b, &full[s], kb * kFBK, ti.b_row);
-            if (GO_FAST_DBG & 2) mbar_arrive_local(&full[s]);
+            if (GO_FAST_DBG & 2) mbar_arrive_local(full_u + 8 * s);
           }
           if (GO_FAST_DBG & 2) continue;
           if (tid < kSlots) {
@@ -360,6 +373,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
 #pragma unroll
     for (int i = 0; i < (C::kDoubleAcc ? NA : 1); ++i) P2[i] = 0.0f;
     const int r_lo = acc_row(tid, 0);
+    // Descriptor low words of stage 0: this warpgroup's first A row (wave 0), and B.
+    const uint32_t lo_a0 = desc_lo_sw128(smem_addr(sA + w * 64 * 128)), lo_b0 = desc_lo_sw128(smem_addr(sB));
     // With BLOCK_M 64 the second math warpgroup has no rows and walks no tiles.
     for (int u = w < C::kMathWGs ? cluster : p.units; u < p.units; u += clusters) {
       const FastTile ti = fast_tile<C>(p, u, rank, N);
@@ -384,18 +399,16 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       const int b1 = 128 - ti.n0 % 128;
       auto issue = [&](float(&acc)[NA], uint32_t at, int wave = 0) -> Scales {
         const int s = at % kStages;
-        if (wave == 0) mbar_wait(&full[s], (at / kStages) & 1);
+        if (wave == 0) mbar_wait(full_u + 8 * s, (at / kStages) & 1);
         Scales sc{};
         if constexpr (kHoist) sc = read_scales(s, wave);
-        const uint8_t* a_tile = sA + s * kStageA + (wave * kFBM + w * 64) * 128;
-        const uint8_t* b_tile = sB + s * kStageB;
+        // This warpgroup's A rows of the wave, and B, in stage s; k32 step j is 32 bytes further along each row.
+        const uint32_t lo_a = lo_a0 + static_cast<uint32_t>(s * kStageA + wave * kFBM * 128) / 16;
+        const uint32_t lo_b = lo_b0 + static_cast<uint32_t>(s * kStageB) / 16;
         fence_operand(acc);
         wgmma_fence();
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          WgmmaFp8<BN>::mma(acc, desc_kmajor_sw128(smem_addr(a_tile + j * 32)),
-                            desc_kmajor_sw128(smem_addr(b_tile + j * 32)), j);
-        }
+        for (int j = 0; j < 4; ++j) WgmmaFp8<BN>::mma(acc, desc_from_lo(lo_a + 2 * j), desc_from_lo(lo_b + 2 * j), j);
         wgmma_commit();
         return sc;
       };
@@ -404,15 +417,15 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         if constexpr (C::kReleasePerWarp) {
           __syncwarp();
           if (MC == 1) {
-            if (lane == 0) mbar_arrive_local(&empty[s]);
+            if (lane == 0) mbar_arrive_local(empty_u + 8 * s);
           } else if (lane < MC) {
-            mbar_arrive_cluster(&empty[s], static_cast<uint32_t>(lane));
+            mbar_arrive_cluster(empty_u + 8 * s, static_cast<uint32_t>(lane));
           }
         } else if (MC == 1) {
-          mbar_arrive_local(&empty[s]);
+          mbar_arrive_local(empty_u + 8 * s);
         } else {
 #pragma unroll
-          for (int c = 0; c < MC; ++c) mbar_arrive_cluster(&empty[s], static_cast<uint32_t>(c));
+          for (int c = 0; c < MC; ++c) mbar_arrive_cluster(empty_u + 8 * s, static_cast<uint32_t>(c));
         }
       };
       // F = fma(fl32(sa * sb), P, F) per element; the stage is released (one arrival per warp and CTA) once this
@@ -455,7 +468,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         // Zero tile: nothing was loaded for it; the epilogue writes its zeros.
       } else if constexpr ((GO_FAST_DBG & 1) != 0) {
         for (int kb = 0; kb < nkb; ++kb, ++it) {
-          mbar_wait(&full[it % kStages], (it / kStages) & 1);
+          mbar_wait(full_u + 8 * (it % kStages), (it / kStages) & 1);
           release(it % kStages);
         }
       } else if constexpr (C::kDoubleAcc) {

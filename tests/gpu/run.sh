@@ -6,7 +6,8 @@
 #   runs compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the small shapes of every kernel,
 #   times the FP8 GEMMs (tests/gpu/bench.cpp, tests/gpu/bench_torch.py), and, guarded, `deno task verify --backend cuda`.
 # Reports go to $OUT (or ./gpu-out): env.log build.log check.log sanitizer.log bench.log verify.log torch.log summary.txt.
-# STEPS selects parts (default: "build check sanitize bench verify torch"; also "profile": ncu, see PROFILE_*).
+# STEPS selects parts (default: "build check sanitize bench verify torch"; also "profile": ncu, see PROFILE_*;
+# "sass": cuobjdump of JIT kernels, see SASS_GREP).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -182,6 +183,21 @@ if has profile && [ -z "${HUNG:-}" ]; then
     done
   done
   (cd "$OUT" && tar czf ncu.tgz ncu && rm -rf ncu)
+fi
+
+if has sass; then
+  # SASS of the JIT kernels in the cache ($B/jit) whose configuration line matches SASS_GREP (default: the BLOCK_M
+  # 256 shape kernel of 4096 x 7168 x 16384), for reading the K loop's instruction schedule; back in sass.tgz.
+  mkdir -p "$OUT/sass"
+  for cu in "$B"/jit/*.cu; do
+    [ -f "$cu" ] || continue
+    if head -1 "$cu" | grep -qE "${SASS_GREP:-bm=256 bn=128}"; then
+      cubin=${cu%.cu}.cubin
+      [ -f "$cubin" ] && { head -1 "$cu"; cuobjdump -sass "$cubin"; } >"$OUT/sass/$(basename "$cu" .cu).sass" 2>&1
+    fi
+  done
+  note "sass: $(ls "$OUT/sass" | wc -l) kernels dumped"
+  (cd "$OUT" && tar czf sass.tgz sass && rm -rf sass)
 fi
 
 if has verify; then
