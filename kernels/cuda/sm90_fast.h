@@ -29,6 +29,13 @@ struct FastParams {
   int mk_align;
   int psum_flags;  // bit 1: ensure_zero_padding
   int tiles256;    // host-side, contiguous layouts: 256-row tiles fit the groups (BLOCK_M 256 may be chosen)
+  // Split K (dense only; split_k > 1): unit u works on K blocks [ks * nkb / split_k, (ks + 1) * nkb / split_k) of its
+  // tile and writes each block's raw wgmma result P (f32) to ws[kb][row][col] (row pitch ws_pitch, block plane
+  // ws_plane floats); fp8_fast_splitk_promote then runs the promotion chain F = fma(fl32(sa * sb), P, F) in K order
+  // and rounds to bf16, so the bits are those of the unsplit kernel.
+  int split_k;
+  float* ws;
+  int64_t ws_pitch, ws_plane;
 };
 
 /// Whether 256-row tiles (BLOCK_M 256) can run a contiguous layout (host copy `gl` of grouped_layout: M row groups,
@@ -57,12 +64,13 @@ struct FastChoice {
   bool shape = true;    // JIT: N and K as compile-time constants
   int producer_warps = 4;  // 4: the producer warpgroup loads (one SFA row per thread); 1: one warp
   bool release_per_warp = false;  // math warps release a stage with one arrival each (else one per thread)
-  int producer_regs = 0;   // setmaxnreg split: 40 / 232 or 56 / 224; 0: chosen (56 for BLOCK_M 256 or multicast)
+  int producer_regs = 0;   // setmaxnreg split: 40 / 232 or 56 / 224; 0: chosen (56)
   int bm = 128;         // BLOCK_M: 64 (one math warpgroup), 128, or 256 (two waves per math warpgroup; one
                         // accumulator set, BN <= 128)
   int debug = 0;        // GO_FAST_DBG profiling switches (sm90_fp8_fast_kernel.cuh): nonzero gives wrong results
   bool sfa_tma = true;  // SFA by TMA where its layout allows (MN-major, 16-byte aligned columns); else cp.async
   bool direct_epi = false;  // epilogue stores from registers (no shared staging buffer: room for one more stage)
+  int split_k = 1;      // dense: K split over this many CTAs per tile, promotion deferred to a second kernel
 };
 
 /// The configuration a call of this shape class gets: GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0,

@@ -111,10 +111,11 @@ int64_t tiles_of(const FastParams& p, int bn) {
 }
 
 // Parses GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0"; any subset) over *c; *acc_set and *bm_set say
-// whether it named the accumulator sets (otherwise they follow BLOCK_N and BLOCK_M) and BLOCK_M.
-bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set, std::string* err) {
+// whether it named the accumulator sets (otherwise they follow BLOCK_N and BLOCK_M), BLOCK_M, and the K split.
+bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set, bool* split_set, std::string* err) {
   *acc_set = false;
   *bm_set = false;
+  *split_set = false;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
@@ -136,10 +137,11 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "dbg" && num && n >= 0 && n <= 3) c->debug = static_cast<int>(n);
     else if (k == "sfa" && (v == "tma" || v == "copy")) c->sfa_tma = v == "tma";
     else if (k == "epi" && (v == "direct" || v == "smem")) c->direct_epi = v == "direct";
+    else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), *split_set = true;
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
              "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double, shape=0|1, prod=1|4, "
-             "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=direct|smem, dbg=0..3)";
+             "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=direct|smem, split=1..64, dbg=0..3)";
       return false;
     }
   }
@@ -154,6 +156,7 @@ std::string describe(const FastChoice& c, const char* how) {
                 c.bm, c.bn, c.stages, c.multicast, c.double_acc ? "double" : "single", c.producer_warps,
                 c.release_per_warp ? "warp" : "thread", c.producer_regs, c.sfa_tma ? "tma" : "copy",
                 c.direct_epi ? "direct" : "smem", how);
+  if (c.split_k > 1) return std::string(buf) + " split=" + std::to_string(c.split_k) + (c.debug ? " dbg" : "");
   if (c.debug) return std::string(buf) + " dbg=" + std::to_string(c.debug) + " (profiling: wrong results)";
   return buf;
 }
@@ -161,7 +164,8 @@ std::string describe(const FastChoice& c, const char* how) {
 std::string jit_source(const FastChoice& c, const FastParams& p) {
   std::ostringstream s;
   s << "// gemm-oracle JIT: fast SM90 FP8 GEMM, " << describe(c, c.shape ? "(shape class)" : "(generic)") << "\n"
-    << (c.producer_regs == 56 ? "#define GO_FAST_PRODUCER_REGS 56\n#define GO_FAST_MATH_REGS 224\n" : "")
+    << "#define GO_FAST_PRODUCER_REGS " << c.producer_regs << "\n#define GO_FAST_MATH_REGS "
+    << (c.producer_regs == 56 ? 224 : 232) << "\n"
     << (c.debug ? "#define GO_FAST_DBG " + std::to_string(c.debug) + "  // profiling only: wrong results\n" : "")
     << "#include \"sm90_fp8_fast_kernel.cuh\"\n"
     // The parameter block crosses from this library to the cubin: a header from another version fails to compile.
@@ -173,7 +177,7 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << "  go_sm90::fp8_fast_body<go_sm90::FastConfig<" << c.bn << ", " << c.stages << ", " << c.multicast << ", "
     << (c.double_acc ? "true" : "false") << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0) << ", "
     << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ", " << c.bm << ", "
-    << (c.direct_epi ? "true" : "false") << ">>(a, b, sfa, p);\n}\n";
+    << (c.direct_epi ? "true" : "false") << ", " << (c.split_k > 1 ? "true" : "false") << ">>(a, b, sfa, p);\n}\n";
   return s.str();
 }
 
@@ -181,7 +185,8 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
   p->m_blocks = (p->M + c.bm - 1) / c.bm;
   p->n_blocks = (p->N + c.bn - 1) / c.bn;
   const int ngroups = (p->n_blocks + c.multicast - 1) / c.multicast;
-  p->units = p->m_blocks * ngroups * (p->mode == kFastMasked ? p->G : 1);
+  p->units = p->m_blocks * ngroups * (p->mode == kFastMasked ? p->G : c.split_k);
+  p->split_k = c.split_k;
 }
 
 }  // namespace
@@ -220,9 +225,9 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   if ((p.mode == kFastNormal || p.mode == kFastMasked) && p.M <= 64) best.bm = 64;
   best.multicast = 1;
   best.stages = 0;  // as many as fit
-  bool acc_set = false, bm_set = false;
+  bool acc_set = false, bm_set = false, split_set = false;
   if (const char* o = override_text) {
-    if (!apply_override(o, &best, &acc_set, &bm_set, err)) return false;
+    if (!apply_override(o, &best, &acc_set, &bm_set, &split_set, err)) return false;
     // An override of BLOCK_N past 128 or of two accumulator sets takes the heuristic's BLOCK_M 256 back to 128.
     if (!bm_set && best.bm == 256 && (best.bn > 128 || (acc_set && best.double_acc))) best.bm = 128;
   }
@@ -239,14 +244,30 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     *err = "GO_CUDA_FAST_CFG: bm=256 needs acc=single and bn <= 128 (registers)";
     return false;
   }
-  // The producer spills at 40 registers with BLOCK_M 256 (two SFA rows per thread) or multicast (cluster
-  // addressing): those take 56 / 224, under which the math warps' accumulators still fit (ptxas -v, no spills).
-  if (best.producer_regs == 0) best.producer_regs = best.bm == 256 || best.multicast > 1 ? 56 : 40;
   const int fit = max_stages(best.bn, best.bm, best.direct_epi);
   if (best.stages == 0) best.stages = fit;
   if (best.stages > fit) {
     *err = "GO_CUDA_FAST_CFG: " + std::to_string(best.stages) + " stages of BLOCK_M " + std::to_string(best.bm) +
            " x BLOCK_N " + std::to_string(best.bn) + " need more than 227 KB of shared memory (at most " + std::to_string(fit) + ")";
+    return false;
+  }
+  // Split K where the tiles fill at most a third of the SMs (dense M <= 128 with small N: 64 x 576 runs 9 tiles):
+  // S CTAs per tile, each on nkb / S K blocks (at least 4), the raw block results through a workspace of nkb x M x N
+  // f32 that must stay small enough to live in L2 (32 MB; 50 MB of L2), then the promotion kernel.
+  const int64_t nkb = (p.K + kFBK - 1) / kFBK;
+  const int64_t mb = (p.M + best.bm - 1) / best.bm, nb = (p.N + best.bn - 1) / best.bn;
+  if (!split_set && p.mode == kFastNormal && best.multicast == 1 && mb * nb * 3 <= sms && nkb >= 8) {
+    const int64_t s = std::min<int64_t>({sms / (mb * nb), nkb / 4, 16});
+    if (s >= 2 && nkb * mb * best.bm * nb * best.bn * 4 <= (int64_t{32} << 20)) best.split_k = static_cast<int>(s);
+  }
+  // 56 / 224 unless named (sm90_fp8_fast_kernel.cuh: the producer spills at 40).
+  if (best.producer_regs == 0) best.producer_regs = 56;
+  // A named split applies to dense GEMMs (grouped calls keep 1) and to at most one split per K block; the
+  // configuration string (go_ext_fast_last_config) shows the split that ran.
+  if (p.mode != kFastNormal) best.split_k = 1;
+  if (best.split_k > nkb) best.split_k = static_cast<int>(std::max<int64_t>(1, nkb));
+  if (best.split_k > 1 && best.multicast != 1) {
+    *err = "GO_CUDA_FAST_CFG: split=" + std::to_string(best.split_k) + " needs mc=1";
     return false;
   }
   *out = best;
@@ -290,6 +311,58 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
     fp8_fast_aot<Aot128><<<grid, kFastThreads, smem, stream>>>(ma, mb, msfa, p);
   }
   return cudaGetLastError();
+}
+
+// Split K, second kernel: per output pair (row m, columns n, n + 1), the promotion chain of the unsplit kernel over
+// the workspace's raw block results, in K order, F = fma(fl32(sa * sb), P, F) from F = 0 (columns n and n + 1 share
+// a 128-column scale block: n is even), then bf16 RNE. Same operations, same order: the same bits.
+__global__ void __launch_bounds__(256) fp8_fast_splitk_promote(const FastParams p) {
+  const int nkb = (p.K + kFBK - 1) / kFBK, half = (p.N + 1) / 2;
+  const int64_t pairs = static_cast<int64_t>(p.M) * half;
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < pairs;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int m = static_cast<int>(t / half), n = 2 * static_cast<int>(t % half);
+    const float* P = p.ws + static_cast<int64_t>(m) * p.ws_pitch + n;
+    const float* sa = p.sfa + static_cast<int64_t>(m) * p.sfa_s_row;
+    const float* sb = p.sfb + static_cast<int64_t>(n / 128) * p.sfb_s_row;
+    float f0 = 0.0f, f1 = 0.0f;
+#pragma unroll 8
+    for (int kb = 0; kb < nkb; ++kb) {
+      const float s = __fmul_rn(sa[kb * p.sfa_s_kb], sb[kb * p.sfb_s_kb]);
+      const float2 v = *reinterpret_cast<const float2*>(P + kb * p.ws_plane);
+      f0 = __fmaf_rn(s, v.x, f0);
+      f1 = __fmaf_rn(s, v.y, f1);
+    }
+    __nv_bfloat16* d = p.d + static_cast<int64_t>(m) * p.d_s_row + n;
+    d[0] = __float2bfloat16_rn(f0);
+    if (n + 1 < p.N) d[1] = __float2bfloat16_rn(f1);
+  }
+}
+
+// The split-K workspace comes from a stream-ordered pool per device that keeps its memory between calls (release
+// threshold: unlimited), so a call costs no cudaMalloc and concurrent calls on different streams get their own.
+cudaError_t workspace_pool(cudaMemPool_t* out) {
+  static std::mutex mu;
+  static std::map<int, cudaMemPool_t> pools;
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  std::lock_guard<std::mutex> lk(mu);
+  auto it = pools.find(dev);
+  if (it == pools.end()) {
+    cudaMemPoolProps props;
+    std::memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    cudaMemPool_t pool;
+    if ((e = cudaMemPoolCreate(&pool, &props)) != cudaSuccess) return e;
+    uint64_t keep = UINT64_MAX;
+    if ((e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep)) != cudaSuccess) return e;
+    it = pools.emplace(dev, pool).first;
+  }
+  *out = it->second;
+  return cudaSuccess;
 }
 
 // Per JIT kernel, found once: its shared-memory limit is set, and how many clusters fit at once (0: unknown).
@@ -364,13 +437,38 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
   // Persistent grid: one CTA per SM, as many clusters as can be resident together (a cluster must fit in one GPC).
   int clusters = std::min(p.units, sms / c.multicast);
   if (facts.max_clusters > 0) clusters = std::min(clusters, facts.max_clusters);
+  if (c.split_k > 1) {
+    // The workspace holds every K block's f32 result of the padded tiles (ws[kb][row][col]).
+    p.ws_pitch = static_cast<int64_t>(p.n_blocks) * c.bn;
+    p.ws_plane = static_cast<int64_t>(p.m_blocks) * c.bm * p.ws_pitch;
+    const size_t bytes = static_cast<size_t>((p.K + kFBK - 1) / kFBK) * p.ws_plane * sizeof(float);
+    cudaMemPool_t pool;
+    cudaError_t e = workspace_pool(&pool);
+    if (e == cudaSuccess) e = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&p.ws), bytes, pool, stream);
+    if (e != cudaSuccess) {
+      *err = "split-K workspace (" + std::to_string(bytes) + " bytes): " + cudaGetErrorString(e);
+      return e;
+    }
+  }
   void* args[] = {&ma, &mb, &msfa, &p};
   const CUresult r = go_jit::launch(fn, static_cast<unsigned>(clusters * c.multicast), kFastThreads,
                                     static_cast<unsigned>(c.multicast), static_cast<unsigned>(smem_bytes(c)),
                                     stream, args);
   if (r != CUDA_SUCCESS) {
+    if (p.ws) cudaFreeAsync(p.ws, stream);
     *err = "cuLaunchKernelEx(fast FP8 GEMM, " + t_last_config + "): " + go_jit::driver_error(r);
     return cudaErrorLaunchFailure;
+  }
+  if (c.split_k > 1) {
+    const int64_t pairs = static_cast<int64_t>(p.M) * ((p.N + 1) / 2);
+    const int blocks = static_cast<int>(std::min<int64_t>((pairs + 255) / 256, 8 * sms));
+    fp8_fast_splitk_promote<<<blocks, 256, 0, stream>>>(p);
+    const cudaError_t e = cudaGetLastError();
+    cudaFreeAsync(p.ws, stream);
+    if (e != cudaSuccess) {
+      *err = std::string("split-K promotion kernel: ") + cudaGetErrorString(e);
+      return e;
+    }
   }
   return cudaSuccess;
 }

@@ -32,11 +32,12 @@ constexpr int kFastThreads = 384;
 // setmaxnreg split. __launch_bounds__(384, 1) gives every thread 168 registers at launch (65536 / 384, rounded down
 // to 8) and the CTA owns 384 x 168 of them: setmaxnreg.inc blocks until the producer's setmaxnreg.dec has released
 // enough, so 128 x P + 256 x M must not exceed 384 x 168 (a larger M hangs every CTA at its first instruction).
-// Default 40 / 232 (DeepGEMM's split); the JIT may ask for 56 / 224 (GO_CUDA_FAST_CFG regs=56), which spares the
-// one-warp producer its spills.
+// Default 56 / 224: at DeepGEMM's 40 / 232 the producer spills (ptxas -v: 8 to 24 bytes at BLOCK_N 64 to 144, once
+// the barrier and descriptor addresses are kept in registers), while no accumulator layout of BLOCK_N <= 176 needs
+// more than 224. The JIT writes both numbers into each instantiation (GO_CUDA_FAST_CFG regs=40 asks for 40 / 232).
 #ifndef GO_FAST_PRODUCER_REGS
-#define GO_FAST_PRODUCER_REGS 40
-#define GO_FAST_MATH_REGS 232
+#define GO_FAST_PRODUCER_REGS 56
+#define GO_FAST_MATH_REGS 224
 #endif
 // Profiling switches (GO_CUDA_FAST_CFG dbg=N; the results are WRONG, for timing only): bit 0, the math warps wait
 // for each stage and release it without wgmma or promotion; bit 1, the producer's thread 0 alone arrives on the full
@@ -58,12 +59,13 @@ static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168
 /// layout DeepGEMM's SM90 heuristic offers as block_m 256 for BF16 output; 64: one math warpgroup, the second idles,
 /// and a stage is half an A tile smaller, so more of them fit: for M <= 64, where the kernel waits on memory);
 /// DIRECT_: the epilogue stores each thread's bf16 pairs straight from registers instead of staging the tile in shared
-/// memory for 16-byte stores, which frees the 2 x 64 x (BN + 8) x 2 bytes of the staging buffer for one more stage.
+/// memory for 16-byte stores, which frees the 2 x 64 x (BN + 8) x 2 bytes of the staging buffer for one more stage;
+/// SPLIT_: split K (FastParams::split_k): each unit stores its K blocks' raw wgmma results instead of promoting them.
 template <int BN_, int STAGES_, int MC_, bool DACC_, int KN_ = 0, int KK_ = 0, int PW_ = 4, bool RPW_ = false,
-          int BM_ = 128, bool DIRECT_ = false>
+          int BM_ = 128, bool DIRECT_ = false, bool SPLIT_ = false>
 struct FastConfig {
   static constexpr int BN = BN_, kStages = STAGES_, kMulticast = MC_, kN = KN_, kK = KK_, kProducerWarps = PW_;
-  static constexpr bool kDirectEpi = DIRECT_;
+  static constexpr bool kDirectEpi = DIRECT_, kSplitK = SPLIT_;
   static constexpr int BM = BM_, kWaves = BM_ >= kFBM ? BM_ / kFBM : 1, kMathWGs = BM_ == 64 ? 1 : 2;
   static constexpr bool kDoubleAcc = DACC_, kReleasePerWarp = RPW_;
   static_assert(PW_ == 1 || PW_ == 4, "one producer warp or four");
@@ -188,6 +190,7 @@ struct FastTile {
   int a_row, b_row;  // TMA row coordinates
   int z, g;          // batch (masked: group) for A/D/SFA; group for B/SFB
   int sfa_rows;      // rows of SFA readable from m0 (within the batch)
+  int kb0, kb1;      // the K blocks this unit runs (all of them unless K is split)
   int store_rows[4];  // per 64-row chunk of the tile: rows to store, and whether they are written as zeros
   bool zero[4];
 };
@@ -201,9 +204,17 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
   ti.g = 0;
   const int ngroups = (p.n_blocks + C::kMulticast - 1) / C::kMulticast;
   const int plane = p.m_blocks * ngroups;
+  const int nkb = ((C::kK ? C::kK : p.K) + kFBK - 1) / kFBK;  // a constant in shape-specialised kernels
+  ti.kb0 = 0;
+  ti.kb1 = nkb;
   if (p.mode == kFastMasked) {
     ti.z = u / plane;
     u -= ti.z * plane;
+  } else if (C::kSplitK && p.split_k > 1) {  // dense only: the split index is the outermost coordinate
+    const int ks = u / plane;
+    u -= ks * plane;
+    ti.kb0 = ks * nkb / p.split_k;
+    ti.kb1 = (ks + 1) * nkb / p.split_k;
   }
   // Grouped rasterisation: runs of 8 M blocks, N groups within a run, so co-resident tiles share A and B panels.
   const int run = u / (8 * ngroups), first_m = run * 8;
@@ -317,7 +328,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         const int sfb_idx = ti.n0 / 128 + tid;
         const bool sfb_ok = tid < kSlots && sfb_idx < sfb_rows;
         if (p.sfa_tma && tid >= kSlots) continue;  // thread 0 copies SFA with A and B
-        for (int kb = 0; kb < nkb; ++kb, ++it) {
+        for (int kb = ti.kb0; kb < ti.kb1; ++kb, ++it) {
           const int s = it % kStages;
           mbar_wait(empty_u + 8 * s, ((it / kStages) & 1) ^ 1);
           if (tid == 0) {
@@ -379,6 +390,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     for (int u = w < C::kMathWGs ? cluster : p.units; u < p.units; u += clusters) {
       const FastTile ti = fast_tile<C>(p, u, rank, N);
       if (!ti.valid) continue;
+      const int nk = ti.kb1 - ti.kb0;  // K blocks of this unit
+      const uint32_t it0 = it;         // pipeline iteration of its first K block
 #pragma unroll
       for (int i = 0; i < kWaves * NA; ++i) F[i] = 0.0f;
       // Scales of one stage and wave, read right after its full barrier so that their latency overlaps the wgmmas
@@ -433,6 +446,17 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       auto promote = [&](float(&acc)[NA], uint32_t at, const Scales& hoisted, int wave = 0) {
         fence_operand(acc);
         const int s = at % kStages;
+        if constexpr (C::kSplitK) {
+          // Split K: the block's raw result goes to the workspace (f32 pairs); fp8_fast_splitk_promote promotes.
+          if (wave == kWaves - 1) release(s);
+          const int kb = ti.kb0 + static_cast<int>(at - it0);
+          float* dst = p.ws + kb * p.ws_plane + static_cast<int64_t>(ti.m0 + 64 * (2 * wave + w)) * p.ws_pitch + ti.n0;
+#pragma unroll
+          for (int i = 0; i < NA; i += 2) {
+            *reinterpret_cast<float2*>(dst + acc_row(tid, i) * p.ws_pitch + acc_col(tid, i)) = make_float2(acc[i], acc[i + 1]);
+          }
+          return;
+        }
         const Scales sc = kHoist ? hoisted : read_scales(s, wave);
         const float sa0 = sc.sa0, sa1 = sc.sa1;
         const float* sb = sc.sb;
@@ -467,7 +491,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       if (!ti.compute) {
         // Zero tile: nothing was loaded for it; the epilogue writes its zeros.
       } else if constexpr ((GO_FAST_DBG & 1) != 0) {
-        for (int kb = 0; kb < nkb; ++kb, ++it) {
+        for (int kb = 0; kb < nk; ++kb, ++it) {
           mbar_wait(full_u + 8 * (it % kStages), (it / kStages) & 1);
           release(it % kStages);
         }
@@ -475,7 +499,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         // Two accumulator sets: the 4 wgmmas of block kb + 1 run on the tensor cores while block kb is promoted.
         Scales scP = issue(P, it), scP2;
         int kb = 0;
-        for (; kb + 2 < nkb; kb += 2) {  // at the top, block kb is in flight in P
+        for (; kb + 2 < nk; kb += 2) {  // at the top, block kb is in flight in P
           scP2 = issue(P2, it + 1);
           wgmma_wait1();
           promote(P, it, scP);
@@ -485,7 +509,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
           promote(P2, it, scP2);
           ++it;
         }
-        if (nkb - kb == 2) {
+        if (nk - kb == 2) {
           scP2 = issue(P2, it + 1);
           wgmma_wait1();
           promote(P, it, scP);
@@ -500,7 +524,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         }
       } else {
         // One accumulator set: the other math warpgroup keeps the tensor cores busy during this one's promotion.
-        for (int kb = 0; kb < nkb; ++kb, ++it) {
+        for (int kb = 0; kb < nk; ++kb, ++it) {
 #pragma unroll
           for (int v = 0; v < kWaves; ++v) {
             const Scales sc = issue(P, it, v);
@@ -510,9 +534,10 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         }
       }
       // Epilogue, per wave (64-row chunk 2 * wave + w of the tile). The chunk's facts are picked by w with a select:
-      // an index computed from w would put the whole FastTile in local memory.
+      // an index computed from w would put the whole FastTile in local memory. Split K has none (the second kernel
+      // writes D).
 #pragma unroll
-      for (int wave = 0; wave < kWaves; ++wave) {
+      for (int wave = 0; wave < (C::kSplitK ? 0 : kWaves); ++wave) {
         const int rows = w ? ti.store_rows[2 * wave + 1] : ti.store_rows[2 * wave];
         const bool zero = (w ? ti.zero[2 * wave + 1] : ti.zero[2 * wave]) || !ti.compute;
         const float* Fw = F + wave * NA;

@@ -13,12 +13,16 @@
  * @param n N as a compile-time constant (0: run time)
  * @param k K as a compile-time constant (0: run time)
  * @param bm BLOCK_M (64, 128 or 256)
- * @param producerRegs setmaxnreg of the producer warpgroup: 40 (math 232) or 56 (math 224)
+ * @param producerRegs setmaxnreg of the producer warpgroup: 56 (math 224, the default) or 40 (math 232)
+ * @param direct the epilogue stores from registers (`epi=direct`)
+ * @param split split K (`split=N`, N > 1): the kernel stores raw K-block results instead of promoting
  * @returns the text
  * @example
  * ```ts
  * import { fastKernelSource } from "./_fast_kernel_source.ts";
- * if (!fastKernelSource(128, 5, 1, true, 0, 0).includes("FastConfig<128, 5, 1, true, 0, 0>")) throw new Error();
+ * if (!fastKernelSource(128, 5, 1, true, 0, 0).includes("FastConfig<128, 5, 1, true, 0, 0, 4, false, 128, false, false>")) {
+ *   throw new Error();
+ * }
  * ```
  */
 export function fastKernelSource(
@@ -29,16 +33,18 @@ export function fastKernelSource(
   n: number,
   k: number,
   bm = 128,
-  producerRegs = 40,
+  producerRegs = 56,
+  direct = false,
+  split = false,
 ): string {
-  const tail = bm === 128 ? "" : `, 4, false, ${bm}`;
   return [
-    ...(producerRegs === 56 ? ["#define GO_FAST_PRODUCER_REGS 56", "#define GO_FAST_MATH_REGS 224"] : []),
+    `#define GO_FAST_PRODUCER_REGS ${producerRegs}`,
+    `#define GO_FAST_MATH_REGS ${producerRegs === 56 ? 224 : 232}`,
     `#include "sm90_fp8_fast_kernel.cuh"`,
     `extern "C" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)`,
     `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,
     `            const __grid_constant__ CUtensorMap sfa, const go_sm90::FastParams p) {`,
-    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}${tail}>>(a, b, sfa, p);`,
+    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}, 4, false, ${bm}, ${direct}, ${split}>>(a, b, sfa, p);`,
     `}`,
     ``,
   ].join("\n");

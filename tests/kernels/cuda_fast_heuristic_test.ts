@@ -71,7 +71,7 @@ Deno.test({
       await t.step("BLOCK_M 256 is not taken where its waves do not pay (4096 x 2112: 3 against 5)", () => {
         assert.match(
           config(Mode.Dense, 4096, 2112, 7168),
-          /^bm=128 bn=128 stages=5 multicast=1 acc=double .* regs=40 /,
+          /^bm=128 bn=128 stages=5 multicast=1 acc=double .* regs=56 /,
         );
       });
       await t.step("one wave of BLOCK_N 144 instead of two of 128 at 4096 x 576, one accumulator set", () => {
@@ -83,6 +83,18 @@ Deno.test({
         assert.match(config(Mode.Dense, 128, 7168, 16384), /^bm=128 bn=64 stages=8 /);
         assert.match(config(Mode.Masked, 20, 4096, 7168, 32), /^bm=64 /, "masked with Mmax <= 64");
         assert.match(config(Mode.Masked, 128, 6144, 7168, 32), /^bm=128 bn=128 /, "masked with Mmax 128 keeps 128");
+      });
+      await t.step("dense GEMMs whose tiles fill at most a third of the SMs split K, if the workspace fits in L2", () => {
+        // 64 x 576: 9 tiles of 64 x 64, 56 K blocks: 14 splits (132 / 9, 56 / 4), workspace 56 x 64 x 576 x 4 = 8 MB.
+        assert.match(config(Mode.Dense, 64, 576, 7168), /^bm=64 bn=64 .* split=14$/);
+        assert.match(config(Mode.Dense, 64, 2112, 7168), /^bm=64 bn=64 .* split=4$/, "33 tiles, 30 MB");
+        assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=64 .* split=14$/, "9 tiles, 16.5 MB");
+        assert.doesNotMatch(config(Mode.Dense, 128, 2112, 7168), /split/, "a 60 MB workspace would not stay in L2");
+        assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /split/, "64 tiles fill half the SMs");
+        assert.doesNotMatch(config(Mode.Dense, 64, 576, 896), /split/, "7 K blocks");
+        assert.doesNotMatch(config(Mode.Masked, 20, 576, 7168, 2), /split/, "grouped calls do not split");
+        assert.match(config(Mode.Dense, 64, 576, 384, 1, { override: "split=8" }), / split=3$/, "one split per K block");
+        assert.doesNotMatch(config(Mode.Dense, 64, 576, 7168, 1, { override: "split=1" }), /split/);
       });
       await t.step("contiguous layouts take BLOCK_M 256 only when their groups fit 256-row tiles", () => {
         assert.match(config(Mode.Contiguous, 32768, 6144, 7168, 4), /^bm=128 bn=128 /);
@@ -124,6 +136,8 @@ Deno.test({
             /4 stages of BLOCK_M 256 x BLOCK_N 128 need more than 227 KB of shared memory \(at most 3\)/,
           ],
           ["bm=96", /bad item "bm=96"/],
+          ["split=2,mc=2", /split=2 needs mc=1/],
+          ["split=0", /bad item "split=0"/],
           ["bn=100", /bad item "bn=100"/],
         ];
         for (const [override, reason] of cases) {

@@ -1,25 +1,27 @@
 // The fast SM90 FP8 kernel template (kernels/cuda/sm90_fp8_fast_kernel.cuh) compiles, as the CUDA backend's JIT
 // compiles it at run time (kernels/cuda/jit.h: nvcc -cubin for sm_90a), in the configurations the heuristic and the
-// GPU checks use, and spills at most a few bytes (the producer / math register split is 40 / 232, and 56 / 224 for
-// BLOCK_M 256 and multicast, whose producer spills at 40; the math warpgroups' accumulators must stay in registers: the bound below
-// catches an accumulator spill, which costs hundreds of bytes). Runs wherever
-// nvcc exists (CI has nvcc 13.0 and no GPU); the kernels themselves run in tests/gpu/run.sh on an H200.
+// GPU checks use, and spills at most a few bytes (the producer / math register split is 56 / 224; at 40 / 232 the
+// producer spills a few bytes; the math warpgroups' accumulators must stay in registers: the bound below catches an
+// accumulator spill, which costs hundreds of bytes). Runs wherever nvcc exists (CI has nvcc 13.0 and no GPU); the
+// kernels themselves run in tests/gpu/run.sh on an H200.
 import assert from "node:assert/strict";
 import { hasNvcc } from "./_nvcc.ts";
 import { fastKernelSource } from "./_fast_kernel_source.ts";
 
 const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
 
-const CONFIGS: [number, number, number, boolean, number, number, number?, number?][] = [
-  [128, 5, 2, true, 7168, 16384, 128, 56], // M = 4096 class, multicast (56 / 224), two accumulator sets
-  [176, 4, 2, false, 0, 0, 128, 56], // straddles up to 3 scale blocks, one accumulator set, generic N/K
-  [112, 6, 1, true, 0, 0], // straddles 2 scale blocks, no multicast (40 / 232)
+const CONFIGS: [number, number, number, boolean, number, number, number?, number?, boolean?, boolean?][] = [
+  [128, 5, 2, true, 7168, 16384], // M = 4096 class, multicast, two accumulator sets
+  [176, 4, 2, false, 0, 0], // straddles up to 3 scale blocks, one accumulator set, generic N/K
+  [112, 6, 1, true, 0, 0, 128, 40], // straddles 2 scale blocks, no multicast, DeepGEMM's 40 / 232 split
   [128, 5, 1, true, 7168, 16384], // the heuristic's M = 4096 class with BLOCK_M 128
-  [56, 8, 2, true, 2112, 7168, 128, 56], // small-M class
-  [128, 3, 2, false, 7168, 16384, 256, 56], // BLOCK_M 256 (56 / 224 split): two waves per math warpgroup, multicast
-  [112, 4, 1, false, 0, 0, 256, 56], // BLOCK_M 256, straddling BLOCK_N
+  [56, 8, 2, true, 2112, 7168], // small-M class
+  [128, 3, 2, false, 7168, 16384, 256], // BLOCK_M 256: two waves per math warpgroup, multicast
+  [112, 4, 1, false, 0, 0, 256], // BLOCK_M 256, straddling BLOCK_N
   [64, 12, 1, true, 7168, 16384, 64], // BLOCK_M 64 (one math warpgroup), 12 stages: the M <= 64 class
-  [48, 12, 2, true, 0, 0, 64, 56], // BLOCK_M 64, multicast, straddling BLOCK_N
+  [48, 12, 2, true, 0, 0, 64], // BLOCK_M 64, multicast, straddling BLOCK_N
+  [128, 4, 1, false, 7168, 16384, 256, 56, true], // BLOCK_M 256 with the register epilogue and a 4th stage
+  [64, 12, 1, true, 576, 7168, 64, 56, false, true], // split K (raw K-block results to the workspace)
 ];
 
 Deno.test({
