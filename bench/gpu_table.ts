@@ -23,7 +23,8 @@ export interface OursRow {
   m: number;
   n: number;
   k: number;
-  /** Median microseconds per call: dense, GPU time with the batch queued behind a spin kernel; grouped, per call. */
+  /** Median microseconds per call: ours, dense GPU time with the batch queued behind a spin kernel, grouped per call;
+   * the baselines, GPU time for every shape. */
   us?: number;
   /** Median microseconds per call as the host issued the batch (includes the host's per-call cost). */
   us_call?: number;
@@ -499,7 +500,9 @@ export function formatReport(input: ReportInput): string {
       "≥ 20 batches, inputs rotated over > 200 MB). Dense shapes, ours and the baselines: GPU time, the batch queued " +
       "behind a spin kernel (bench.cpp) or torch.cuda._sleep (bench_torch.py) so that the events time the kernels " +
       'back to back; "per call" is the same batch timed as the host issues it, with the host\'s issue time per call. ' +
-      "Grouped shapes, both sides: per call as issued (ours include one host copy of the index tensor per call). " +
+      "Grouped shapes: ours per call as issued (each call copies its index tensor to the host for validation, which " +
+      "waits for the previous call); the baselines GPU time like the dense ones (the loop of G calls queued behind " +
+      "the sleep, so Python's per-call cost is not counted against them). " +
       "Baselines: `tests/gpu/bench_torch.py` (`torch._scaled_mm` 1×128 / 128×128 scales; grouped " +
       "shapes as a loop of G calls; BF16 `a @ b.t()` or `torch._grouped_mm`). Masked: masked_m = m in every group, " +
       "FLOPs and bytes of the real rows. % of HBM bound = minimum bytes / " +

@@ -253,12 +253,14 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   }
   // Split K where the tiles fill at most a third of the SMs (dense M <= 128 with small N: 64 x 576 runs 9 tiles):
   // S CTAs per tile, each on nkb / S K blocks (at least 4), the raw block results through a workspace of nkb x M x N
-  // f32 that must stay small enough to live in L2 (32 MB; 50 MB of L2), then the promotion kernel.
+  // f32, then the promotion kernel. The workspace must stay well inside L2 (50 MB): on the H200, 64 x 576 x 7168
+  // (8 MB, 14 splits) went from 18.7 to 16.3 us and 128 x 576 x 7168 (16.5 MB) from 23.7 to 19.5, while
+  // 64 x 2112 x 7168 (30 MB, 4 splits) went from 18.9 to 28.4 (bench/RESULTS.md, fourth session): at most 20 MB.
   const int64_t nkb = (p.K + kFBK - 1) / kFBK;
   const int64_t mb = (p.M + best.bm - 1) / best.bm, nb = (p.N + best.bn - 1) / best.bn;
   if (!split_set && p.mode == kFastNormal && best.multicast == 1 && mb * nb * 3 <= sms && nkb >= 8) {
     const int64_t s = std::min<int64_t>({sms / (mb * nb), nkb / 4, 16});
-    if (s >= 2 && nkb * mb * best.bm * nb * best.bn * 4 <= (int64_t{32} << 20)) best.split_k = static_cast<int>(s);
+    if (s >= 2 && nkb * mb * best.bm * nb * best.bn * 4 <= (int64_t{20} << 20)) best.split_k = static_cast<int>(s);
   }
   // 56 / 224 unless named (sm90_fp8_fast_kernel.cuh: the producer spills at 40).
   if (best.producer_regs == 0) best.producer_regs = 56;

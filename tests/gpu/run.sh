@@ -95,7 +95,7 @@ fi
 
 if has sanitize; then
   : >"$OUT/sanitizer.log"
-  for tool in memcheck racecheck synccheck initcheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     extra=""
     [ "$tool" = memcheck ] && extra="--leak-check full"
     echo "==== $tool ====" >>"$OUT/sanitizer.log"

@@ -84,10 +84,11 @@ Deno.test({
         assert.match(config(Mode.Masked, 20, 4096, 7168, 32), /^bm=64 /, "masked with Mmax <= 64");
         assert.match(config(Mode.Masked, 128, 6144, 7168, 32), /^bm=128 bn=128 /, "masked with Mmax 128 keeps 128");
       });
-      await t.step("dense GEMMs whose tiles fill at most a third of the SMs split K, if the workspace fits in L2", () => {
+      await t.step("dense GEMMs whose tiles fill at most a third of the SMs split K, if the workspace stays in L2", () => {
         // 64 x 576: 9 tiles of 64 x 64, 56 K blocks: 14 splits (132 / 9, 56 / 4), workspace 56 x 64 x 576 x 4 = 8 MB.
         assert.match(config(Mode.Dense, 64, 576, 7168), /^bm=64 bn=64 .* split=14$/);
-        assert.match(config(Mode.Dense, 64, 2112, 7168), /^bm=64 bn=64 .* split=4$/, "33 tiles, 30 MB");
+        assert.doesNotMatch(config(Mode.Dense, 64, 2112, 7168), /split/, "33 tiles, but a 30 MB workspace");
+        assert.match(config(Mode.Dense, 64, 2112, 2048), /^bm=64 bn=64 .* split=4$/, "33 tiles, 8.6 MB");
         assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=64 .* split=14$/, "9 tiles, 16.5 MB");
         assert.doesNotMatch(config(Mode.Dense, 128, 2112, 7168), /split/, "a 60 MB workspace would not stay in L2");
         assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /split/, "64 tiles fill half the SMs");
