@@ -199,8 +199,9 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 // 4096 x 7168 x 16384 (1056 against 921 TFLOPS), and lost at 4096 x 2112 x 7168 (3 waves against 5). Two accumulator
 // sets up to 128 at BLOCK_M 128 (BLOCK_M 256 has room for one); no multicast (within +-8 % with this producer,
 // 1.4-1.8x slower with the one-warp producer); the four-warp producer with per-thread stage release; SFA by TMA where
-// its layout allows (+2-7 % over per-thread copies at BLOCK_M 128). Stages: as many as fit in 227 KB. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and
-// sweeps the others).
+// its layout allows (+2-7 % over per-thread copies at BLOCK_M 128); the epilogue through shared memory (from
+// registers, which frees a stage, was slower or level almost everywhere); split K below. Stages: as many as fit in
+// 227 KB. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and sweeps the others).
 bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
   return choose_fast_config(p0, sms, std::getenv("GO_CUDA_FAST_CFG"), out, err);
 }

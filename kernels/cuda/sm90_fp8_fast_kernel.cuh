@@ -5,11 +5,11 @@
 // Structure: a producer warpgroup (TMA for A, B and, where its layout allows, SFA: one thread issues them and the
 // stage's full barrier takes one arrival per SFB slot; otherwise cp.async for SFA, from all four warps or one of them)
 // and two math warpgroups of 64 rows each per wave (BLOCK_M 128: one wave, 256: two; BLOCK_M 64: one math warpgroup,
-// the other idles; setmaxnreg 40/232 or 56/224), a
-// kStages-deep shared-memory ring on mbarriers, a persistent grid walking the tiles in grouped rasterisation, TMA
-// multicast of the A tile across a cluster of kMulticast CTAs that share the M block (each CTA loads
-// BLOCK_M / kMulticast rows and the copy lands in every CTA of the cluster), and a coalesced BF16 epilogue through
-// shared memory.
+// the other idles; setmaxnreg 56/224 or 40/232), a kStages-deep shared-memory ring on mbarriers, a persistent grid
+// walking the tiles in grouped rasterisation, TMA multicast of the A tile across a cluster of kMulticast CTAs that
+// share the M block (each CTA loads BLOCK_M / kMulticast rows and the copy lands in every CTA of the cluster), and a
+// coalesced BF16 epilogue through shared memory (or, epi=direct, from registers). With split K (SPLIT_), units are
+// (tile, K range) and each K block's raw result goes to a workspace; sm90_fp8_fast.cu's second kernel promotes.
 //
 // Numerics are those of sm90_gemm.cu's fp8_gemm_kernel, instruction for instruction: per 128-K block a chain of
 // 4 x wgmma m64nBNk32 (the first with scale-d = 0) and F = fma(fl32(sa * sb), P, F) on CUDA cores, then bf16 RNE

@@ -96,6 +96,12 @@ Deno.test({
         assert.doesNotMatch(config(Mode.Masked, 20, 576, 7168, 2), /split/, "grouped calls do not split");
         assert.match(config(Mode.Dense, 64, 576, 384, 1, { override: "split=8" }), / split=3$/, "one split per K block");
         assert.doesNotMatch(config(Mode.Dense, 64, 576, 7168, 1, { override: "split=1" }), /split/);
+        // tests/gpu/check.cpp's dense cases that the heuristic splits (so its runs, and compute-sanitizer's --small
+        // run, cover split K without an override): 128 x 512 x 1024 / 2048, 257 x 384 x 1152, 7 x 256 x 1152.
+        assert.match(config(Mode.Dense, 128, 512, 1024), / split=2$/);
+        assert.match(config(Mode.Dense, 128, 512, 2048), / split=4$/);
+        assert.match(config(Mode.Dense, 257, 384, 1152), / split=2$/);
+        assert.match(config(Mode.Dense, 7, 256, 1152), / split=2$/);
       });
       await t.step("contiguous layouts take BLOCK_M 256 only when their groups fit 256-row tiles", () => {
         assert.match(config(Mode.Contiguous, 32768, 6144, 7168, 4), /^bm=128 bn=128 /);
