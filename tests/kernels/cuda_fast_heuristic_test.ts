@@ -84,25 +84,32 @@ Deno.test({
         assert.match(config(Mode.Masked, 20, 4096, 7168, 32), /^bm=64 /, "masked with Mmax <= 64");
         assert.match(config(Mode.Masked, 128, 6144, 7168, 32), /^bm=128 bn=128 /, "masked with Mmax 128 keeps 128");
       });
-      await t.step("dense GEMMs whose tiles fill at most a third of the SMs split K, if the workspace stays in L2", () => {
-        // 64 x 576: 9 tiles of 64 x 64, 56 K blocks: 14 splits (132 / 9, 56 / 4), workspace 56 x 64 x 576 x 4 = 8 MB.
-        assert.match(config(Mode.Dense, 64, 576, 7168), /^bm=64 bn=64 .* split=14$/);
-        assert.doesNotMatch(config(Mode.Dense, 64, 2112, 7168), /split/, "33 tiles, but a 30 MB workspace");
-        assert.match(config(Mode.Dense, 64, 2112, 2048), /^bm=64 bn=64 .* split=4$/, "33 tiles, 8.6 MB");
-        assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=64 .* split=14$/, "9 tiles, 16.5 MB");
-        assert.doesNotMatch(config(Mode.Dense, 128, 2112, 7168), /split/, "a 60 MB workspace would not stay in L2");
-        assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /split/, "64 tiles fill half the SMs");
-        assert.doesNotMatch(config(Mode.Dense, 64, 576, 896), /split/, "7 K blocks");
-        assert.doesNotMatch(config(Mode.Masked, 20, 576, 7168, 2), /split/, "grouped calls do not split");
-        assert.match(config(Mode.Dense, 64, 576, 384, 1, { override: "split=8" }), / split=3$/, "one split per K block");
-        assert.doesNotMatch(config(Mode.Dense, 64, 576, 7168, 1, { override: "split=1" }), /split/);
-        // tests/gpu/check.cpp's dense cases that the heuristic splits (so its runs, and compute-sanitizer's --small
-        // run, cover split K without an override): 128 x 512 x 1024 / 2048, 257 x 384 x 1152, 7 x 256 x 1152.
-        assert.match(config(Mode.Dense, 128, 512, 1024), / split=2$/);
-        assert.match(config(Mode.Dense, 128, 512, 2048), / split=4$/);
-        assert.match(config(Mode.Dense, 257, 384, 1152), / split=2$/);
-        assert.match(config(Mode.Dense, 7, 256, 1152), / split=2$/);
-      });
+      await t.step(
+        "dense GEMMs whose tiles fill at most a third of the SMs split K, if the workspace stays in L2",
+        () => {
+          // 64 x 576: 9 tiles of 64 x 64, 56 K blocks: 14 splits (132 / 9, 56 / 4), workspace 56 x 64 x 576 x 4 = 8 MB.
+          assert.match(config(Mode.Dense, 64, 576, 7168), /^bm=64 bn=64 .* split=14$/);
+          assert.doesNotMatch(config(Mode.Dense, 64, 2112, 7168), /split/, "33 tiles, but a 30 MB workspace");
+          assert.match(config(Mode.Dense, 64, 2112, 2048), /^bm=64 bn=64 .* split=4$/, "33 tiles, 8.6 MB");
+          assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=64 .* split=14$/, "9 tiles, 16.5 MB");
+          assert.doesNotMatch(config(Mode.Dense, 128, 2112, 7168), /split/, "a 60 MB workspace would not stay in L2");
+          assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /split/, "64 tiles fill half the SMs");
+          assert.doesNotMatch(config(Mode.Dense, 64, 576, 896), /split/, "7 K blocks");
+          assert.doesNotMatch(config(Mode.Masked, 20, 576, 7168, 2), /split/, "grouped calls do not split");
+          assert.match(
+            config(Mode.Dense, 64, 576, 384, 1, { override: "split=8" }),
+            / split=3$/,
+            "one split per K block",
+          );
+          assert.doesNotMatch(config(Mode.Dense, 64, 576, 7168, 1, { override: "split=1" }), /split/);
+          // tests/gpu/check.cpp's dense cases that the heuristic splits (so its runs, and compute-sanitizer's --small
+          // run, cover split K without an override): 128 x 512 x 1024 / 2048, 257 x 384 x 1152, 7 x 256 x 1152.
+          assert.match(config(Mode.Dense, 128, 512, 1024), / split=2$/);
+          assert.match(config(Mode.Dense, 128, 512, 2048), / split=4$/);
+          assert.match(config(Mode.Dense, 257, 384, 1152), / split=2$/);
+          assert.match(config(Mode.Dense, 7, 256, 1152), / split=2$/);
+        },
+      );
       await t.step("contiguous layouts take BLOCK_M 256 only when their groups fit 256-row tiles", () => {
         assert.match(config(Mode.Contiguous, 32768, 6144, 7168, 4), /^bm=128 bn=128 /);
         assert.match(config(Mode.Contiguous, 32768, 6144, 7168, 4, { tiles256: true }), /^bm=256 bn=128 /);
