@@ -156,9 +156,10 @@ std::string describe(const FastChoice& c, const char* how) {
                 c.bm, c.bn, c.stages, c.multicast, c.double_acc ? "double" : "single", c.producer_warps,
                 c.release_per_warp ? "warp" : "thread", c.producer_regs, c.sfa_tma ? "tma" : "copy",
                 c.direct_epi ? "direct" : "smem", how);
-  if (c.split_k > 1) return std::string(buf) + " split=" + std::to_string(c.split_k) + (c.debug ? " dbg" : "");
-  if (c.debug) return std::string(buf) + " dbg=" + std::to_string(c.debug) + " (profiling: wrong results)";
-  return buf;
+  std::string out = buf;
+  if (c.split_k > 1) out += " split=" + std::to_string(c.split_k);
+  if (c.debug) out += " dbg=" + std::to_string(c.debug) + " (profiling: wrong results)";
+  return out;
 }
 
 std::string jit_source(const FastChoice& c, const FastParams& p) {

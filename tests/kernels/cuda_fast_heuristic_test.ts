@@ -139,6 +139,10 @@ Deno.test({
           config(Mode.Dense, 4096, 7168, 16384, 1, { override: "dbg=1" }),
           /dbg=1 \(profiling: wrong results\)$/,
         );
+        assert.match(
+          config(Mode.Dense, 64, 576, 7168, 1, { override: "dbg=1" }),
+          / split=14 dbg=1 \(profiling: wrong results\)$/,
+        );
       });
       await t.step("a bad override is refused with the reason", () => {
         const cases: [string, RegExp][] = [
