@@ -85,14 +85,7 @@ struct FastSmem {
   int stage_a;  // bytes of one A stage
   int stage_b;  // bytes of one B stage
   int pitch;    // bf16 elements per epilogue row (BN + 8: bank spread)
-  int a, b, sfa, sfb, bars, epi, pend, total;  // pend: each math warpgroup's PendingStore
-};
-
-/// Where a math warpgroup's staged tile goes (the epilogue's global stores wait for the next tile's first wgmmas).
-struct PendingStore {
-  __nv_bfloat16* dbase[2];  // per wave: the chunk's first element in D
-  int rows[2];              // per wave: rows to store
-  int n0;                   // the tile's first column
+  int a, b, sfa, sfb, bars, epi, total;
 };
 __host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kFBM, bool direct_epi = false) {
   FastSmem l{};
@@ -105,10 +98,7 @@ __host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kF
   l.sfb = l.sfa + stages * bm * 4;
   l.bars = (l.sfb + stages * 16 + 7) / 8 * 8;
   l.epi = (l.bars + 2 * stages * 8 + 15) / 16 * 16;
-  // Staging: per math warpgroup, one 64-row chunk per wave (BLOCK_M 256: two), so that a tile's stores can wait.
-  const int waves = bm >= kFBM ? bm / kFBM : 1;
-  l.pend = l.epi + (direct_epi ? 0 : 2 * waves * 64 * l.pitch * 2);
-  l.total = l.pend + (direct_epi ? 0 : 2 * static_cast<int>((sizeof(PendingStore) + 15) / 16 * 16));
+  l.total = l.epi + (direct_epi ? 0 : 2 * 64 * l.pitch * 2);
   return l;
 }
 
@@ -300,7 +290,6 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + L.bars);
   uint64_t* empty = full + kStages;
   __nv_bfloat16* sEpi = reinterpret_cast<__nv_bfloat16*>(smem + L.epi);
-  PendingStore* sPend = reinterpret_cast<PendingStore*>(smem + L.pend);
   // The warpgroup index through a shuffle from lane 0: the compiler then knows it is warp-uniform and keeps what
   // derives from it (the wgmma descriptors) in uniform registers (DeepGEMM does the same).
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0), tid = threadIdx.x % 128,
@@ -387,34 +376,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GO_FAST_MATH_REGS) : "memory");
     const int w = wg - 1;
-    __nv_bfloat16* epi = sEpi + w * kWaves * 64 * kEpiPitch;  // this warpgroup's staging, wave after wave
-    // The staged tile's global stores (16-byte, coalesced, with M/N bounds) run after the next tile's first wgmmas
-    // are issued, so that they overlap the tensor cores instead of stalling them (tile ends were 30-60 % of the time
-    // at K <= 1536). `pending`: a staged tile is waiting; the next epilogue, or the end, flushes it otherwise. Past
-    // BLOCK_N 144 the registers are not there (BLOCK_N 176 spilled over 100 bytes): the stores follow the staging.
-    constexpr bool kDeferStores = BN <= 144;
-    bool pending = false;
-    // One staged 64-row chunk to D: 16-byte coalesced stores with M/N bounds.
-    auto store_chunk = [&](const __nv_bfloat16* chunk, __nv_bfloat16* dbase, int rows, int n0) {
-      for (int idx = tid; idx < 64 * (BN / 8); idx += 128) {
-        const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
-        if (r >= rows) continue;
-        __nv_bfloat16* dst = dbase + static_cast<int64_t>(r) * p.d_s_row + c;
-        const __nv_bfloat16* src = chunk + r * kEpiPitch + c;
-        if (n0 + c + 8 <= N && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
-          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-        } else {
-          for (int e = 0; e < 8; ++e)
-            if (n0 + c + e < N) dst[e] = src[e];
-        }
-      }
-    };
-    auto flush = [&]() {
-      const PendingStore& ps = sPend[w];
-#pragma unroll
-      for (int wave = 0; wave < kWaves; ++wave) store_chunk(epi + wave * 64 * kEpiPitch, ps.dbase[wave], ps.rows[wave], ps.n0);
-      pending = false;
-    };
+    __nv_bfloat16* epi = sEpi + w * 64 * kEpiPitch;
     uint32_t it = 0;
     float F[kWaves * NA], P[NA], P2[C::kDoubleAcc ? NA : 1];
 #pragma unroll
@@ -536,7 +498,6 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       } else if constexpr (C::kDoubleAcc) {
         // Two accumulator sets: the 4 wgmmas of block kb + 1 run on the tensor cores while block kb is promoted.
         Scales scP = issue(P, it), scP2;
-        if (kDeferStores && pending) flush();
         int kb = 0;
         for (; kb + 2 < nk; kb += 2) {  // at the top, block kb is in flight in P
           scP2 = issue(P2, it + 1);
@@ -567,7 +528,6 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
 #pragma unroll
           for (int v = 0; v < kWaves; ++v) {
             const Scales sc = issue(P, it, v);
-            if (kDeferStores && pending) flush();
             wgmma_wait0();
             promote(P, it, sc, v);
           }
@@ -576,10 +536,6 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       // Epilogue, per wave (64-row chunk 2 * wave + w of the tile). The chunk's facts are picked by w with a select:
       // an index computed from w would put the whole FastTile in local memory. Split K has none (the second kernel
       // writes D).
-      if constexpr (!C::kSplitK && !C::kDirectEpi && kDeferStores) {
-        if (pending) flush();    // a tile that ran no wgmma (zero tile) still has the previous one staged
-        named_sync(1 + w, 128);  // every thread of this warpgroup has read the staging buffer (flush)
-      }
 #pragma unroll
       for (int wave = 0; wave < (C::kSplitK ? 0 : kWaves); ++wave) {
         const int rows = w ? ti.store_rows[2 * wave + 1] : ti.store_rows[2 * wave];
@@ -606,35 +562,32 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
             }
           }
         } else {
-          // Through shared memory: bf16 RNE into this wave's staging chunk; the global stores wait (flush), or, past
-          // BLOCK_N 144, follow.
+          // Through shared memory: bf16 RNE into the staging buffer, then 16-byte coalesced stores with M/N bounds.
 #pragma unroll
           for (int i = 0; i < NA; i += 2) {
             const int r = acc_row(tid, i), c = acc_col(tid, i);
             __nv_bfloat162 v;
             v.x = __float2bfloat16_rn(zero ? 0.0f : Fw[i]);
             v.y = __float2bfloat16_rn(zero ? 0.0f : Fw[i + 1]);
-            *reinterpret_cast<__nv_bfloat162*>(epi + (wave * 64 + r) * kEpiPitch + c) = v;
+            *reinterpret_cast<__nv_bfloat162*>(epi + r * kEpiPitch + c) = v;
           }
-          if constexpr (kDeferStores) {
-            if (tid == 0) {
-              sPend[w].dbase[wave] = dbase;
-              sPend[w].rows[wave] = rows;
-              sPend[w].n0 = ti.n0;
+          named_sync(1 + w, 128);
+          for (int idx = tid; idx < 64 * (BN / 8); idx += 128) {
+            const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
+            if (r >= rows) continue;
+            __nv_bfloat16* dst = dbase + static_cast<int64_t>(r) * p.d_s_row + c;
+            const __nv_bfloat16* src = epi + r * kEpiPitch + c;
+            if (ti.n0 + c + 8 <= N && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+              *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+            } else {
+              for (int e = 0; e < 8; ++e)
+                if (ti.n0 + c + e < N) dst[e] = src[e];
             }
-          } else {
-            named_sync(1 + w, 128);
-            store_chunk(epi + wave * 64 * kEpiPitch, dbase, rows, ti.n0);
-            named_sync(1 + w, 128);
           }
+          named_sync(1 + w, 128);
         }
       }
-      if constexpr (!C::kSplitK && !C::kDirectEpi && kDeferStores) {
-        named_sync(1 + w, 128);  // the staged tile and its PendingStore are visible to the whole warpgroup
-        pending = true;
-      }
     }
-    if (kDeferStores && pending) flush();  // the last tile's stores
   }
   // No CTA of a cluster leaves while a peer may still multicast into it or arrive on its barriers.
   if (MC > 1) cluster_sync();
