@@ -1,7 +1,8 @@
 // The fast SM90 FP8 GEMM's tile walk writes the same elements, once each, with the same B group and kind (computed or
 // zero) at BLOCK_M 64 and 256, BLOCK_N 64 / 128 / 144 and multicast 1 / 2 as at BLOCK_M 128, the tiling checked bit
-// for bit on an H200, for dense, contiguous (classic, psum) and masked layouts. tests/kernels/fast_tiles_check.cu runs
-// the kernel header's fast_tile on the host: nvcc, no GPU, so CI runs it.
+// for bit on an H200, for dense, contiguous (classic, psum) and masked layouts; split K runs every (tile, K block) of a
+// dense walk exactly once. tests/kernels/fast_tiles_check.cu runs the kernel header's fast_tile on the host: nvcc, no
+// GPU, so CI runs it.
 import assert from "node:assert/strict";
 import { hasNvcc } from "./_nvcc.ts";
 
@@ -13,35 +14,41 @@ Deno.test({
   async fn(t) {
     const dir = await Deno.makeTempDir({ prefix: "go-fast-tiles-" });
     try {
-      await t.step("BLOCK_M 64 and 256 write what BLOCK_M 128 writes, in every mode", async () => {
-        const exe = `${dir}/fast_tiles_check`;
-        const build = await new Deno.Command("nvcc", {
-          args: [
-            "-std=c++17",
-            "-O2",
-            "-I",
-            `${ROOT}kernels/cuda`,
-            "-o",
-            exe,
-            `${ROOT}tests/kernels/fast_tiles_check.cu`,
-          ],
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        assert.ok(build.success, new TextDecoder().decode(build.stderr));
-        const run = await new Deno.Command(exe, { stdout: "piped", stderr: "piped" }).output();
-        const out = new TextDecoder().decode(run.stdout);
-        const failed = out.split("\n").filter((l) => l.includes("DIFFERS") || l.includes("twice"));
-        assert.deepEqual(failed, [], "tilings that write differently");
-        const m = out.match(/SUMMARY cases=(\d+) failures=(\d+)/);
-        assert.ok(m, out);
-        assert.equal(Number(m[2]), 0);
-        assert.ok(Number(m[1]) >= 100, `only ${m[1]} cases ran`);
-        assert.ok(run.success);
-        // Contiguous layouts whose groups do not fit 256-row tiles are not run at BLOCK_M 256 (the launcher keeps 128).
-        assert.ok(!/classic m=\[100,0,1,257\].*bm256/.test(out));
-        assert.ok(/classic m=\[200,0,256,300\].*bm256 bn128 +same writes/.test(out));
-      });
+      await t.step(
+        "BLOCK_M 64 and 256 write what BLOCK_M 128 writes, in every mode; split K covers K once",
+        async () => {
+          const exe = `${dir}/fast_tiles_check`;
+          const build = await new Deno.Command("nvcc", {
+            args: [
+              "-std=c++17",
+              "-O2",
+              "-I",
+              `${ROOT}kernels/cuda`,
+              "-o",
+              exe,
+              `${ROOT}tests/kernels/fast_tiles_check.cu`,
+            ],
+            stdout: "piped",
+            stderr: "piped",
+          }).output();
+          assert.ok(build.success, new TextDecoder().decode(build.stderr));
+          const run = await new Deno.Command(exe, { stdout: "piped", stderr: "piped" }).output();
+          const out = new TextDecoder().decode(run.stdout);
+          const failed = out.split("\n").filter((l) => l.includes("DIFFERS") || l.includes("twice"));
+          assert.deepEqual(failed, [], "tilings that write differently");
+          const m = out.match(/SUMMARY cases=(\d+) failures=(\d+)/);
+          assert.ok(m, out);
+          assert.equal(Number(m[2]), 0);
+          assert.ok(Number(m[1]) >= 160, `only ${m[1]} cases ran`);
+          assert.ok(run.success);
+          // Contiguous layouts whose groups do not fit 256-row tiles are not run at BLOCK_M 256 (the launcher keeps 128).
+          assert.ok(!/classic m=\[100,0,1,257\].*bm256/.test(out));
+          assert.ok(/classic m=\[200,0,256,300\].*bm256 bn128 +same writes/.test(out));
+          // Split K is checked on the dense layouts, with K blocks that do and do not divide evenly.
+          assert.ok(/dense M300 N520 +bm128 bn128 split nkb 9 S 2: every \(tile, K block\) once/.test(out));
+          assert.ok(!/classic.*split/.test(out));
+        },
+      );
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

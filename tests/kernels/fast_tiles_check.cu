@@ -3,7 +3,8 @@
 // allows it: contiguous only when fast_tiles256 says so), BLOCK_N 64 / 128 / 144 and multicast 1 / 2 must write
 // exactly the elements that BLOCK_M 128 with BLOCK_N 128 writes, each once, with the same B group and the same
 // kind (computed or zero). BLOCK_M 128 is the tiling checked bit for bit on an H200 (tests/gpu/check.cpp); this pins
-// the other tilings to it without a GPU. Run by tests/kernels/cuda_fast_tiles_test.ts (nvcc, host code only).
+// the other tilings to it without a GPU. Split K (dense): the units of S splits must run every (tile, K block) of the
+// unsplit walk exactly once. Run by tests/kernels/cuda_fast_tiles_test.ts (nvcc, host code only).
 //
 // build: nvcc -std=c++17 -O2 -I kernels/cuda -o fast_tiles_check tests/kernels/fast_tiles_check.cu
 // usage: fast_tiles_check   (prints one line per case, then "SUMMARY cases=N failures=F"; exit 1 on a failure)
@@ -51,6 +52,29 @@ WriteMap walk(FastParams p) {
     }
   }
   return w;
+}
+
+// Split K: how often each (tile, K block) runs when the dense walk's units are split S ways over nkb K blocks; empty
+// when every one runs once, else the first that does not.
+template <class C>
+std::string split_walk(FastParams p, int nkb, int S) {
+  p.K = nkb * kFBK;
+  p.split_k = S;
+  p.m_blocks = (p.M + C::BM - 1) / C::BM;
+  p.n_blocks = (p.N + C::BN - 1) / C::BN;
+  p.units = p.m_blocks * p.n_blocks * S;
+  std::vector<int> runs(static_cast<size_t>(p.m_blocks) * p.n_blocks * nkb, 0);
+  for (int u = 0; u < p.units; ++u) {
+    const FastTile ti = fast_tile<C>(p, u, 0, p.N);
+    if (!ti.valid || ti.kb0 < 0 || ti.kb1 > nkb || ti.kb0 >= ti.kb1) return "unit " + std::to_string(u) + ": no K blocks";
+    for (int kb = ti.kb0; kb < ti.kb1; ++kb)
+      ++runs[(static_cast<size_t>(ti.m0 / C::BM) * p.n_blocks + ti.n0 / C::BN) * nkb + kb];
+  }
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (runs[i] != 1)
+      return "tile " + std::to_string(i / nkb) + " K block " + std::to_string(i % nkb) + " runs " +
+             std::to_string(runs[i]) + " times";
+  return "";
 }
 
 // The first element where two maps differ, described; empty when they agree.
@@ -198,6 +222,21 @@ int main() {
         std::printf("%-52s BLOCK_M 128 writes an element twice\n", l.name.c_str());
         break;
       }
+    if (l.p.mode != kFastNormal) continue;
+    // Split K over the same tiles: K blocks that divide evenly and not, S up to one per K block.
+    using Split64 = FastConfig<64, 4, 1, true, 0, 0, 4, false, 64, false, true>;
+    using Split128 = FastConfig<128, 4, 1, true, 0, 0, 4, false, 128, false, true>;
+    using SplitCheck = std::string (*)(FastParams, int, int);
+    for (const auto& [nkb, S] : {std::pair<int, int>{8, 2}, {9, 2}, {56, 14}, {7, 3}, {5, 5}}) {
+      for (const auto& [name, check] : {std::pair<const char*, SplitCheck>{"bm64 bn64 split", &split_walk<Split64>},
+                                        {"bm128 bn128 split", &split_walk<Split128>}}) {
+        ++cases;
+        const std::string diff = check(l.p, nkb, S);
+        if (!diff.empty()) ++failures;
+        std::printf("%-52s %-16s nkb %d S %d: %s\n", l.name.c_str(), name, nkb, S,
+                    diff.empty() ? "every (tile, K block) once" : ("DIFFERS: " + diff).c_str());
+      }
+    }
   }
   std::printf("SUMMARY cases=%d failures=%d\n", cases, failures);
   return failures ? 1 : 0;
