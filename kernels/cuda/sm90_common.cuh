@@ -21,10 +21,14 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-__device__ __forceinline__ uint64_t desc_kmajor_sw128(uint32_t saddr) {
-  return static_cast<uint64_t>((saddr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(1) << 16) |
-         (static_cast<uint64_t>(1024 >> 4) << 32) | (static_cast<uint64_t>(1) << 62);
+// The descriptor in two words: the low one (start address, leading byte offset) and the constant high one (stride
+// byte offset, swizzle mode). Shared addresses stay below 2^18 bytes, so a tile at byte offset o from a base has the
+// low word desc_lo_sw128(base) + o / 16: loops can add compile-time offsets to one base word (the fast FP8 kernel).
+__device__ __forceinline__ uint32_t desc_lo_sw128(uint32_t saddr) { return ((saddr & 0x3FFFF) >> 4) | (1u << 16); }
+__device__ __forceinline__ uint64_t desc_from_lo(uint32_t lo) {
+  return static_cast<uint64_t>(lo) | (static_cast<uint64_t>((1024 >> 4) | (1u << 30)) << 32);
 }
+__device__ __forceinline__ uint64_t desc_kmajor_sw128(uint32_t saddr) { return desc_from_lo(desc_lo_sw128(saddr)); }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }

@@ -130,13 +130,6 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) 
 __device__ __forceinline__ void mbar_arrive_local(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
-// Descriptor of a K-major 128B-swizzled tile from the low word of its descriptor (desc_kmajor_sw128: start address
-// >> 4 in bits 0..13, leading byte offset 1 in bits 16..29). Shared addresses stay below 2^18 bytes, so a tile at
-// byte offset o from a base has the low word lo(base) + o / 16: the kernel adds compile-time offsets to one base.
-__device__ __forceinline__ uint32_t desc_lo_sw128(uint32_t saddr) { return ((saddr & 0x3FFFF) >> 4) | (1u << 16); }
-__device__ __forceinline__ uint64_t desc_from_lo(uint32_t lo) {
-  return static_cast<uint64_t>(lo) | (static_cast<uint64_t>((1024 >> 4) | (1u << 30)) << 32);
-}
 // 4-byte asynchronous copy global -> shared; valid = false writes zero (nothing is read).
 __device__ __forceinline__ void cp_async4(void* dst, const void* src, bool valid) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(valid ? 4 : 0)

@@ -113,6 +113,11 @@ if has bench && [ -z "${HUNG:-}" ]; then
   # "bn=128,stages=5;bn=112,stages=6") and BENCH_ARGS (split on spaces: --quick, --sweep-only, --samples N, --no-prepare). The JSON files and
   # gpu_table.md come back bundled in bench.tgz (few files come back from $OUT); bench.log holds everything printed.
   rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/gpu_table.md" "$OUT/bench.tgz"
+  # SM clock and board power once a second while the benchmarks run (clocks.csv in bench.tgz): the large GEMMs run
+  # power-bound, and the table's TFLOPS depend on it.
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -l 1 \
+    >"$OUT/clocks.csv" 2>/dev/null &
+  clocks_pid=$!
   {
     echo "== CUDA backend (tests/gpu/bench.cpp), first run (cold JIT cache on a fresh machine) =="
     # shellcheck disable=SC2086
@@ -143,14 +148,17 @@ if has bench && [ -z "${HUNG:-}" ]; then
       echo "table: skipped (.device/enter.sh not carried or no bench_ours.json)"
     fi
   } >"$OUT/bench.log" 2>&1
+  kill "$clocks_pid" 2>/dev/null
   note "bench: $(wc -l <"$OUT/bench.log") lines; $(grep -m1 -E '^prepare: ' "$OUT/bench.log")"
+  note "bench clocks: $(awk -F', ' '$3 + 0 >= 650 { n++; c = $2 + 0; if (!lo || c < lo) lo = c; if (c > hi) hi = c }
+    END { printf "%d samples at >= 650 W, SM %d-%d MHz", n, lo, hi }' "$OUT/clocks.csv" 2>/dev/null)"
   if [ -f "$OUT/gpu_table.md" ]; then
     note "bench $(grep -m1 -E '^- geometric mean' "$OUT/gpu_table.md")"
     note "bench $(grep -m1 -E '^- 4096×7168×16384' "$OUT/gpu_table.md")"
     note "bench $(grep -m1 -E '^- % of HBM bound' "$OUT/gpu_table.md")"
   fi
-  (cd "$OUT" && tar czf bench.tgz $(ls bench_ours.json bench_torch.json bench_warm.json gpu_table.md 2>/dev/null)) 2>/dev/null
-  rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/gpu_table.md"
+  (cd "$OUT" && tar czf bench.tgz $(ls bench_ours.json bench_torch.json bench_warm.json gpu_table.md clocks.csv 2>/dev/null)) 2>/dev/null
+  rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/gpu_table.md" "$OUT/clocks.csv"
   note "bench: results in bench.tgz ($(tar tzf "$OUT/bench.tgz" 2>/dev/null | tr '\n' ' '))"
 fi
 
