@@ -10,6 +10,8 @@
 namespace go_sm90 {
 
 enum FastMode : int { kFastNormal = 0, kFastClassic, kFastPsum, kFastMasked };
+/// Epilogue of the fast kernel (GO_CUDA_FAST_CFG epi=smem|direct|tma; sm90_fp8_fast_kernel.cuh).
+enum FastEpi : int { kEpiSmem = 0, kEpiDirect = 1, kEpiTma = 2 };
 
 struct FastParams {
   int mode;
@@ -20,6 +22,7 @@ struct FastParams {
   int64_t sfa_s_row, sfa_s_kb, sfa_s_batch;
   int sfa_vec;  // SFA is MN-major with 16-byte aligned columns: 4 rows per 16-byte copy
   int sfa_tma;  // set by the launcher: SFA arrives by TMA (map_sfa) instead of per-thread copies
+  int d_tma;    // set by the launcher: D is stored by TMA (map_d; epi=tma) where a chunk's rows allow
   const float* sfb;
   int64_t sfb_s_row, sfb_s_kb, sfb_s_batch;
   __nv_bfloat16* d;
@@ -69,7 +72,8 @@ struct FastChoice {
                         // accumulator set, BN <= 128)
   int debug = 0;        // GO_FAST_DBG profiling switches (sm90_fp8_fast_kernel.cuh): nonzero gives wrong results
   bool sfa_tma = true;  // SFA by TMA where its layout allows (MN-major, 16-byte aligned columns); else cp.async
-  bool direct_epi = false;  // epilogue stores from registers (no shared staging buffer: room for one more stage)
+  int epi = kEpiTma;    // FastEpi: TMA stores from shared memory, 16-byte stores by the math threads (smem), or
+                        // stores from registers (direct: no staging buffers, room for one more stage)
   int split_k = 1;      // dense: K split over this many CTAs per tile, promotion deferred to a second kernel
 };
 
@@ -79,7 +83,7 @@ bool choose_fast_config(const FastParams& p, int sms, FastChoice* out, std::stri
 /// The same with the override text given (nullptr: none) instead of read from GO_CUDA_FAST_CFG.
 bool choose_fast_config(const FastParams& p, int sms, const char* override_text, FastChoice* out, std::string* err);
 
-/// "bm=256 bn=128 stages=3 multicast=1 acc=single prod=4 rel=thread regs=56 sfa=tma epi=smem" plus `how` (and a dbg
+/// "bm=256 bn=128 stages=3 multicast=1 acc=single prod=4 rel=thread regs=56 sfa=tma epi=tma" plus `how` (and a dbg
 /// warning).
 std::string describe_fast_config(const FastChoice& c, const char* how);
 

@@ -27,23 +27,22 @@ namespace {
 constexpr int kMaxSmem = 232448;  // H100/H200: 227 KB of dynamic shared memory per block (opt-in)
 
 // Bytes of dynamic shared memory for (BN, stages, BM, epilogue), plus 1024 for the alignment.
-int smem_bytes(int bn, int stages, int bm, bool direct_epi = false) {
-  return fast_smem(bn, stages, bm, direct_epi).total + 1024;
-}
-int smem_bytes(const FastChoice& c) { return smem_bytes(c.bn, c.stages, c.bm, c.direct_epi); }
+int smem_bytes(int bn, int stages, int bm, int epi = kEpiSmem) { return fast_smem(bn, stages, bm, epi).total + 1024; }
+int smem_bytes(const FastChoice& c) { return smem_bytes(c.bn, c.stages, c.bm, c.epi); }
 static_assert(fast_smem(128, 5).total + 1024 < kMaxSmem, "BN 128 x 5 stages fits");
 
-int max_stages(int bn, int bm, bool direct_epi) {
+int max_stages(int bn, int bm, int epi) {
   int s = 2;
-  while (s < 16 && smem_bytes(bn, s + 1, bm, direct_epi) <= kMaxSmem) ++s;
+  while (s < 16 && smem_bytes(bn, s + 1, bm, epi) <= kMaxSmem) ++s;
   return s;
 }
 
 template <class C>
 __global__ void __launch_bounds__(kFastThreads, 1)
     fp8_fast_aot(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                 const __grid_constant__ CUtensorMap map_sfa, const FastParams p) {
-  fp8_fast_body<C>(map_a, map_b, map_sfa, p);
+                 const __grid_constant__ CUtensorMap map_sfa, const __grid_constant__ CUtensorMap map_d,
+                 const FastParams p) {
+  fp8_fast_body<C>(map_a, map_b, map_sfa, map_d, p);
 }
 using Aot64 = FastConfig<64, 8, 1, true>;
 using Aot128 = FastConfig<128, 5, 1, true>;
@@ -99,6 +98,36 @@ void make_sfa_map(FastParams* p, int bm, bool want, CUtensorMap* map) {
     std::memset(map, 0, sizeof *map);
 }
 
+// D by TMA (epi=tma): a bf16 map over [N, M, batches] (masked: its G batches; else one) with a box of
+// fast_epi_box_cols(bn) columns x 64 rows, swizzled to the box row's span (128, 64, 32 bytes; 16: none), where D's
+// base and row stride allow TMA (16-byte aligned base, row and batch strides). Sets p->d_tma (0: the math threads
+// store D; the map is then zeroed and unused).
+void make_d_map(FastParams* p, int bn, bool want, CUtensorMap* map) {
+  std::memset(map, 0, sizeof *map);
+  p->d_tma = 0;
+  auto fn = encode_fn();
+  const int64_t batches = p->mode == kFastMasked ? p->G : 1;
+  const int64_t s_batch = batches > 1 ? p->d_s_batch : static_cast<int64_t>(p->M) * p->d_s_row;
+  if (!want || !fn || p->M <= 0 || p->N <= 0 || (p->d_s_row * 2) % 16 != 0 || (s_batch * 2) % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(p->d) % 16 != 0 || p->d_s_row < p->N)
+    return;
+  const int box = fast_epi_box_cols(bn);
+  const CUtensorMapSwizzle swz = box == 64   ? CU_TENSOR_MAP_SWIZZLE_128B
+                                 : box == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                 : box == 16 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                             : CU_TENSOR_MAP_SWIZZLE_NONE;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(p->N), static_cast<cuuint64_t>(p->M),
+                              static_cast<cuuint64_t>(batches)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(p->d_s_row) * 2, static_cast<cuuint64_t>(s_batch) * 2};
+  const cuuint32_t boxd[3] = {static_cast<cuuint32_t>(box), 64, 1};
+  const cuuint32_t estr[3] = {1, 1, 1};
+  if (fn(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, p->d, dims, strides, boxd, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+         swz, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS)
+    p->d_tma = 1;
+  else
+    std::memset(map, 0, sizeof *map);
+}
+
 int sm_count() {
   int dev = 0, sms = 132;
   cudaGetDevice(&dev);
@@ -134,14 +163,15 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
     else if (k == "regs" && num && (n == 40 || n == 56)) c->producer_regs = static_cast<int>(n);
     else if (k == "bm" && num && (n == 64 || n == 128 || n == 256)) c->bm = static_cast<int>(n), *bm_set = true;
-    else if (k == "dbg" && num && n >= 0 && n <= 3) c->debug = static_cast<int>(n);
+    else if (k == "dbg" && num && n >= 0 && n <= 7) c->debug = static_cast<int>(n);
     else if (k == "sfa" && (v == "tma" || v == "copy")) c->sfa_tma = v == "tma";
-    else if (k == "epi" && (v == "direct" || v == "smem")) c->direct_epi = v == "direct";
+    else if (k == "epi" && (v == "direct" || v == "smem" || v == "tma"))
+      c->epi = v == "direct" ? kEpiDirect : v == "smem" ? kEpiSmem : kEpiTma;
     else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), *split_set = true;
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
              "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double, shape=0|1, prod=1|4, "
-             "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=direct|smem, split=1..64, dbg=0..3)";
+             "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=tma|smem|direct, split=1..64, dbg=0..7)";
       return false;
     }
   }
@@ -155,7 +185,7 @@ std::string describe(const FastChoice& c, const char* how) {
   std::snprintf(buf, sizeof buf, "bm=%d bn=%d stages=%d multicast=%d acc=%s prod=%d rel=%s regs=%d sfa=%s epi=%s %s",
                 c.bm, c.bn, c.stages, c.multicast, c.double_acc ? "double" : "single", c.producer_warps,
                 c.release_per_warp ? "warp" : "thread", c.producer_regs, c.sfa_tma ? "tma" : "copy",
-                c.direct_epi ? "direct" : "smem", how);
+                c.epi == kEpiDirect ? "direct" : c.epi == kEpiSmem ? "smem" : "tma", how);
   std::string out = buf;
   if (c.split_k > 1) out += " split=" + std::to_string(c.split_k);
   if (c.debug) out += " dbg=" + std::to_string(c.debug) + " (profiling: wrong results)";
@@ -174,11 +204,13 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << ", \"FastParams differs between the backend library and the JIT sources (GO_CUDA_JIT_SOURCES)\");\n"
     << "extern \"C\" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)\n"
     << "go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,\n"
-    << "            const __grid_constant__ CUtensorMap sfa, const go_sm90::FastParams p) {\n"
+    << "            const __grid_constant__ CUtensorMap sfa, const __grid_constant__ CUtensorMap d,\n"
+    << "            const go_sm90::FastParams p) {\n"
     << "  go_sm90::fp8_fast_body<go_sm90::FastConfig<" << c.bn << ", " << c.stages << ", " << c.multicast << ", "
     << (c.double_acc ? "true" : "false") << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0) << ", "
     << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ", " << c.bm << ", "
-    << (c.direct_epi ? "true" : "false") << ", " << (c.split_k > 1 ? "true" : "false") << ">>(a, b, sfa, p);\n}\n";
+    << (c.epi == kEpiDirect ? "go_sm90::kEpiDirect" : c.epi == kEpiSmem ? "go_sm90::kEpiSmem" : "go_sm90::kEpiTma")
+    << ", " << (c.split_k > 1 ? "true" : "false") << ">>(a, b, sfa, d, p);\n}\n";
   return s.str();
 }
 
@@ -200,9 +232,11 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 // 4096 x 7168 x 16384 (1056 against 921 TFLOPS), and lost at 4096 x 2112 x 7168 (3 waves against 5). Two accumulator
 // sets up to 128 at BLOCK_M 128 (BLOCK_M 256 has room for one); no multicast (within +-8 % with this producer,
 // 1.4-1.8x slower with the one-warp producer); the four-warp producer with per-thread stage release; SFA by TMA where
-// its layout allows (+2-7 % over per-thread copies at BLOCK_M 128); the epilogue through shared memory (from
-// registers, which frees a stage, was slower or level almost everywhere); split K below. Stages: as many as fit in
-// 227 KB. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and sweeps the others).
+// its layout allows (+2-7 % over per-thread copies at BLOCK_M 128); the epilogue through shared memory and TMA
+// stores (over the math threads' own 16-byte stores: 4096 x 32768 x 512 207 -> 179 us, 4096 x 24576 x 1536
+// 323 -> 298, 3.8 % over all 45 benchmark shapes; from registers, which frees a stage, was slower or level almost
+// everywhere); split K below. Stages: as many as fit in 227 KB. GO_CUDA_FAST_CFG overrides any field
+// (tests/gpu/run.sh checks and sweeps the others).
 bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
   return choose_fast_config(p0, sms, std::getenv("GO_CUDA_FAST_CFG"), out, err);
 }
@@ -229,7 +263,10 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   best.stages = 0;  // as many as fit
   bool acc_set = false, bm_set = false, split_set = false;
   if (const char* o = override_text) {
+    const int heuristic_bn = best.bn;
     if (!apply_override(o, &best, &acc_set, &bm_set, &split_set, err)) return false;
+    // A named BLOCK_M 256 over the heuristic's BLOCK_N 144 (4096 x 576) takes BLOCK_N 128, which it has room for.
+    if (bm_set && best.bm == 256 && best.bn == heuristic_bn && best.bn > 128) best.bn = 128;
     // An override of BLOCK_N past 128 or of two accumulator sets takes the heuristic's BLOCK_M 256 back to 128.
     if (!bm_set && best.bm == 256 && (best.bn > 128 || (acc_set && best.double_acc))) best.bm = 128;
   }
@@ -246,7 +283,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     *err = "GO_CUDA_FAST_CFG: bm=256 needs acc=single and bn <= 128 (registers)";
     return false;
   }
-  const int fit = max_stages(best.bn, best.bm, best.direct_epi);
+  const int fit = max_stages(best.bn, best.bm, best.epi);
   if (best.stages == 0) best.stages = fit;
   if (best.stages > fit) {
     *err = "GO_CUDA_FAST_CFG: " + std::to_string(best.stages) + " stages of BLOCK_M " + std::to_string(best.bm) +
@@ -291,12 +328,14 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   c.multicast = 1;
   c.double_acc = true;
   c.shape = false;
+  c.epi = kEpiSmem;  // the AOT instantiations (FastConfig's default epilogue)
   fill_blocks(&p, c);
-  CUtensorMap ma, mb, msfa;
+  CUtensorMap ma, mb, msfa, md;
   if (!make_map(&ma, a, a_rows, p.K, a_stride, kFBM) || !make_map(&mb, b, b_rows, p.K, b_stride, c.bn)) {
     return cudaSuccess;
   }
   make_sfa_map(&p, c.bm, c.sfa_tma, &msfa);
+  make_d_map(&p, c.bn, false, &md);
   c.sfa_tma = p.sfa_tma != 0;
   *used = true;
   t_last_config = describe(c, ("aot (" + why + ")").c_str());
@@ -308,11 +347,11 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   if (c.bn == 64) {
     e = cudaFuncSetAttribute(fp8_fast_aot<Aot64>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
-    fp8_fast_aot<Aot64><<<grid, kFastThreads, smem, stream>>>(ma, mb, msfa, p);
+    fp8_fast_aot<Aot64><<<grid, kFastThreads, smem, stream>>>(ma, mb, msfa, md, p);
   } else {
     e = cudaFuncSetAttribute(fp8_fast_aot<Aot128>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
-    fp8_fast_aot<Aot128><<<grid, kFastThreads, smem, stream>>>(ma, mb, msfa, p);
+    fp8_fast_aot<Aot128><<<grid, kFastThreads, smem, stream>>>(ma, mb, msfa, md, p);
   }
   return cudaGetLastError();
 }
@@ -428,15 +467,18 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
     p.m_blocks = (p.M + kFBM - 1) / kFBM;
     return launch_aot(p, a, a_rows, a_row_stride, b, b_rows, b_row_stride, sms, stream, used, "JIT failed");
   }
-  CUtensorMap ma, mb, msfa;
+  CUtensorMap ma, mb, msfa, md;
   if (!make_map(&ma, a, a_rows, p.K, a_row_stride, c.bm / c.multicast) ||
       !make_map(&mb, b, b_rows, p.K, b_row_stride, c.bn)) {
     return cudaSuccess;
   }
   make_sfa_map(&p, c.bm, c.sfa_tma, &msfa);
   c.sfa_tma = p.sfa_tma != 0;
+  make_d_map(&p, c.bn, c.epi == kEpiTma, &md);
   *used = true;
   t_last_config = describe(c, c.shape ? "jit=shape" : "jit=generic");
+  // D's layout refused a TMA map: the epi=tma kernel stores every chunk from its threads.
+  if (c.epi == kEpiTma && !p.d_tma) t_last_config += " d=threads";
   if (p.units == 0) return cudaSuccess;
   // Persistent grid: one CTA per SM, as many clusters as can be resident together (a cluster must fit in one GPC).
   int clusters = std::min(p.units, sms / c.multicast);
@@ -454,7 +496,7 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
       return e;
     }
   }
-  void* args[] = {&ma, &mb, &msfa, &p};
+  void* args[] = {&ma, &mb, &msfa, &md, &p};
   const CUresult r = go_jit::launch(fn, static_cast<unsigned>(clusters * c.multicast), kFastThreads,
                                     static_cast<unsigned>(c.multicast), static_cast<unsigned>(smem_bytes(c)),
                                     stream, args);

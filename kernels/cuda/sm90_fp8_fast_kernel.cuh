@@ -8,7 +8,8 @@
 // the other idles; setmaxnreg 56/224 or 40/232), a kStages-deep shared-memory ring on mbarriers, a persistent grid
 // walking the tiles in grouped rasterisation, TMA multicast of the A tile across a cluster of kMulticast CTAs that
 // share the M block (each CTA loads BLOCK_M / kMulticast rows and the copy lands in every CTA of the cluster), and a
-// coalesced BF16 epilogue through shared memory (or, epi=direct, from registers). With split K (SPLIT_), units are
+// BF16 epilogue through shared memory and TMA stores (epi=tma; or epi=smem, 16-byte stores by the math threads; or
+// epi=direct, from registers). With split K (SPLIT_), units are
 // (tile, K range) and each K block's raw result goes to a workspace; sm90_fp8_fast.cu's second kernel promotes.
 //
 // Numerics are those of sm90_gemm.cu's fp8_gemm_kernel, instruction for instruction: per 128-K block a chain of
@@ -41,7 +42,8 @@ constexpr int kFastThreads = 384;
 #endif
 // Profiling switches (GO_CUDA_FAST_CFG dbg=N; the results are WRONG, for timing only): bit 0, the math warps wait
 // for each stage and release it without wgmma or promotion; bit 1, the producer's thread 0 alone arrives on the full
-// barrier (TMA of A and B only, no scale copies).
+// barrier (TMA of A and B only, no scale copies); bit 2, no epilogue (nothing is stored, and with the results dead
+// the compiler drops the promotion too: it times the wgmmas and the feed without any CUDA-core work).
 #ifndef GO_FAST_DBG
 #define GO_FAST_DBG 0
 #endif
@@ -58,14 +60,17 @@ static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168
 /// accumulators; the A tile is twice as tall for the same B tile, which halves B's share of the L2 traffic, the
 /// layout DeepGEMM's SM90 heuristic offers as block_m 256 for BF16 output; 64: one math warpgroup, the second idles,
 /// and a stage is half an A tile smaller, so more of them fit: for M <= 64, where the kernel waits on memory);
-/// DIRECT_: the epilogue stores each thread's bf16 pairs straight from registers instead of staging the tile in shared
-/// memory for 16-byte stores, which frees the 2 x 64 x (BN + 8) x 2 bytes of the staging buffer for one more stage;
+/// EPI_: the epilogue (FastEpi): kEpiTma stages each 64-row chunk in its own shared buffer (per math warpgroup and
+/// wave) in the TMA box layout and one thread stores it with TMA (cp.async.bulk.tensor), so the math warps go on to
+/// the next tile while the copy engine writes D; kEpiSmem stages it for 16-byte stores by the math threads; kEpiDirect
+/// stores each thread's bf16 pairs straight from registers, which frees the staging buffers for one more stage;
 /// SPLIT_: split K (FastParams::split_k): each unit stores its K blocks' raw wgmma results instead of promoting them.
 template <int BN_, int STAGES_, int MC_, bool DACC_, int KN_ = 0, int KK_ = 0, int PW_ = 4, bool RPW_ = false,
-          int BM_ = 128, bool DIRECT_ = false, bool SPLIT_ = false>
+          int BM_ = 128, int EPI_ = kEpiSmem, bool SPLIT_ = false>
 struct FastConfig {
   static constexpr int BN = BN_, kStages = STAGES_, kMulticast = MC_, kN = KN_, kK = KK_, kProducerWarps = PW_;
-  static constexpr bool kDirectEpi = DIRECT_, kSplitK = SPLIT_;
+  static constexpr int kEpi = EPI_;
+  static constexpr bool kDirectEpi = EPI_ == kEpiDirect, kSplitK = SPLIT_;
   static constexpr int BM = BM_, kWaves = BM_ >= kFBM ? BM_ / kFBM : 1, kMathWGs = BM_ == 64 ? 1 : 2;
   static constexpr bool kDoubleAcc = DACC_, kReleasePerWarp = RPW_;
   static_assert(PW_ == 1 || PW_ == 4, "one producer warp or four");
@@ -77,7 +82,15 @@ struct FastConfig {
   static_assert(kMulticast == 1 || kMulticast == 2, "multicast over 1 or 2 CTAs");
   static_assert(!kDoubleAcc || BN <= 128, "two accumulator sets need BN <= 128 (registers)");
   static_assert(kStages >= 2 && kStages <= 16, "stages");
+  static_assert(EPI_ == kEpiSmem || EPI_ == kEpiDirect || EPI_ == kEpiTma, "epilogue");
 };
+
+/// Columns of one TMA store box of D for BLOCK_N `bn`: the widest of 64, 32, 16, 8 that divides it, so a box row is
+/// 128, 64, 32 or 16 bytes and takes the swizzle of that span (none for 16). Each of a warp's 4-byte writes then
+/// falls in its own bank (the 8 rows of an accumulator fragment land in 8 different 16-byte chunks).
+__host__ __device__ constexpr int fast_epi_box_cols(int bn) {
+  return bn % 64 == 0 ? 64 : bn % 32 == 0 ? 32 : bn % 16 == 0 ? 16 : 8;
+}
 
 /// Shared-memory layout (bytes from a 1024-aligned base) of one configuration. One function for the kernel (at compile
 /// time) and the launcher (at run time, which adds 1024 for the alignment).
@@ -85,9 +98,15 @@ struct FastSmem {
   int stage_a;  // bytes of one A stage
   int stage_b;  // bytes of one B stage
   int pitch;    // bf16 elements per epilogue row (BN + 8: bank spread)
+  int epi_buf;  // bytes of one epilogue staging buffer (64 rows x pitch), a multiple of 1024
   int a, b, sfa, sfb, bars, epi, total;
 };
-__host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kFBM, bool direct_epi = false) {
+/// Epilogue staging buffers: one per math warpgroup (epi=smem), one per warpgroup and wave (epi=tma: a buffer is
+/// rewritten only a tile later, when its TMA store has long been read), none (epi=direct).
+__host__ __device__ constexpr int fast_epi_buffers(int epi, int bm) {
+  return epi == kEpiDirect ? 0 : epi == kEpiTma ? 2 * (bm >= kFBM ? bm / kFBM : 1) : 2;
+}
+__host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kFBM, int epi = kEpiSmem) {
   FastSmem l{};
   l.stage_a = bm * kFBK;
   l.stage_b = bn * kFBK;
@@ -97,8 +116,9 @@ __host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kF
   l.sfa = l.b + stages * l.stage_b;
   l.sfb = l.sfa + stages * bm * 4;
   l.bars = (l.sfb + stages * 16 + 7) / 8 * 8;
-  l.epi = (l.bars + 2 * stages * 8 + 15) / 16 * 16;
-  l.total = l.epi + (direct_epi ? 0 : 2 * 64 * l.pitch * 2);
+  l.epi_buf = 64 * l.pitch * 2;  // pitch is a multiple of 8: 1024-byte multiples (TMA swizzle atoms)
+  l.epi = (l.bars + 2 * stages * 8 + 1023) / 1024 * 1024;
+  l.total = l.epi + fast_epi_buffers(epi, bm) * l.epi_buf;
   return l;
 }
 
@@ -160,6 +180,20 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorM
       "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_addr(bar)), "h"(mask)
       : "memory");
 }
+// TMA store of a box of D from shared memory (box {cols, 64 rows, 1 batch} of map_d), in this thread's bulk group.
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src, int x, int y, int z) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(x), "r"(y), "r"(z), "r"(smem_addr(src))
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until at most N of this thread's bulk groups still read shared memory.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 __device__ __forceinline__ uint32_t cluster_cta_rank() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
@@ -173,6 +207,15 @@ __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+
+// bf16 RNE of the accumulator pair (i, i + 1), or two zeros (a chunk written as zeros).
+__device__ __forceinline__ __nv_bfloat162 bf16_pair(const float* f, int i, bool zero) {
+  __nv_bfloat162 v;
+  v.x = __float2bfloat16_rn(zero ? 0.0f : f[i]);
+  v.y = __float2bfloat16_rn(zero ? 0.0f : f[i + 1]);
+  return v;
+}
+
 /// Where one CTA's tile lies. A cluster walks units of (batch, M block, group of kMulticast N blocks); CTA `rank`
 /// takes N block group * kMulticast + rank. A tile whose N block lies past N still runs (its A half feeds the peer)
 /// but stores nothing.
@@ -184,7 +227,9 @@ struct FastTile {
   int z, g;          // batch (masked: group) for A/D/SFA; group for B/SFB
   int sfa_rows;      // rows of SFA readable from m0 (within the batch)
   int kb0, kb1;      // the K blocks this unit runs (all of them unless K is split)
-  int store_rows[4];  // per 64-row chunk of the tile: rows to store, and whether they are written as zeros
+  // Per 64-row chunk of the tile: rows from the chunk's first to the end of what is stored (its group's end, or M),
+  // unclamped (<= 0: none of its rows; >= 64: all of them), and whether they are written as zeros.
+  int rows_left[4];
   bool zero[4];
 };
 
@@ -254,23 +299,29 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
   ti.a_row = (p.mode == kFastMasked ? ti.z * p.M : 0) + ti.m0;
   ti.b_row = ti.g * N + ti.n0;
   ti.sfa_rows = p.M - ti.m0;
-  for (int w = 0; w < C::BM / 64; ++w) {
+  // Unclamped on purpose: ptxas (CUDA 13.0) fused the TMA epilogue's test of a clamped count,
+  // min(max(rows_end - r0, 0), 64) == 64, into a VIMNMX.RELU whose predicate branched the wrong way, so chunks
+  // that end inside a psum group at BLOCK_M 64 were stored whole (tests/gpu/check.cpp, rows 100-127 of
+  // psum G4 m=[100,0,1,257]; the SASS of the JIT kernel shows the fused compare). Every slot is set.
+  for (int w = 0; w < 4; ++w) {
     const int r0 = ti.m0 + 64 * w;
-    ti.store_rows[w] = max(0, min(64, rows_end - r0));
-    ti.zero[w] = (p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
-                 (p.mode == kFastMasked && r0 >= p.masked_m[ti.z]);
+    ti.rows_left[w] = w < C::BM / 64 ? rows_end - r0 : 0;
+    ti.zero[w] = w < C::BM / 64 && ((p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
+                                    (p.mode == kFastMasked && r0 >= p.masked_m[ti.z]));
   }
   return ti;
 }
 
 /// The kernel body; map_a's box is BM / kMulticast rows x 128 K, map_b's BN rows x 128 K (both 128B-swizzled),
-/// map_sfa's (p.sfa_tma only) BM rows x 1 K block of f32 over [M rows, batches x K blocks].
+/// map_sfa's (p.sfa_tma only) BM rows x 1 K block of f32 over [M rows, batches x K blocks], map_d's (p.d_tma only)
+/// fast_epi_box_cols(BN) columns x 64 rows x 1 batch of bf16 over [N, M, batches], swizzled to the box row's span.
 template <class C>
 __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CUtensorMap& map_b,
-                                              const CUtensorMap& map_sfa, const FastParams& p) {
+                                              const CUtensorMap& map_sfa, const CUtensorMap& map_d,
+                                              const FastParams& p) {
   constexpr int BN = C::BN, BM = C::BM, kWaves = C::kWaves, kStages = C::kStages, MC = C::kMulticast, NA = BN / 2,
                 kSlots = C::kSfbSlots;
-  constexpr FastSmem L = fast_smem(BN, kStages, BM, C::kDirectEpi);
+  constexpr FastSmem L = fast_smem(BN, kStages, BM, C::kEpi);
   constexpr int kStageA = L.stage_a, kStageB = L.stage_b, kEpiPitch = L.pitch;
   const int N = C::kN ? C::kN : p.N;
   const int K = C::kK ? C::kK : p.K;
@@ -369,7 +420,6 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GO_FAST_MATH_REGS) : "memory");
     const int w = wg - 1;
-    __nv_bfloat16* epi = sEpi + w * 64 * kEpiPitch;
     uint32_t it = 0;
     float F[kWaves * NA], P[NA], P2[C::kDoubleAcc ? NA : 1];
 #pragma unroll
@@ -528,14 +578,15 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       }
       // Epilogue, per wave (64-row chunk 2 * wave + w of the tile). The chunk's facts are picked by w with a select:
       // an index computed from w would put the whole FastTile in local memory. Split K has none (the second kernel
-      // writes D).
+      // writes D); dbg bit 2 skips it (timing the tile end).
 #pragma unroll
-      for (int wave = 0; wave < (C::kSplitK ? 0 : kWaves); ++wave) {
-        const int rows = w ? ti.store_rows[2 * wave + 1] : ti.store_rows[2 * wave];
-        const bool zero = (w ? ti.zero[2 * wave + 1] : ti.zero[2 * wave]) || !ti.compute;
+      for (int wave = 0; wave < ((C::kSplitK || (GO_FAST_DBG & 4)) ? 0 : kWaves); ++wave) {
+        const bool w1 = C::kMathWGs == 2 && w == 1;
+        const int rows = w1 ? ti.rows_left[2 * wave + 1] : ti.rows_left[2 * wave];  // unclamped: see fast_tile
+        const bool zero = (w1 ? ti.zero[2 * wave + 1] : ti.zero[2 * wave]) || !ti.compute;
         const float* Fw = F + wave * NA;
-        __nv_bfloat16* dbase =
-            p.d + ti.z * p.d_s_batch + static_cast<int64_t>(ti.m0 + 64 * (2 * wave + w)) * p.d_s_row + ti.n0;
+        const int r0 = ti.m0 + 64 * (2 * wave + w);
+        __nv_bfloat16* dbase = p.d + ti.z * p.d_s_batch + static_cast<int64_t>(r0) * p.d_s_row + ti.n0;
         if constexpr (C::kDirectEpi) {
           // bf16 RNE pairs straight to global memory: 4-byte stores where the pair is inside N and 4-byte aligned.
           const bool pairs = (p.d_s_row % 2 == 0) && (reinterpret_cast<uintptr_t>(p.d) & 3) == 0;
@@ -543,9 +594,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
           for (int i = 0; i < NA; i += 2) {
             const int r = acc_row(tid, i), c = acc_col(tid, i);
             if (r >= rows) continue;
-            __nv_bfloat162 v;
-            v.x = __float2bfloat16_rn(zero ? 0.0f : Fw[i]);
-            v.y = __float2bfloat16_rn(zero ? 0.0f : Fw[i + 1]);
+            const __nv_bfloat162 v = bf16_pair(Fw, i, zero);
             __nv_bfloat16* dst = dbase + static_cast<int64_t>(r) * p.d_s_row + c;
             if (pairs && ti.n0 + c + 2 <= N) {
               *reinterpret_cast<__nv_bfloat162*>(dst) = v;
@@ -555,32 +604,67 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
             }
           }
         } else {
-          // Through shared memory: bf16 RNE into the staging buffer, then 16-byte coalesced stores with M/N bounds.
+          constexpr bool kTma = C::kEpi == kEpiTma;
+          // epi=tma: this warpgroup's buffer for this wave, last read by the TMA store of the same wave a tile ago
+          // (kWaves - 1 stores have been issued since); epi=smem: one buffer per warpgroup.
+          __nv_bfloat16* epi = sEpi + (kTma ? w * kWaves + wave : w) * (L.epi_buf / 2);
+          if constexpr (kTma) {
+            if (tid == 0) bulk_wait_read<kWaves - 1>();
+            named_sync(1 + w, 128);
+          }
+          // TMA where D has a map and the chunk's rows end at 64 or at M (the map clips rows >= M, and columns >= N,
+          // itself); a chunk that ends earlier (a psum group's unpadded end) is stored by the threads.
+          const bool tma = kTma && p.d_tma && rows > 0 && (rows >= 64 || r0 + rows == p.M) && ti.n0 < N;
+          if (tma) {
+            // bf16 RNE into the box layout: box j holds columns [j * kBox, (j + 1) * kBox), rows of kBox * 2 bytes,
+            // the 16-byte chunks of each row XOR-swizzled by the row as the TMA map's swizzle mode reads them.
+            constexpr int kBox = fast_epi_box_cols(BN), kRowBytes = kBox * 2, kSwz = kRowBytes / 16 - 1;
+            uint8_t* eb = reinterpret_cast<uint8_t*>(epi);
 #pragma unroll
-          for (int i = 0; i < NA; i += 2) {
-            const int r = acc_row(tid, i), c = acc_col(tid, i);
-            __nv_bfloat162 v;
-            v.x = __float2bfloat16_rn(zero ? 0.0f : Fw[i]);
-            v.y = __float2bfloat16_rn(zero ? 0.0f : Fw[i + 1]);
-            *reinterpret_cast<__nv_bfloat162*>(epi + r * kEpiPitch + c) = v;
-          }
-          named_sync(1 + w, 128);
-          for (int idx = tid; idx < 64 * (BN / 8); idx += 128) {
-            const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
-            if (r >= rows) continue;
-            __nv_bfloat16* dst = dbase + static_cast<int64_t>(r) * p.d_s_row + c;
-            const __nv_bfloat16* src = epi + r * kEpiPitch + c;
-            if (ti.n0 + c + 8 <= N && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
-              *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-            } else {
-              for (int e = 0; e < 8; ++e)
-                if (ti.n0 + c + e < N) dst[e] = src[e];
+            for (int i = 0; i < NA; i += 2) {
+              const int r = acc_row(tid, i), c = acc_col(tid, i);
+              const __nv_bfloat162 v = bf16_pair(Fw, i, zero);
+              const uint32_t lin = static_cast<uint32_t>(r * kRowBytes + (c % kBox) * 2);
+              const uint32_t sw = kRowBytes >= 32 ? lin ^ (((lin >> 7) & kSwz) << 4) : lin;
+              *reinterpret_cast<__nv_bfloat162*>(eb + (c / kBox) * 64 * kRowBytes + sw) = v;
             }
+            fence_proxy_async();
+            named_sync(1 + w, 128);
+            if (tid == 0) {
+#pragma unroll
+              for (int j = 0; j < BN / kBox; ++j) {
+                if (ti.n0 + j * kBox < N) tma_store_3d(&map_d, eb + j * 64 * kRowBytes, ti.n0 + j * kBox, r0, ti.z);
+              }
+              bulk_commit();
+            }
+          } else {
+            // Through shared memory: bf16 RNE into the staging buffer, then 16-byte coalesced stores with M/N bounds.
+#pragma unroll
+            for (int i = 0; i < NA; i += 2) {
+              const int r = acc_row(tid, i), c = acc_col(tid, i);
+              const __nv_bfloat162 v = bf16_pair(Fw, i, zero);
+              *reinterpret_cast<__nv_bfloat162*>(epi + r * kEpiPitch + c) = v;
+            }
+            named_sync(1 + w, 128);
+            for (int idx = tid; idx < 64 * (BN / 8); idx += 128) {
+              const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
+              if (r >= rows) continue;
+              __nv_bfloat16* dst = dbase + static_cast<int64_t>(r) * p.d_s_row + c;
+              const __nv_bfloat16* src = epi + r * kEpiPitch + c;
+              if (ti.n0 + c + 8 <= N && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+                *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+              } else {
+                for (int e = 0; e < 8; ++e)
+                  if (ti.n0 + c + e < N) dst[e] = src[e];
+              }
+            }
+            named_sync(1 + w, 128);
           }
-          named_sync(1 + w, 128);
         }
       }
     }
+    // The TMA stores this thread issued finish (reading shared memory and writing D) before the CTA exits.
+    if (C::kEpi == kEpiTma && tid == 0) bulk_wait_all();
   }
   // No CTA of a cluster leaves while a peer may still multicast into it or arrive on its barriers.
   if (MC > 1) cluster_sync();

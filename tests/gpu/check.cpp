@@ -8,6 +8,7 @@
 // exit 0: every compared element equal, every rerun identical, every probe as expected; 1 otherwise; 2 setup error.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -267,19 +268,38 @@ RunResult run_on(Api& api, const Case& c) {
 struct Cmp {
   int64_t elements = 0, mismatches = 0;
   std::string first;
+  std::string rows;  // the rows (second-to-last index) holding mismatches, as ranges: "rows 100-127,129-191"
 };
+
+// "a-b,c,..." for sorted distinct values (at most 8 ranges, then "...").
+std::string ranges(const std::vector<int64_t>& v) {
+  std::string out;
+  int n = 0;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    if (n++ == 8) return out + ",...";
+    out += (out.empty() ? "" : ",") + std::to_string(v[i]) + (j > i ? "-" + std::to_string(v[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
 
 Cmp compare(const Case& c, const std::vector<HT>& x, const std::vector<HT>& y) {
   Cmp r;
+  std::vector<int64_t> bad_rows;
   for (size_t k = 0; k < c.outs.size(); ++k) {
     const HT& a = x[k];
     const HT& b = y[k];
     const int es = esize(a.dtype);
+    const size_t nd = a.shape.size();
+    const int64_t cols = nd >= 2 ? a.shape[nd - 1] : 1, nrows = nd >= 2 ? a.shape[nd - 2] : 1;
     for (int64_t li = 0; li < a.numel(); ++li) {
       if (c.checked && !c.checked(c.outs[k], li)) continue;
       ++r.elements;
       const int64_t off = a.offset(li);
       if (std::memcmp(a.bytes.data() + off, b.bytes.data() + off, static_cast<size_t>(es)) != 0) {
+        if (k == 0 && nd >= 2) bad_rows.push_back(li / cols % nrows);
         if (r.mismatches++ == 0) {
           uint64_t va = 0, vb = 0;
           std::memcpy(&va, a.bytes.data() + off, static_cast<size_t>(es));
@@ -298,6 +318,9 @@ Cmp compare(const Case& c, const std::vector<HT>& x, const std::vector<HT>& y) {
       }
     }
   }
+  std::sort(bad_rows.begin(), bad_rows.end());
+  bad_rows.erase(std::unique(bad_rows.begin(), bad_rows.end()), bad_rows.end());
+  if (!bad_rows.empty()) r.rows = "rows " + ranges(bad_rows) + " of out0 ";
   return r;
 }
 
@@ -1289,7 +1312,7 @@ int main(int argc, char** argv) {
         cpu_col = m.mismatches == 0 ? "EQUAL" : std::to_string(m.mismatches) + " DIFF";
         if (m.mismatches) {
           ++failures;
-          note += "first " + m.first + " (cuda vs cpu) ";
+          note += "first " + m.first + " (cuda vs cpu) " + m.rows;
         }
       }
     }

@@ -14,13 +14,13 @@
  * @param k K as a compile-time constant (0: run time)
  * @param bm BLOCK_M (64, 128 or 256)
  * @param producerRegs setmaxnreg of the producer warpgroup: 56 (math 224, the default) or 40 (math 232)
- * @param direct the epilogue stores from registers (`epi=direct`)
+ * @param epi the epilogue (`epi=`): TMA stores (the default), 16-byte stores by the math threads, or from registers
  * @param split split K (`split=N`, N > 1): the kernel stores raw K-block results instead of promoting
  * @returns the text
  * @example
  * ```ts
  * import { fastKernelSource } from "./_fast_kernel_source.ts";
- * if (!fastKernelSource(128, 5, 1, true, 0, 0).includes("FastConfig<128, 5, 1, true, 0, 0, 4, false, 128, false, false>")) {
+ * if (!fastKernelSource(128, 5, 1, true, 0, 0).includes("FastConfig<128, 5, 1, true, 0, 0, 4, false, 128, go_sm90::kEpiTma, false>")) {
  *   throw new Error();
  * }
  * ```
@@ -34,17 +34,19 @@ export function fastKernelSource(
   k: number,
   bm = 128,
   producerRegs = 56,
-  direct = false,
+  epi: "tma" | "smem" | "direct" = "tma",
   split = false,
 ): string {
+  const epiName = { tma: "kEpiTma", smem: "kEpiSmem", direct: "kEpiDirect" }[epi];
   return [
     `#define GO_FAST_PRODUCER_REGS ${producerRegs}`,
     `#define GO_FAST_MATH_REGS ${producerRegs === 56 ? 224 : 232}`,
     `#include "sm90_fp8_fast_kernel.cuh"`,
     `extern "C" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)`,
     `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,
-    `            const __grid_constant__ CUtensorMap sfa, const go_sm90::FastParams p) {`,
-    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}, 4, false, ${bm}, ${direct}, ${split}>>(a, b, sfa, p);`,
+    `            const __grid_constant__ CUtensorMap sfa, const __grid_constant__ CUtensorMap d,`,
+    `            const go_sm90::FastParams p) {`,
+    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}, 4, false, ${bm}, go_sm90::${epiName}, ${split}>>(a, b, sfa, d, p);`,
     `}`,
     ``,
   ].join("\n");

@@ -64,7 +64,7 @@ Deno.test({
         // 4096 x 7168: 1792 tiles of 128 x 128 (14 waves) against 896 of 256 x 128 (7 waves; 7 x 7/4 < 14).
         assert.match(
           config(Mode.Dense, 4096, 7168, 16384),
-          /^bm=256 bn=128 stages=3 multicast=1 acc=single prod=4 rel=thread regs=56 sfa=tma epi=smem jit=shape$/,
+          /^bm=256 bn=128 stages=3 multicast=1 acc=single prod=4 rel=thread regs=56 sfa=tma epi=tma jit=shape$/,
         );
         assert.match(config(Mode.Dense, 4096, 4096, 7168), /^bm=256 bn=128 /);
       });
@@ -127,12 +127,33 @@ Deno.test({
         );
         assert.match(config(Mode.Dense, 64, 7168, 16384, 1, { override: "bm=128" }), /^bm=128 bn=64 stages=8 /);
       });
-      await t.step("an override past BLOCK_N 128 takes the heuristic's BLOCK_M 256 back to 128", () => {
+      await t.step("the epilogue stores by TMA unless named, and its buffers leave BLOCK_M 256 its 3 stages", () => {
+        // One staging buffer per math warpgroup and wave (epi=tma) fits beside 3 stages of 256 x 128; the register
+        // epilogue has none and gets a 4th stage.
+        assert.match(config(Mode.Dense, 4096, 7168, 16384), /^bm=256 bn=128 stages=3 .* epi=tma /);
+        assert.match(
+          config(Mode.Dense, 4096, 7168, 16384, 1, { override: "epi=smem" }),
+          /^bm=256 bn=128 stages=3 .* epi=smem /,
+        );
+        assert.match(
+          config(Mode.Dense, 4096, 7168, 16384, 1, { override: "epi=direct" }),
+          /^bm=256 bn=128 stages=4 .* epi=direct /,
+        );
+        assert.match(config(Mode.Dense, 64, 7168, 16384), /^bm=64 bn=64 stages=12 .* epi=tma /);
+        assert.match(
+          config(Mode.Dense, 4096, 7168, 16384, 1, { override: "dbg=4" }),
+          /dbg=4 \(profiling: wrong results\)$/,
+        );
+      });
+      await t.step("BLOCK_M 256 and BLOCK_N past 128 exclude each other: the one an override names wins", () => {
         assert.match(
           config(Mode.Dense, 4096, 7168, 16384, 1, { override: "bn=192" }),
           /^bm=128 bn=192 stages=4 multicast=1 acc=single /,
         );
         assert.match(config(Mode.Contiguous, 32768, 6144, 7168, 4, { override: "bm=256" }), /^bm=128 /);
+        // ... and a named BLOCK_M 256 takes the heuristic's BLOCK_N 144 back to 128 (a named 144 is refused below).
+        assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=128 bn=144 /);
+        assert.match(config(Mode.Dense, 4096, 576, 7168, 1, { override: "bm=256" }), /^bm=256 bn=128 stages=3 /);
       });
       await t.step("profiling kernels say that their results are wrong", () => {
         assert.match(
@@ -157,6 +178,8 @@ Deno.test({
           ["split=2,mc=2", /split=2 needs mc=1/],
           ["split=0", /bad item "split=0"/],
           ["bn=100", /bad item "bn=100"/],
+          ["epi=global", /bad item "epi=global"/],
+          ["dbg=8", /bad item "dbg=8"/],
         ];
         for (const [override, reason] of cases) {
           const r = choose(Mode.Dense, 4096, 7168, 16384, 1, { override });

@@ -1,8 +1,7 @@
 // The fast SM90 FP8 kernel template (kernels/cuda/sm90_fp8_fast_kernel.cuh) compiles, as the CUDA backend's JIT
 // compiles it at run time (kernels/cuda/jit.h: nvcc -cubin for sm_90a), in the configurations the heuristic and the
-// GPU checks use, and spills at most a few bytes (the producer / math register split is 56 / 224; at 40 / 232 the
-// producer spills a few bytes; the math warpgroups' accumulators must stay in registers: the bound below catches an
-// accumulator spill, which costs hundreds of bytes). Runs wherever nvcc exists (CI has nvcc 13.0 and no GPU); the
+// GPU checks use, without register spills at the default producer / math split of 56 / 224 (at 40 / 232 the producer
+// spills a few bytes; an accumulator spill would cost hundreds). Runs wherever nvcc exists (CI has nvcc 13.0 and no GPU); the
 // kernels themselves run in tests/gpu/run.sh on an H200.
 import assert from "node:assert/strict";
 import { hasNvcc } from "./_nvcc.ts";
@@ -10,18 +9,30 @@ import { fastKernelSource } from "./_fast_kernel_source.ts";
 
 const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
 
-const CONFIGS: [number, number, number, boolean, number, number, number?, number?, boolean?, boolean?][] = [
-  [128, 5, 2, true, 7168, 16384], // M = 4096 class, multicast, two accumulator sets
-  [176, 4, 2, false, 0, 0], // straddles up to 3 scale blocks, one accumulator set, generic N/K
+const CONFIGS: [
+  number,
+  number,
+  number,
+  boolean,
+  number,
+  number,
+  number?,
+  number?,
+  ("tma" | "smem" | "direct")?,
+  boolean?,
+][] = [
+  [128, 5, 2, true, 7168, 16384], // M = 4096 class, multicast, two accumulator sets (TMA-store epilogue, 128B boxes)
+  [128, 5, 1, true, 7168, 16384, 128, 56, "smem"], // the epilogue of 16-byte stores by the math threads
+  [176, 4, 2, false, 0, 0], // straddles up to 3 scale blocks, one accumulator set, generic N/K, 32B D boxes
   [112, 6, 1, true, 0, 0, 128, 40], // straddles 2 scale blocks, no multicast, DeepGEMM's 40 / 232 split
   [128, 5, 1, true, 7168, 16384], // the heuristic's M = 4096 class with BLOCK_M 128
-  [56, 8, 2, true, 2112, 7168], // small-M class
+  [56, 8, 2, true, 2112, 7168], // small-M class, unswizzled 16-byte D boxes
   [128, 3, 2, false, 7168, 16384, 256], // BLOCK_M 256: two waves per math warpgroup, multicast
   [112, 4, 1, false, 0, 0, 256], // BLOCK_M 256, straddling BLOCK_N
   [64, 12, 1, true, 7168, 16384, 64], // BLOCK_M 64 (one math warpgroup), 12 stages: the M <= 64 class
   [48, 12, 2, true, 0, 0, 64], // BLOCK_M 64, multicast, straddling BLOCK_N
-  [128, 4, 1, false, 7168, 16384, 256, 56, true], // BLOCK_M 256 with the register epilogue and a 4th stage
-  [64, 12, 1, true, 576, 7168, 64, 56, false, true], // split K (raw K-block results to the workspace)
+  [128, 4, 1, false, 7168, 16384, 256, 56, "direct"], // BLOCK_M 256 with the register epilogue and a 4th stage
+  [64, 12, 1, true, 576, 7168, 64, 56, "tma", true], // split K (raw K-block results to the workspace)
 ];
 
 Deno.test({
@@ -31,7 +42,7 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "go-jit-test-" });
     try {
       await t.step(
-        "compiles for sm_90a with at most 16 bytes of register spills in every checked configuration",
+        "compiles for sm_90a without register spills at the default 56 / 224 split, and at most 32 bytes at 40 / 232",
         async () => {
           const results = await Promise.all(CONFIGS.map(async (c, i) => {
             const cu = `${dir}/k${i}.cu`;
@@ -63,9 +74,12 @@ Deno.test({
             assert.ok(r.ok, `config ${r.c.join(",")} failed to compile:\n${r.log}`);
             const spills = [...r.log.matchAll(/(\d+) bytes spill stores/g)].map((m) => Number(m[1]));
             assert.ok(spills.length > 0, `no ptxas report for ${r.c.join(",")}:\n${r.log}`);
+            // DeepGEMM's 40-register producer spills its barrier and descriptor addresses (24 bytes with the
+            // TMA-store epilogue, 12 without it, nvcc 13.0); 56 / 224 has room for them.
+            const limit = r.c[7] === 40 ? 32 : 0;
             assert.ok(
-              Math.max(...spills) <= 16,
-              `config ${r.c.join(",")} spills ${Math.max(...spills)} bytes:\n${r.log}`,
+              Math.max(...spills) <= limit,
+              `config ${r.c.join(",")} spills ${Math.max(...spills)} bytes (at most ${limit}):\n${r.log}`,
             );
           }
         },

@@ -41,7 +41,7 @@ WriteMap walk(FastParams p) {
       if (!ti.valid) continue;
       for (int chunk = 0; chunk < C::BM / 64; ++chunk) {
         const bool zero = ti.zero[chunk] || !ti.compute;
-        for (int r = 0; r < ti.store_rows[chunk]; ++r) {
+        for (int r = 0; r < std::min(64, ti.rows_left[chunk]); ++r) {
           const int row = ti.m0 + 64 * chunk + r;
           for (int c = ti.n0; c < ti.n0 + C::BN && c < p.N; ++c) {
             int& e = w[(static_cast<size_t>(ti.z) * p.M + row) * p.N + c];
