@@ -402,8 +402,9 @@ export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): 
 }
 
 /**
- * The sweep section: for "dense-sweep" rows, a table shape × swept configuration with TFLOPS, the best configuration
- * per shape in bold and named in the last column. Empty string when there are no sweep rows.
+ * The sweep section: for "dense-sweep" rows, a table shape × swept configuration with TFLOPS, led by the heuristic's
+ * own configuration (the same run's "dense" row of the shape, where there is one), the best configuration per shape
+ * in bold and named in the last column. Empty string when there are no sweep rows.
  *
  * @example
  * ```ts
@@ -412,13 +413,18 @@ export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): 
  * const r = (config: string, tflops: number) => ({ kind: "dense-sweep", g: 1, m: 64, n: 4096, k: 7168, config, tflops, us: 1 });
  * const s = formatSweep([r("bn=64", 200), r("bn=128", 250)]);
  * assert.match(s, /\| dense 64×4096×7168 \| 200\.0 \| \*\*250\.0\*\* \| bn=128 \|/);
+ * const withHeuristic = formatSweep([{ ...r("", 300), kind: "dense" }, r("bn=64", 200)]);
+ * assert.match(withHeuristic, /\| dense 64×4096×7168 \| \*\*300\.0\*\* \| 200\.0 \| heuristic \|/);
  * assert.equal(formatSweep([]), "");
  * ```
  */
 export function formatSweep(rows: OursRow[]): string {
   const sweep = rows.filter((r) => r.kind === "dense-sweep");
   if (sweep.length === 0) return "";
-  const configs: string[] = [];
+  const HEURISTIC = "heuristic";
+  const dense = new Map(rows.filter((r) => r.kind === "dense").map((r) => [rowKey(r), r]));
+  const sweptKeys = new Set(sweep.map((r) => rowKey({ ...r, kind: "dense" })));
+  const configs: string[] = [...sweptKeys].some((k) => dense.has(k)) ? [HEURISTIC] : [];
   const shapes = new Map<string, Map<string, OursRow>>();
   const labels = new Map<string, string>();
   for (const r of sweep) {
@@ -428,6 +434,8 @@ export function formatSweep(rows: OursRow[]): string {
     if (!shapes.has(key)) {
       shapes.set(key, new Map());
       labels.set(key, shapeLabel({ ...r, kind: "dense" }));
+      const own = dense.get(key);
+      if (own) shapes.get(key)!.set(HEURISTIC, own);
     }
     shapes.get(key)!.set(c, r);
   }
@@ -436,7 +444,7 @@ export function formatSweep(rows: OursRow[]): string {
       ? (typeof r.tflops === "number" ? r.tflops : problemFlops(r) / (r.us * 1e-6) / 1e12)
       : undefined;
   const lines = [
-    `| shape | ${configs.map((c) => `\`${cell(c)}\``).join(" | ")} | best |`,
+    `| shape | ${configs.map((c) => c === HEURISTIC ? c : `\`${cell(c)}\``).join(" | ")} | best |`,
     `|---|${configs.map(() => "---|").join("")}---|`,
   ];
   for (const [key, byCfg] of shapes) {

@@ -112,11 +112,15 @@ Deno.test("gpu_table: table, summary, sweep, report", async (t) => {
     assert.ok(Math.abs(s.smallMHbm.min - 16.8e6 / 4.8e12 / 8e-6 * 100) < 1e-9); // 43.75 %
     assert.ok(Math.abs(s.smallMHbm.median - (62.5 + 43.75) / 2) < 1e-9);
   });
-  await t.step("formatSweep: best configuration per shape in bold, errors shown", () => {
+  await t.step("formatSweep: the heuristic's row first, best configuration per shape in bold, errors shown", () => {
     const s = formatSweep(ours.rows);
-    assert.match(s, /^\| shape \| `bn=128` \| `bn=64` \| best \|/);
-    assert.match(s, /\| dense 64×4096×7168 \| 313\.2 \| \*\*375\.8\*\* \| bn=64 \|/);
-    assert.match(s, /\| dense 128×2112×7168 \| — \| error: status 1: bad \| — \|/);
+    assert.match(s, /^\| shape \| heuristic \| `bn=128` \| `bn=64` \| best \|/);
+    // A tie keeps the first column: the heuristic's 375.8 against bn=64's.
+    assert.match(s, /\| dense 64×4096×7168 \| \*\*375\.8\*\* \| 313\.2 \| 375\.8 \| heuristic \|/);
+    assert.match(s, /\| dense 128×2112×7168 \| \*\*484\.4\*\* \| — \| error: status 1: bad \| heuristic \|/);
+    const sweepOnly = formatSweep(ours.rows.filter((r) => r.kind === "dense-sweep"));
+    assert.match(sweepOnly, /^\| shape \| `bn=128` \| `bn=64` \| best \|/);
+    assert.match(sweepOnly, /\| dense 64×4096×7168 \| 313\.2 \| \*\*375\.8\*\* \| bn=64 \|/);
   });
   await t.step("formatReport: summary lines, JIT from the cold and warm runs, device and date", () => {
     const md = formatReport({ ours, torch, warm: parseBenchJson<OursRow>(WARM) });
