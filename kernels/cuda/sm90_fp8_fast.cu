@@ -259,6 +259,12 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // masked Mmax 128 with every masked_m <= 64: its zero tiles (rows 64 .. 127) fell on every other CTA (the grid is
   // even), which left half the SMs without work: 32 x 20 x 6144 x 7168 took 571 us against 437 at BLOCK_M 128.
   if ((p.mode == kFastNormal || p.mode == kFastMasked) && p.M <= 64) best.bm = 64;
+  // BLOCK_N 32 for a dense GEMM of one 128-row block whose 64-wide tiles fill at most half the SMs, when 32-wide ones
+  // still fit in one wave: twice the CTAs stream B (H200, fifth session: 128 x 2112 x 7168 23.8 -> 20.1 us,
+  // 128 x 4096 x 7168 24.1 -> 20.8; at M = 64, where BLOCK_M 64 has 12 stages, it gained nothing).
+  if (p.mode == kFastNormal && best.bm == 128 && best.bn == 64 && p.m_blocks == 1 && 2 * tiles_of(p, 64) <= sms &&
+      tiles_of(p, 32) <= sms)
+    best.bn = 32;
   best.multicast = 1;
   best.stages = 0;  // as many as fit
   bool acc_set = false, bm_set = false, split_set = false;

@@ -77,13 +77,22 @@ Deno.test({
       await t.step("one wave of BLOCK_N 144 instead of two of 128 at 4096 x 576, one accumulator set", () => {
         assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=128 bn=144 stages=5 multicast=1 acc=single /);
       });
-      await t.step("M <= 64 takes BLOCK_M 64 with 12 stages; M = 128 keeps 128 with BLOCK_N 64", () => {
-        assert.match(config(Mode.Dense, 64, 7168, 16384), /^bm=64 bn=64 stages=12 multicast=1 acc=double /);
-        assert.match(config(Mode.Dense, 1, 768, 512), /^bm=64 /);
-        assert.match(config(Mode.Dense, 128, 7168, 16384), /^bm=128 bn=64 stages=8 /);
-        assert.match(config(Mode.Masked, 20, 4096, 7168, 32), /^bm=64 /, "masked with Mmax <= 64");
-        assert.match(config(Mode.Masked, 128, 6144, 7168, 32), /^bm=128 bn=128 /, "masked with Mmax 128 keeps 128");
-      });
+      await t.step(
+        "M <= 64 takes BLOCK_M 64 with 12 stages; M = 128 keeps 128 with BLOCK_N 64, or 32 for few tiles",
+        () => {
+          assert.match(config(Mode.Dense, 64, 7168, 16384), /^bm=64 bn=64 stages=12 multicast=1 acc=double /);
+          assert.match(config(Mode.Dense, 1, 768, 512), /^bm=64 /);
+          assert.match(config(Mode.Dense, 128, 7168, 16384), /^bm=128 bn=64 stages=8 /, "112 tiles of 64");
+          // 64 and 33 tiles of 64 columns: 128 and 66 of 32, one wave.
+          assert.match(config(Mode.Dense, 128, 4096, 7168), /^bm=128 bn=32 /);
+          assert.match(config(Mode.Dense, 128, 2112, 7168), /^bm=128 bn=32 /);
+          assert.match(config(Mode.Dense, 64, 4096, 7168), /^bm=64 bn=64 /, "BLOCK_M 64 keeps 64");
+          assert.match(config(Mode.Dense, 256, 4096, 7168), /^bm=128 bn=64 /, "two 128-row blocks keep 64");
+          assert.match(config(Mode.Masked, 128, 512, 7168, 1), /^bm=128 bn=64 /, "dense only");
+          assert.match(config(Mode.Masked, 20, 4096, 7168, 32), /^bm=64 /, "masked with Mmax <= 64");
+          assert.match(config(Mode.Masked, 128, 6144, 7168, 32), /^bm=128 bn=128 /, "masked with Mmax 128 keeps 128");
+        },
+      );
       await t.step(
         "dense GEMMs whose tiles fill at most a third of the SMs split K, if the workspace stays in L2",
         () => {
@@ -91,7 +100,7 @@ Deno.test({
           assert.match(config(Mode.Dense, 64, 576, 7168), /^bm=64 bn=64 .* split=14$/);
           assert.doesNotMatch(config(Mode.Dense, 64, 2112, 7168), /split/, "33 tiles, but a 30 MB workspace");
           assert.match(config(Mode.Dense, 64, 2112, 2048), /^bm=64 bn=64 .* split=4$/, "33 tiles, 8.6 MB");
-          assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=64 .* split=14$/, "9 tiles, 16.5 MB");
+          assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=32 .* split=7$/, "18 tiles of 32, 16.5 MB");
           assert.doesNotMatch(config(Mode.Dense, 128, 2112, 7168), /split/, "a 60 MB workspace would not stay in L2");
           assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /split/, "64 tiles fill half the SMs");
           assert.doesNotMatch(config(Mode.Dense, 64, 576, 896), /split/, "7 K blocks");
