@@ -208,6 +208,21 @@ __device__ __forceinline__ void named_sync(int id, int threads) {
 }
 
 
+/// epi=tma: whether a chunk of `rows` rows from row r0 (rows unclamped, as FastTile::rows_left) of a tile starting at
+/// column n0 goes out by TMA store. D must have a map, the chunk must have rows, and they must end at 64 or at M (the
+/// map clips rows >= M and columns >= N itself); a chunk that ends earlier, at a psum group's unpadded end, is stored
+/// by the threads.
+__host__ __device__ __forceinline__ bool fast_chunk_tma(const FastParams& p, int rows, int r0, int n0, int N) {
+  return p.d_tma && rows > 0 && (rows >= 64 || r0 + rows == p.M) && n0 < N;
+}
+/// epi=tma: how many of a math warpgroup's bulk groups may still be reading shared memory when it rewrites the
+/// staging buffer of its next chunk (one buffer per wave). After a chunk stored by TMA, whose group reads the other
+/// wave's buffer: that one (waves - 1). After a chunk stored by the threads, which commits no group, the most recent
+/// group may be this buffer's own: none.
+__host__ __device__ constexpr int fast_epi_pending(bool prev_chunk_tma, int waves) {
+  return prev_chunk_tma ? waves - 1 : 0;
+}
+
 // bf16 RNE of the accumulator pair (i, i + 1), or two zeros (a chunk written as zeros).
 __device__ __forceinline__ __nv_bfloat162 bf16_pair(const float* f, int i, bool zero) {
   __nv_bfloat162 v;
@@ -421,6 +436,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GO_FAST_MATH_REGS) : "memory");
     const int w = wg - 1;
     uint32_t it = 0;
+    bool prev_chunk_tma = false;  // epi=tma: the last chunk this warpgroup stored went by TMA (one bulk group)
     float F[kWaves * NA], P[NA], P2[C::kDoubleAcc ? NA : 1];
 #pragma unroll
     for (int i = 0; i < NA; ++i) P[i] = 0.0f;
@@ -605,16 +621,19 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
           }
         } else {
           constexpr bool kTma = C::kEpi == kEpiTma;
-          // epi=tma: this warpgroup's buffer for this wave, last read by the TMA store of the same wave a tile ago
-          // (kWaves - 1 stores have been issued since); epi=smem: one buffer per warpgroup.
+          // epi=tma: this warpgroup's buffer for this wave, last read by a TMA store of the same wave a tile or more
+          // ago, waited for as fast_epi_pending says (tests/kernels/fast_tiles_check.cu replays it); epi=smem: one
+          // buffer per warpgroup.
           __nv_bfloat16* epi = sEpi + (kTma ? w * kWaves + wave : w) * (L.epi_buf / 2);
           if constexpr (kTma) {
-            if (tid == 0) bulk_wait_read<kWaves - 1>();
+            if (tid == 0) {
+              if (fast_epi_pending(prev_chunk_tma, kWaves) == kWaves - 1) bulk_wait_read<kWaves - 1>();
+              else bulk_wait_read<0>();
+            }
             named_sync(1 + w, 128);
           }
-          // TMA where D has a map and the chunk's rows end at 64 or at M (the map clips rows >= M, and columns >= N,
-          // itself); a chunk that ends earlier (a psum group's unpadded end) is stored by the threads.
-          const bool tma = kTma && p.d_tma && rows > 0 && (rows >= 64 || r0 + rows == p.M) && ti.n0 < N;
+          const bool tma = kTma && fast_chunk_tma(p, rows, r0, ti.n0, N);
+          prev_chunk_tma = tma;
           if (tma) {
             // bf16 RNE into the box layout: box j holds columns [j * kBox, (j + 1) * kBox), rows of kBox * 2 bytes,
             // the 16-byte chunks of each row XOR-swizzled by the row as the TMA map's swizzle mode reads them.

@@ -4,12 +4,15 @@
 // exactly the elements that BLOCK_M 128 with BLOCK_N 128 writes, each once, with the same B group and the same
 // kind (computed or zero). BLOCK_M 128 is the tiling checked bit for bit on an H200 (tests/gpu/check.cpp); this pins
 // the other tilings to it without a GPU. Split K (dense): the units of S splits must run every (tile, K block) of the
-// unsplit walk exactly once. Run by tests/kernels/cuda_fast_tiles_test.ts (nvcc, host code only).
+// unsplit walk exactly once. The TMA-store epilogue: replayed per math warpgroup, no staging buffer may be rewritten
+// while one of its stores may still read it (and the waiting rule it replaced must be caught doing so). Run by
+// tests/kernels/cuda_fast_tiles_test.ts (nvcc, host code only).
 //
 // build: nvcc -std=c++17 -O2 -I kernels/cuda -o fast_tiles_check tests/kernels/fast_tiles_check.cu
 // usage: fast_tiles_check   (prints one line per case, then "SUMMARY cases=N failures=F"; exit 1 on a failure)
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sm90_fp8_fast_kernel.cuh"
@@ -76,6 +79,44 @@ std::string split_walk(FastParams p, int nkb, int S) {
              std::to_string(runs[i]) + " times";
   return "";
 }
+
+// epi=tma: replays each math warpgroup's epilogue chunks in the order its CTA walks its units (a grid of `ctas`
+// clusters) and checks that no staging buffer is rewritten while a TMA store (bulk group) may still read it, the
+// warpgroup waiting as `pending` says (the kernel's rule: fast_epi_pending). Every chunk's TMA choice is the kernel's
+// (fast_chunk_tma, D with a map). Empty when no buffer is rewritten early, else the first that is.
+template <class C>
+std::string epi_buffers(FastParams p, int ctas, int (*pending)(bool, int)) {
+  const int Z = p.mode == kFastMasked ? p.G : 1;
+  p.d_tma = 1;
+  p.m_blocks = (p.M + C::BM - 1) / C::BM;
+  p.n_blocks = (p.N + C::BN - 1) / C::BN;
+  p.units = p.m_blocks * ((p.n_blocks + C::kMulticast - 1) / C::kMulticast) * Z;
+  for (int cluster = 0; cluster < ctas; ++cluster)
+    for (int rank = 0; rank < C::kMulticast; ++rank)
+      for (int w = 0; w < C::kMathWGs; ++w) {
+        std::vector<int> groups;  // buffers of the bulk groups that may still read, oldest first
+        bool prev = false;
+        for (int u = cluster; u < p.units; u += ctas) {
+          const FastTile ti = fast_tile<C>(p, u, rank, p.N);
+          if (!ti.valid) continue;
+          for (int wave = 0; wave < C::kWaves; ++wave) {
+            const int chunk = 2 * wave + (C::kMathWGs == 2 && w == 1 ? 1 : 0), buffer = w * C::kWaves + wave;
+            const int keep = pending(prev, C::kWaves);
+            if (static_cast<int>(groups.size()) > keep) groups.erase(groups.begin(), groups.end() - keep);
+            for (int g : groups)
+              if (g == buffer)
+                return "CTA " + std::to_string(cluster * C::kMulticast + rank) + " warpgroup " + std::to_string(w) +
+                       " rewrites buffer " + std::to_string(buffer) + " at unit " + std::to_string(u) + " wave " +
+                       std::to_string(wave) + " while its TMA store may read it";
+            prev = fast_chunk_tma(p, ti.rows_left[chunk], ti.m0 + 64 * chunk, ti.n0, p.N);
+            if (prev) groups.push_back(buffer);
+          }
+        }
+      }
+  return "";
+}
+int kernel_pending(bool prev, int waves) { return fast_epi_pending(prev, waves); }
+int always_waves_minus_one(bool, int waves) { return waves - 1; }  // the rule before a chunk stored by the threads
 
 // The first element where two maps differ, described; empty when they agree.
 std::string compare(const WriteMap& want, const WriteMap& got, const FastParams& p) {
@@ -186,7 +227,7 @@ int main() {
       masked({37, 77, 200}, 200, 256),
       masked({64, 3}, 64, 200),
   };
-  int cases = 0, failures = 0;
+  int cases = 0, failures = 0, old_rule_hazards = 0;
   for (auto& l : layouts) {
     if (l.p.mode == kFastMasked) l.p.masked_m = l.idx.data();
     else if (!l.idx.empty()) l.p.gl = l.idx.data();
@@ -222,6 +263,22 @@ int main() {
         std::printf("%-52s BLOCK_M 128 writes an element twice\n", l.name.c_str());
         break;
       }
+    // epi=tma staging buffers, in a grid of 3 clusters (several units each).
+    using EpiCheck = std::string (*)(FastParams, int, int (*)(bool, int));
+    for (const auto& [name, check, needs256] :
+         {std::tuple<const char*, EpiCheck, bool>{"bm64 bn48 tma", &epi_buffers<FastConfig<48, 4, 1, true, 0, 0, 4, false, 64>>, false},
+          {"bm128 bn64 mc2 tma", &epi_buffers<FastConfig<64, 4, 2, true>>, false},
+          {"bm256 bn128 tma", &epi_buffers<FastConfig<128, 3, 1, false, 0, 0, 4, false, 256>>, true}}) {
+      if (needs256 && !t256) continue;
+      ++cases;
+      const std::string diff = check(l.p, 3, &kernel_pending);
+      if (!diff.empty()) ++failures;
+      std::printf("%-52s %-16s %s\n", l.name.c_str(), name, diff.empty() ? "no buffer rewritten early" : ("HAZARD: " + diff).c_str());
+      if (!diff.empty() || !needs256) continue;
+      // BLOCK_M 256 is where chunks of one tile can go both ways; the old rule's hazards, where the layout has them,
+      // are counted below (the check must be able to see one).
+      if (!check(l.p, 3, &always_waves_minus_one).empty()) ++old_rule_hazards;
+    }
     if (l.p.mode != kFastNormal) continue;
     // Split K over the same tiles: K blocks that divide evenly and not, S up to one per K block.
     using Split64 = FastConfig<64, 4, 1, true, 0, 0, 4, false, 64, false, true>;
@@ -238,6 +295,10 @@ int main() {
       }
     }
   }
+  // The replay has teeth: waiting as if the previous chunk always went by TMA rewrites a buffer early somewhere.
+  ++cases;
+  if (old_rule_hazards == 0) ++failures;
+  std::printf("epi=tma, waiting as if every chunk went by TMA: %d layouts with a hazard (must be > 0)\n", old_rule_hazards);
   std::printf("SUMMARY cases=%d failures=%d\n", cases, failures);
   return failures ? 1 : 0;
 }
