@@ -207,7 +207,6 @@ __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-
 /// epi=tma: whether a chunk of `rows` rows from row r0 (rows unclamped, as FastTile::rows_left) of a tile starting at
 /// column n0 goes out by TMA store. D must have a map, the chunk must have rows, and they must end at 64 or at M (the
 /// map clips rows >= M and columns >= N itself); a chunk that ends earlier, at a psum group's unpadded end, is stored
