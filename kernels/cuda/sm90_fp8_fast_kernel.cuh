@@ -102,7 +102,7 @@ struct FastSmem {
   int a, b, sfa, sfb, bars, epi, total;
 };
 /// Epilogue staging buffers: one per math warpgroup (epi=smem), one per warpgroup and wave (epi=tma: a buffer is
-/// rewritten only a tile later, when its TMA store has long been read), none (epi=direct).
+/// rewritten a tile later, once its TMA store has read it, see fast_epi_pending), none (epi=direct).
 __host__ __device__ constexpr int fast_epi_buffers(int epi, int bm) {
   return epi == kEpiDirect ? 0 : epi == kEpiTma ? 2 * (bm >= kFBM ? bm / kFBM : 1) : 2;
 }

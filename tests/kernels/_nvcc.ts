@@ -19,3 +19,22 @@ export async function hasNvcc(): Promise<boolean> {
     return false;
   }
 }
+
+/**
+ * Runs nvcc with `args` and returns whether it succeeded and everything it printed (stderr, then stdout).
+ * @param args nvcc's arguments
+ * @returns `{ ok, log }`
+ * @example
+ * ```ts
+ * import { hasNvcc, runNvcc } from "./_nvcc.ts";
+ * if (await hasNvcc()) {
+ *   const r = await runNvcc(["--version"]);
+ *   if (!r.ok || !r.log.includes("nvcc")) throw new Error(r.log);
+ * }
+ * ```
+ */
+export async function runNvcc(args: string[]): Promise<{ ok: boolean; log: string }> {
+  const out = await new Deno.Command("nvcc", { args, stdout: "piped", stderr: "piped" }).output();
+  const text = new TextDecoder();
+  return { ok: out.success, log: text.decode(out.stderr) + text.decode(out.stdout) };
+}

@@ -4,7 +4,7 @@
 // builds (CI: nvcc, no GPU). The bits never depend on the choice: tests/gpu/run.sh checks every family on an H200.
 import assert from "node:assert/strict";
 import { hasNvcc } from "./_nvcc.ts";
-import { buildBackend } from "../../kernels/build.ts";
+import { cString, openCudaExt } from "./_cuda_ext.ts";
 
 const GO_ERR_INVALID_ARGUMENT = 1;
 const H200_SMS = 132;
@@ -19,13 +19,11 @@ Deno.test({
   name: "fast FP8 GEMM heuristic",
   ignore: !(await hasNvcc()),
   async fn(t) {
-    const { path } = await buildBackend("cuda");
-    const lib = Deno.dlopen(path, {
+    const { lib, lastError } = await openCudaExt({
       go_ext_fast_choose: {
         parameters: ["i32", "i64", "i64", "i64", "i64", "i32", "i32", "buffer", "buffer", "i64"],
         result: "i32",
       },
-      go_last_error: { parameters: [], result: "pointer" },
     });
     /** The configuration string, or the error (status and message). */
     const choose = (
@@ -50,9 +48,7 @@ Deno.test({
         buf,
         512n,
       );
-      const msgPtr = lib.symbols.go_last_error();
-      const message = status === 0 || msgPtr === null ? "" : new Deno.UnsafePointerView(msgPtr).getCString();
-      return { status, config: new TextDecoder().decode(buf.subarray(0, buf.indexOf(0))), message };
+      return { status, config: cString(buf), message: lastError(status) };
     };
     const config = (mode: Mode, m: number, n: number, k: number, g = 1, o = {}) => {
       const r = choose(mode, m, n, k, g, o);

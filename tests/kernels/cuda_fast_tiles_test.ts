@@ -5,7 +5,7 @@
 // tests/kernels/fast_tiles_check.cu runs the kernel header's fast_tile, fast_chunk_tma and fast_epi_pending on the
 // host: nvcc, no GPU, so CI runs it.
 import assert from "node:assert/strict";
-import { hasNvcc } from "./_nvcc.ts";
+import { hasNvcc, runNvcc } from "./_nvcc.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -19,20 +19,16 @@ Deno.test({
         "BLOCK_M 64 and 256 write what BLOCK_M 128 writes, in every mode; split K covers K once; TMA stores keep their buffers",
         async () => {
           const exe = `${dir}/fast_tiles_check`;
-          const build = await new Deno.Command("nvcc", {
-            args: [
-              "-std=c++17",
-              "-O2",
-              "-I",
-              `${ROOT}kernels/cuda`,
-              "-o",
-              exe,
-              `${ROOT}tests/kernels/fast_tiles_check.cu`,
-            ],
-            stdout: "piped",
-            stderr: "piped",
-          }).output();
-          assert.ok(build.success, new TextDecoder().decode(build.stderr));
+          const build = await runNvcc([
+            "-std=c++17",
+            "-O2",
+            "-I",
+            `${ROOT}kernels/cuda`,
+            "-o",
+            exe,
+            `${ROOT}tests/kernels/fast_tiles_check.cu`,
+          ]);
+          assert.ok(build.ok, build.log);
           const run = await new Deno.Command(exe, { stdout: "piped", stderr: "piped" }).output();
           const out = new TextDecoder().decode(run.stdout);
           const failed = out.split("\n").filter((l) =>

@@ -4,7 +4,7 @@
 // checked on an H200 by tests/gpu/run.sh.
 import assert from "node:assert/strict";
 import { hasNvcc } from "./_nvcc.ts";
-import { buildBackend } from "../../kernels/build.ts";
+import { cString, openCudaExt } from "./_cuda_ext.ts";
 import { fastKernelSource } from "./_fast_kernel_source.ts";
 
 const GO_ERR_INVALID_ARGUMENT = 1, GO_ERR_NOT_AVAILABLE = 6;
@@ -15,10 +15,8 @@ Deno.test({
   name: "CUDA backend JIT cache",
   ignore: !(await hasNvcc()),
   async fn(t) {
-    const { path } = await buildBackend("cuda");
-    const lib = Deno.dlopen(path, {
+    const { lib, lastError } = await openCudaExt({
       go_ext_jit_compile: { parameters: ["buffer", "buffer", "i64", "buffer"], result: "i32" },
-      go_last_error: { parameters: [], result: "pointer" },
     });
     const cache = await Deno.makeTempDir({ prefix: "go-jit-cache-" });
     const saved = ["GO_CUDA_JIT_CACHE", "GO_CUDA_JIT", "GO_NVCC"].map((k) => [k, Deno.env.get(k)] as const);
@@ -26,10 +24,7 @@ Deno.test({
     const compile = (source: string) => {
       const out = new Uint8Array(4096), compiled = new Int32Array(1);
       const status = lib.symbols.go_ext_jit_compile(new TextEncoder().encode(source + "\0"), out, 4096n, compiled);
-      const msgPtr = lib.symbols.go_last_error();
-      const message = status === 0 || msgPtr === null ? "" : new Deno.UnsafePointerView(msgPtr).getCString();
-      const cubin = new TextDecoder().decode(out.subarray(0, out.indexOf(0)));
-      return { status, message, cubin, compiled: compiled[0] };
+      return { status, message: lastError(status), cubin: cString(out), compiled: compiled[0] };
     };
     try {
       await t.step("compiles a kernel text once into the cache and finds it there afterwards", () => {

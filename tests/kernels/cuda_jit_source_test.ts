@@ -4,7 +4,7 @@
 // spills a few bytes; an accumulator spill would cost hundreds). Runs wherever nvcc exists (CI has nvcc 13.0 and no GPU); the
 // kernels themselves run in tests/gpu/run.sh on an H200.
 import assert from "node:assert/strict";
-import { hasNvcc } from "./_nvcc.ts";
+import { hasNvcc, runNvcc } from "./_nvcc.ts";
 import { fastKernelSource } from "./_fast_kernel_source.ts";
 
 const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
@@ -47,27 +47,23 @@ Deno.test({
           const results = await Promise.all(CONFIGS.map(async (c, i) => {
             const cu = `${dir}/k${i}.cu`;
             await Deno.writeTextFile(cu, fastKernelSource(...c));
-            const out = await new Deno.Command("nvcc", {
-              args: [
-                "-cubin",
-                "-O3",
-                "-std=c++17",
-                "-gencode=arch=compute_90a,code=sm_90a",
-                "-Xptxas",
-                "-v",
-                "-I",
-                CUDA_DIR,
-                "-o",
-                `${dir}/k${i}.cubin`,
-                cu,
-              ],
-              stdout: "piped",
-              stderr: "piped",
-            }).output();
+            const out = await runNvcc([
+              "-cubin",
+              "-O3",
+              "-std=c++17",
+              "-gencode=arch=compute_90a,code=sm_90a",
+              "-Xptxas",
+              "-v",
+              "-I",
+              CUDA_DIR,
+              "-o",
+              `${dir}/k${i}.cubin`,
+              cu,
+            ]);
             return {
               c,
-              ok: out.success,
-              log: new TextDecoder().decode(out.stderr) + new TextDecoder().decode(out.stdout),
+              ok: out.ok,
+              log: out.log,
             };
           }));
           for (const r of results) {
