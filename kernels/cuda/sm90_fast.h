@@ -64,6 +64,8 @@ struct FastChoice {
   int stages = 5;       // pipeline depth
   int multicast = 1;    // CTAs per cluster sharing the A tile (1 or 2)
   bool double_acc = true;  // two accumulator sets (BN <= 128)
+  bool halves = false;     // one set issued as two wgmma groups of BN / 2 columns: one is promoted while the other
+                           // runs (acc=halves; BN a multiple of 16)
   bool shape = true;    // JIT: N and K as compile-time constants
   int producer_warps = 4;  // 4: the producer warpgroup loads (one SFA row per thread); 1: one warp
   bool release_per_warp = false;  // math warps release a stage with one arrival each (else one per thread)

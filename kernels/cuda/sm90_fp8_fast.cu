@@ -157,7 +157,8 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     if (k == "bn" && num && n >= 8 && n <= 256 && n % 8 == 0) c->bn = static_cast<int>(n);
     else if (k == "stages" && num && n >= 2 && n <= 16) c->stages = static_cast<int>(n);
     else if (k == "mc" && num && (n == 1 || n == 2)) c->multicast = static_cast<int>(n);
-    else if (k == "acc" && (v == "single" || v == "double")) c->double_acc = v == "double", *acc_set = true;
+    else if (k == "acc" && (v == "single" || v == "double" || v == "halves"))
+      c->double_acc = v == "double", c->halves = v == "halves", *acc_set = true;
     else if (k == "shape" && num && (n == 0 || n == 1)) c->shape = n == 1;
     else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
@@ -170,7 +171,7 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), *split_set = true;
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
-             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double, shape=0|1, prod=1|4, "
+             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, prod=1|4, "
              "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=tma|smem|direct, split=1..64, dbg=0..7)";
       return false;
     }
@@ -183,7 +184,7 @@ thread_local std::string t_last_config;
 std::string describe(const FastChoice& c, const char* how) {
   char buf[220];
   std::snprintf(buf, sizeof buf, "bm=%d bn=%d stages=%d multicast=%d acc=%s prod=%d rel=%s regs=%d sfa=%s epi=%s %s",
-                c.bm, c.bn, c.stages, c.multicast, c.double_acc ? "double" : "single", c.producer_warps,
+                c.bm, c.bn, c.stages, c.multicast, c.double_acc ? "double" : c.halves ? "halves" : "single", c.producer_warps,
                 c.release_per_warp ? "warp" : "thread", c.producer_regs, c.sfa_tma ? "tma" : "copy",
                 c.epi == kEpiDirect ? "direct" : c.epi == kEpiSmem ? "smem" : "tma", how);
   std::string out = buf;
@@ -210,7 +211,7 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << (c.double_acc ? "true" : "false") << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0) << ", "
     << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ", " << c.bm << ", "
     << (c.epi == kEpiDirect ? "go_sm90::kEpiDirect" : c.epi == kEpiSmem ? "go_sm90::kEpiSmem" : "go_sm90::kEpiTma")
-    << ", " << (c.split_k > 1 ? "true" : "false") << ">>(a, b, sfa, d, p);\n}\n";
+    << ", " << (c.split_k > 1 ? "true" : "false") << (c.halves ? ", true" : "") << ">>(a, b, sfa, d, p);\n}\n";
   return s.str();
 }
 
@@ -285,8 +286,12 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     *err = "GO_CUDA_FAST_CFG: acc=double needs bn <= 128";
     return false;
   }
+  if (best.halves && best.bn % 16 != 0) {
+    *err = "GO_CUDA_FAST_CFG: acc=halves needs bn a multiple of 16";
+    return false;
+  }
   if (best.bm == 256 && (best.double_acc || best.bn > 128)) {
-    *err = "GO_CUDA_FAST_CFG: bm=256 needs acc=single and bn <= 128 (registers)";
+    *err = "GO_CUDA_FAST_CFG: bm=256 needs acc=single or halves and bn <= 128 (registers)";
     return false;
   }
   const int fit = max_stages(best.bn, best.bm, best.epi);
@@ -303,7 +308,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // 64 x 2112 x 7168 (30 MB, 4 splits) went from 18.9 to 28.4 (bench/RESULTS.md, fourth session): at most 20 MB.
   const int64_t nkb = (p.K + kFBK - 1) / kFBK;
   const int64_t mb = (p.M + best.bm - 1) / best.bm, nb = (p.N + best.bn - 1) / best.bn;
-  if (!split_set && p.mode == kFastNormal && best.multicast == 1 && mb * nb * 3 <= sms && nkb >= 8) {
+  if (!split_set && p.mode == kFastNormal && best.multicast == 1 && !best.halves && mb * nb * 3 <= sms && nkb >= 8) {
     const int64_t s = std::min<int64_t>({sms / (mb * nb), nkb / 4, 16});
     if (s >= 2 && nkb * mb * best.bm * nb * best.bn * 4 <= (int64_t{20} << 20)) best.split_k = static_cast<int>(s);
   }
@@ -313,6 +318,10 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // configuration string (go_ext_fast_last_config) shows the split that ran.
   if (p.mode != kFastNormal) best.split_k = 1;
   if (best.split_k > nkb) best.split_k = static_cast<int>(std::max<int64_t>(1, nkb));
+  if (best.split_k > 1 && best.halves) {
+    *err = "GO_CUDA_FAST_CFG: split=" + std::to_string(best.split_k) + " promotes in a second kernel: no acc=halves";
+    return false;
+  }
   if (best.split_k > 1 && best.multicast != 1) {
     *err = "GO_CUDA_FAST_CFG: split=" + std::to_string(best.split_k) + " needs mc=1";
     return false;

@@ -64,15 +64,20 @@ static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168
 /// wave) in the TMA box layout and one thread stores it with TMA (cp.async.bulk.tensor), so the math warps go on to
 /// the next tile while the copy engine writes D; kEpiSmem stages it for 16-byte stores by the math threads; kEpiDirect
 /// stores each thread's bf16 pairs straight from registers, which frees the staging buffers for one more stage;
-/// SPLIT_: split K (FastParams::split_k): each unit stores its K blocks' raw wgmma results instead of promoting them.
+/// SPLIT_: split K (FastParams::split_k): each unit stores its K blocks' raw wgmma results instead of promoting them;
+/// HALVES_ (acc=halves): one accumulator set issued as two wgmma groups of BN / 2 columns each, so that one half is
+/// promoted while the other is still on the tensor cores (the same registers as one set; each K block reads the A
+/// tile from shared memory twice).
 template <int BN_, int STAGES_, int MC_, bool DACC_, int KN_ = 0, int KK_ = 0, int PW_ = 4, bool RPW_ = false,
-          int BM_ = 128, int EPI_ = kEpiSmem, bool SPLIT_ = false>
+          int BM_ = 128, int EPI_ = kEpiSmem, bool SPLIT_ = false, bool HALVES_ = false>
 struct FastConfig {
   static constexpr int BN = BN_, kStages = STAGES_, kMulticast = MC_, kN = KN_, kK = KK_, kProducerWarps = PW_;
   static constexpr int kEpi = EPI_;
   static constexpr bool kDirectEpi = EPI_ == kEpiDirect, kSplitK = SPLIT_;
   static constexpr int BM = BM_, kWaves = BM_ >= kFBM ? BM_ / kFBM : 1, kMathWGs = BM_ == 64 ? 1 : 2;
-  static constexpr bool kDoubleAcc = DACC_, kReleasePerWarp = RPW_;
+  static constexpr bool kDoubleAcc = DACC_, kReleasePerWarp = RPW_, kHalves = HALVES_;
+  static_assert(!HALVES_ || (!DACC_ && !SPLIT_ && BN_ % 16 == 0),
+                "acc=halves: one accumulator set, no split K, BN a multiple of 16 (whole 8-row swizzle atoms of B)");
   static_assert(PW_ == 1 || PW_ == 4, "one producer warp or four");
   static_assert(BM_ == 64 || BM_ == 128 || BM_ == 256, "BLOCK_M 64, 128 or 256");
   static_assert(BM_ != 256 || (!DACC_ && BN_ <= 128), "BLOCK_M 256 needs one accumulator set and BN <= 128 (registers)");
@@ -436,11 +441,14 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     const int w = wg - 1;
     uint32_t it = 0;
     bool prev_chunk_tma = false;  // epi=tma: the last chunk this warpgroup stored went by TMA (one bulk group)
-    float F[kWaves * NA], P[NA], P2[C::kDoubleAcc ? NA : 1];
+    float F[kWaves * NA], P[C::kHalves ? 1 : NA], P2[C::kDoubleAcc ? NA : 1];
+    float Ph0[C::kHalves ? NA / 2 : 1], Ph1[C::kHalves ? NA / 2 : 1];  // acc=halves: the set as two halves of BN / 2 columns
 #pragma unroll
-    for (int i = 0; i < NA; ++i) P[i] = 0.0f;
+    for (int i = 0; i < (C::kHalves ? 1 : NA); ++i) P[i] = 0.0f;
 #pragma unroll
     for (int i = 0; i < (C::kDoubleAcc ? NA : 1); ++i) P2[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < (C::kHalves ? NA / 2 : 1); ++i) Ph0[i] = Ph1[i] = 0.0f;
     const int r_lo = acc_row(tid, 0);
     // Descriptor low words of stage 0: this warpgroup's first A row (wave 0), and B.
     const uint32_t lo_a0 = desc_lo_sw128(smem_addr(sA + w * 64 * 128)), lo_b0 = desc_lo_sw128(smem_addr(sB));
@@ -468,18 +476,23 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       };
       // Column where the tile enters the next 128-column scale block of B (only for straddling BLOCK_N).
       const int b1 = 128 - ti.n0 % 128;
-      auto issue = [&](float(&acc)[NA], uint32_t at, int wave = 0) -> Scales {
+      // Issues the 4 wgmmas (k32 steps) of stage `at`'s K block for one wave into acc: all BN columns, or (acc=halves,
+      // acc of NA / 2 registers) the BN / 2 columns of half h, whose B rows start (BN / 2) * 128 bytes further on.
+      auto issue = [&](auto& acc, uint32_t at, int wave = 0, int h = 0) -> Scales {
+        constexpr int NW = 2 * static_cast<int>(sizeof(acc) / sizeof(float));  // columns of this wgmma group
         const int s = at % kStages;
-        if (wave == 0) mbar_wait(full_u + 8 * s, (at / kStages) & 1);
+        if (wave == 0 && h == 0) mbar_wait(full_u + 8 * s, (at / kStages) & 1);
         Scales sc{};
-        if constexpr (kHoist) sc = read_scales(s, wave);
+        if constexpr (kHoist) {
+          if (h == 0) sc = read_scales(s, wave);
+        }
         // This warpgroup's A rows of the wave, and B, in stage s; k32 step j is 32 bytes further along each row.
         const uint32_t lo_a = lo_a0 + static_cast<uint32_t>(s * kStageA + wave * kFBM * 128) / 16;
-        const uint32_t lo_b = lo_b0 + static_cast<uint32_t>(s * kStageB) / 16;
+        const uint32_t lo_b = lo_b0 + static_cast<uint32_t>(s * kStageB + h * NW * 128) / 16;
         fence_operand(acc);
         wgmma_fence();
 #pragma unroll
-        for (int j = 0; j < 4; ++j) WgmmaFp8<BN>::mma(acc, desc_from_lo(lo_a + 2 * j), desc_from_lo(lo_b + 2 * j), j);
+        for (int j = 0; j < 4; ++j) WgmmaFp8<NW>::mma(acc, desc_from_lo(lo_a + 2 * j), desc_from_lo(lo_b + 2 * j), j);
         wgmma_commit();
         return sc;
       };
@@ -499,14 +512,17 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
           for (int c = 0; c < MC; ++c) mbar_arrive_cluster(empty_u + 8 * s, static_cast<uint32_t>(c));
         }
       };
-      // F = fma(fl32(sa * sb), P, F) per element; the stage is released (one arrival per warp and CTA) once this
-      // warp's wgmmas of the last wave have completed (its lanes read the scales before the wgmmas were issued).
-      auto promote = [&](float(&acc)[NA], uint32_t at, const Scales& hoisted, int wave = 0) {
+      // F = fma(fl32(sa * sb), P, F) per element (acc=halves: the columns of half h); the stage is released (one
+      // arrival per warp and CTA) once this warp's wgmmas of the last wave (and half) have completed (its lanes read
+      // the scales before the wgmmas were issued).
+      auto promote = [&](auto& acc, uint32_t at, const Scales& hoisted, int wave = 0, int h = 0) {
+        constexpr int NH = static_cast<int>(sizeof(acc) / sizeof(float));  // registers of this group: NA or NA / 2
+        const bool last = wave == kWaves - 1 && (NH == NA || h == 1);
         fence_operand(acc);
         const int s = at % kStages;
         if constexpr (C::kSplitK) {
           // Split K: the block's raw result goes to the workspace (f32 pairs); fp8_fast_splitk_promote promotes.
-          if (wave == kWaves - 1) release(s);
+          if (last) release(s);
           const int kb = ti.kb0 + static_cast<int>(at - it0);
           float* dst = p.ws + kb * p.ws_plane + static_cast<int64_t>(ti.m0 + 64 * (2 * wave + w)) * p.ws_pitch + ti.n0;
 #pragma unroll
@@ -518,21 +534,22 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         const Scales sc = kHoist ? hoisted : read_scales(s, wave);
         const float sa0 = sc.sa0, sa1 = sc.sa1;
         const float* sb = sc.sb;
-        float* Fw = F + wave * NA;
-        if (wave == kWaves - 1) release(s);
+        float* Fw = F + wave * NA + h * NH;  // half h's registers are the set's NH * h .. NH * h + NH - 1
+        if (last) release(s);
         if constexpr (kSlots == 1) {
           const float s0 = __fmul_rn(sa0, sb[0]), s1 = __fmul_rn(sa1, sb[0]);
 #pragma unroll
-          for (int i = 0; i < NA; ++i) Fw[i] = __fmaf_rn((i & 2) ? s1 : s0, acc[i], Fw[i]);
+          for (int i = 0; i < NH; ++i) Fw[i] = __fmaf_rn((i & 2) ? s1 : s0, acc[i], Fw[i]);
         } else {
           float s0[kSlots], s1[kSlots];
 #pragma unroll
           for (int j = 0; j < kSlots; ++j) s0[j] = __fmul_rn(sa0, sb[j]), s1[j] = __fmul_rn(sa1, sb[j]);
 #pragma unroll
-          for (int c = 0; c < NA / 4; ++c) {  // 8-column chunk c: columns 8c .. 8c + 7 share one scale block
+          for (int c = 0; c < NH / 4; ++c) {  // 8-column chunk c: columns 8c .. 8c + 7 share one scale block
+            const int col = 8 * c + h * 2 * NH;  // the chunk's first column in the tile
             int slot = 0;
-            if constexpr (kSlots > 1) slot += (8 * c >= b1);
-            if constexpr (kSlots > 2) slot += (8 * c >= b1 + 128);
+            if constexpr (kSlots > 1) slot += (col >= b1);
+            if constexpr (kSlots > 2) slot += (col >= b1 + 128);
             float t0 = s0[0], t1 = s1[0];
 #pragma unroll
             for (int j = 1; j < kSlots; ++j) {
@@ -579,6 +596,44 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
           wgmma_wait0();
           promote(P, it, scP);
           ++it;
+        }
+      } else if constexpr (C::kHalves) {
+        // One accumulator set as two halves of BN / 2 columns, Ph0 and Ph1. The steps (K block, wave) run in order;
+        // at the top of each, its half 0 is in flight in Ph0: half 1 is issued, half 0 promoted while half 1 runs,
+        // the next step's half 0 issued, half 1 promoted while that runs. Groups complete in issue order, so
+        // wait_group 1 leaves only the newest pending, and this warpgroup always has a half on the tensor cores.
+        // The shape (a loop to nk - 2, then two blocks or one) is the double-accumulator loop's: ptxas (CUDA 13.0)
+        // serialised the wgmmas of the same schedule written as a loop to nk - 1 and one last block ("C7514 ...
+        // non wgmma instructions reading accumulator registers"; tests/kernels/cuda_jit_source_test.ts checks).
+        Scales sc = issue(Ph0, it, 0, 0);
+        auto block = [&](auto last) {  // all steps of block `it`; the last block issues no next step
+#pragma unroll
+          for (int v = 0; v < kWaves; ++v) {
+            const bool next = !decltype(last)::value || v + 1 < kWaves;
+            const uint32_t at1 = v + 1 < kWaves ? it : it + 1;
+            const int v1 = v + 1 < kWaves ? v + 1 : 0;
+            issue(Ph1, it, v, 1);
+            wgmma_wait1();
+            promote(Ph0, it, sc, v, 0);
+            if (next) {
+              const Scales sc1 = issue(Ph0, at1, v1, 0);
+              wgmma_wait1();
+              promote(Ph1, it, sc, v, 1);
+              sc = sc1;
+            } else {
+              wgmma_wait0();
+              promote(Ph1, it, sc, v, 1);
+            }
+          }
+          ++it;
+        };
+        int kb = 0;
+        for (; kb + 2 < nk; ++kb) block(std::false_type{});
+        if (nk - kb == 2) {
+          block(std::false_type{});
+          block(std::true_type{});
+        } else {
+          block(std::true_type{});
         }
       } else {
         // One accumulator set: the other math warpgroup keeps the tensor cores busy during this one's promotion.

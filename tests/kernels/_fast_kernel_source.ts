@@ -16,6 +16,7 @@
  * @param producerRegs setmaxnreg of the producer warpgroup: 56 (math 224, the default) or 40 (math 232)
  * @param epi the epilogue (`epi=`): TMA stores (the default), 16-byte stores by the math threads, or from registers
  * @param split split K (`split=N`, N > 1): the kernel stores raw K-block results instead of promoting
+ * @param halves `acc=halves`: one accumulator set issued as two groups of BN / 2 columns
  * @returns the text
  * @example
  * ```ts
@@ -36,6 +37,7 @@ export function fastKernelSource(
   producerRegs = 56,
   epi: "tma" | "smem" | "direct" = "tma",
   split = false,
+  halves = false,
 ): string {
   const epiName = { tma: "kEpiTma", smem: "kEpiSmem", direct: "kEpiDirect" }[epi];
   return [
@@ -46,7 +48,9 @@ export function fastKernelSource(
     `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,
     `            const __grid_constant__ CUtensorMap sfa, const __grid_constant__ CUtensorMap d,`,
     `            const go_sm90::FastParams p) {`,
-    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}, 4, false, ${bm}, go_sm90::${epiName}, ${split}>>(a, b, sfa, d, p);`,
+    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}, 4, false, ${bm}, go_sm90::${epiName}, ${split}${
+      halves ? ", true" : ""
+    }>>(a, b, sfa, d, p);`,
     `}`,
     ``,
   ].join("\n");

@@ -160,6 +160,16 @@ Deno.test({
         assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=128 bn=144 /);
         assert.match(config(Mode.Dense, 4096, 576, 7168, 1, { override: "bm=256" }), /^bm=256 bn=128 stages=3 /);
       });
+      await t.step("acc=halves keeps BLOCK_M 256 and never splits K", () => {
+        assert.match(
+          config(Mode.Dense, 4096, 7168, 16384, 1, { override: "acc=halves" }),
+          /^bm=256 bn=128 stages=3 multicast=1 acc=halves /,
+        );
+        // 64 x 576 x 7168 would split K 14 ways (split=14 above): the halves promote in the kernel instead.
+        const small = config(Mode.Dense, 64, 576, 7168, 1, { override: "acc=halves" });
+        assert.match(small, /^bm=64 bn=64 .* acc=halves /);
+        assert.doesNotMatch(small, /split=/);
+      });
       await t.step("profiling kernels say that their results are wrong", () => {
         assert.match(
           config(Mode.Dense, 4096, 7168, 16384, 1, { override: "dbg=1" }),
@@ -172,8 +182,10 @@ Deno.test({
       });
       await t.step("a bad override is refused with the reason", () => {
         const cases: [string, RegExp][] = [
-          ["bm=256,acc=double", /bm=256 needs acc=single and bn <= 128 \(registers\)/],
-          ["bm=256,bn=144", /bm=256 needs acc=single and bn <= 128/],
+          ["bm=256,acc=double", /bm=256 needs acc=single or halves and bn <= 128 \(registers\)/],
+          ["bm=256,bn=144", /bm=256 needs acc=single or halves and bn <= 128/],
+          ["acc=halves,bn=120", /acc=halves needs bn a multiple of 16/],
+          ["acc=halves,split=2", /split=2 promotes in a second kernel: no acc=halves/],
           ["bn=144,acc=double", /acc=double needs bn <= 128/],
           [
             "bm=256,stages=4",

@@ -20,6 +20,7 @@ const CONFIGS: [
   number?,
   ("tma" | "smem" | "direct")?,
   boolean?,
+  boolean?,
 ][] = [
   [128, 5, 2, true, 7168, 16384], // M = 4096 class, multicast, two accumulator sets (TMA-store epilogue, 128B boxes)
   [128, 5, 1, true, 7168, 16384, 128, 56, "smem"], // the epilogue of 16-byte stores by the math threads
@@ -33,6 +34,8 @@ const CONFIGS: [
   [48, 12, 2, true, 0, 0, 64], // BLOCK_M 64, multicast, straddling BLOCK_N
   [128, 4, 1, false, 7168, 16384, 256, 56, "direct"], // BLOCK_M 256 with the register epilogue and a 4th stage
   [64, 12, 1, true, 576, 7168, 64, 56, "tma", true], // split K (raw K-block results to the workspace)
+  [128, 3, 1, false, 7168, 16384, 256, 56, "tma", false, true], // acc=halves at BLOCK_M 256 (two n64 groups a wave)
+  [144, 5, 2, false, 0, 0, 128, 56, "tma", false, true], // acc=halves, straddling BLOCK_N (n72 groups), generic
 ];
 
 Deno.test({
@@ -42,7 +45,7 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "go-jit-test-" });
     try {
       await t.step(
-        "compiles for sm_90a without register spills at the default 56 / 224 split, and at most 32 bytes at 40 / 232",
+        "compiles for sm_90a without register spills at the default 56 / 224 split (at most 32 bytes at 40 / 232) or serialised wgmmas",
         async () => {
           const results = await Promise.all(CONFIGS.map(async (c, i) => {
             const cu = `${dir}/k${i}.cu`;
@@ -68,6 +71,9 @@ Deno.test({
           }));
           for (const r of results) {
             assert.ok(r.ok, `config ${r.c.join(",")} failed to compile:\n${r.log}`);
+            // ptxas reports where it serialises wgmmas (C7514, C7515) or injects a wait after them (C7517): the
+            // overlap of promotion and tensor cores would be gone.
+            assert.doesNotMatch(r.log, /C751[4-7]/, `config ${r.c.join(",")}: ptxas serialises the wgmmas:\n${r.log}`);
             const spills = [...r.log.matchAll(/(\d+) bytes spill stores/g)].map((m) => Number(m[1]));
             assert.ok(spills.length > 0, `no ptxas report for ${r.c.join(",")}:\n${r.log}`);
             // DeepGEMM's 40-register producer spills its barrier and descriptor addresses (24 bytes with the
