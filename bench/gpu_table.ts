@@ -23,9 +23,11 @@ export interface OursRow {
   m: number;
   n: number;
   k: number;
-  /** Median microseconds per call: ours, dense GPU time with the batch queued behind a spin kernel, grouped per call;
-   * the baselines, GPU time for every shape. */
+  /** Median microseconds per call: GPU time with the batch queued behind a spin kernel, or (timing "per-call") as the
+   * host issued it. */
   us?: number;
+  /** "gpu" or "per-call" (what `us` is; absent in older runs: dense "gpu", grouped "per-call"). */
+  timing?: string;
   /** Median microseconds per call as the host issued the batch (includes the host's per-call cost). */
   us_call?: number;
   /** Median host time to issue one call, µs. */
@@ -508,9 +510,7 @@ export function formatReport(input: ReportInput): string {
       "≥ 20 batches, inputs rotated over > 200 MB). Dense shapes, ours and the baselines: GPU time, the batch queued " +
       "behind a spin kernel (bench.cpp) or torch.cuda._sleep (bench_torch.py) so that the events time the kernels " +
       'back to back; "per call" is the same batch timed as the host issues it, with the host\'s issue time per call. ' +
-      "Grouped shapes: ours per call as issued (each call copies its index tensor to the host for validation, which " +
-      "waits for the previous call); the baselines GPU time like the dense ones (the loop of G calls queued behind " +
-      "the sleep, so Python's per-call cost is not counted against them). " +
+      groupedTiming(input.ours.rows) +
       "Baselines: `tests/gpu/bench_torch.py` (`torch._scaled_mm` 1×128 / 128×128 scales; grouped " +
       "shapes as a loop of G calls; BF16 `a @ b.t()` or `torch._grouped_mm`). Masked: masked_m = m in every group, " +
       "FLOPs and bytes of the real rows. % of HBM bound = minimum bytes / " +
@@ -664,3 +664,17 @@ async function main() {
 }
 
 if (import.meta.main) await main();
+
+/** How the table's grouped rows were timed, from the rows' `timing` (older runs: grouped calls per call). */
+function groupedTiming(rows: OursRow[]): string {
+  const grouped = rows.filter((r) => (r.kind === "contiguous" || r.kind === "masked") && r.us !== undefined);
+  const perCall = grouped.filter((r) => (r.timing ?? "per-call") === "per-call").length;
+  const baselines = "the baselines GPU time like the dense ones (the loop of G calls queued behind the sleep, so " +
+    "Python's per-call cost is not counted against them). ";
+  if (grouped.length > 0 && perCall === 0) {
+    return "Grouped shapes: ours GPU time like the dense ones (each call checks its index tensor on the device and " +
+      "does not wait for the GPU); " + baselines;
+  }
+  return `Grouped shapes: ours per call as issued where timed so (${perCall} of ${grouped.length}; each such call ` +
+    "copied its index tensor to the host for validation, which waits for the previous call); " + baselines;
+}

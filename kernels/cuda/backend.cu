@@ -304,15 +304,20 @@ GemmParams params_zero() {
   return p;
 }
 
-int32_t launch_status(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) return cuda_fail(e, what);
-  // Surface asynchronous faults of this call (illegal address, ...) as this call's status. GO_CUDA_ASYNC=1 (benchmarks)
-  // leaves that to go_synchronize.
+// GO_CUDA_ASYNC=1 (benchmarks): calls return without synchronising; go_synchronize reports their faults.
+bool async_calls() {
   static const bool async = [] {
     const char* v = std::getenv("GO_CUDA_ASYNC");
     return v != nullptr && std::strcmp(v, "1") == 0;
   }();
-  if (async) return GO_OK;
+  return async;
+}
+
+int32_t launch_status(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) return cuda_fail(e, what);
+  // Surface asynchronous faults of this call (illegal address, ...) as this call's status. GO_CUDA_ASYNC=1 (benchmarks)
+  // leaves that to go_synchronize.
+  if (async_calls()) return GO_OK;
   const cudaError_t s = cudaDeviceSynchronize();
   if (s != cudaSuccess) return cuda_fail(s, what);
   return GO_OK;
@@ -441,6 +446,17 @@ go_sm90::FastParams fast_params(int mode, int64_t M, int64_t N, int64_t K, int64
 }
 
 // Runs the fast kernel when the tensor maps can be built; *done = false means "use the simple kernel".
+// The index tensors that grouped calls checked on the device (grouped_gate.h): the first bad entry found since the
+// last look, as this call's error. Called once the device has finished (launch_status synchronised, or
+// go_synchronize).
+int32_t gate_status(const char* what) {
+  std::string msg;
+  const cudaError_t e = go_sm90::gate_take_error(&msg);
+  if (e != cudaSuccess) return cuda_fail(e, what);
+  if (!msg.empty()) return fail(GO_ERR_INVALID_ARGUMENT, "%s", msg.c_str());
+  return GO_OK;
+}
+
 int32_t run_fast(const go_sm90::FastParams& f, const TV& a, int64_t a_rows, const TV& b, int64_t b_rows,
                  const char* what, bool* done) {
   std::string err;
@@ -451,20 +467,27 @@ int32_t run_fast(const go_sm90::FastParams& f, const TV& a, int64_t a_rows, cons
     return fail(e == cudaErrorInvalidValue ? GO_ERR_INVALID_ARGUMENT : GO_ERR_DEVICE, "%s: %s", what, err.c_str());
   }
   if (!*done) return GO_OK;
-  return launch_status(e, what);
+  GO_TRY(launch_status(e, what));
+  return async_calls() ? GO_OK : gate_status(what);
 }
 
-// Host validation of an m-grouped layout.
-// *tiles256 (optional): whether 256-row tiles can run the layout (go_sm90::fast_tiles256).
-int32_t check_grouped_layout(const TV& gl, int64_t M, int64_t G, bool psum, int32_t mk, bool* tiles256 = nullptr) {
+// The shape of an m-grouped layout and its mk_alignment (no entry is read).
+int32_t check_grouped_shape(const TV& gl, int64_t M, int64_t G, bool psum, int32_t mk) {
   if (mk <= 0 || mk % 64 != 0)
     return fail(GO_ERR_UNSUPPORTED, "mk_alignment %d: the SM90 backend needs a positive multiple of 64", mk);
-  std::vector<int32_t> h;
   if (gl.ndim != 1) return fail(GO_ERR_INVALID_ARGUMENT, "grouped_layout must be 1-D");
   if (!psum && gl.shape[0] != M)
     return fail(GO_ERR_INVALID_ARGUMENT, "grouped_layout: %lld entries, expected M = %lld", (long long)gl.shape[0], (long long)M);
   if (psum && gl.shape[0] != G)
     return fail(GO_ERR_INVALID_ARGUMENT, "grouped_layout (psum): %lld entries, expected G = %lld", (long long)gl.shape[0], (long long)G);
+  return GO_OK;
+}
+
+// Host validation of an m-grouped layout's entries (the simple kernels' path; the fast kernels' is on the device,
+// grouped_gate.h, with the same rules and messages).
+int32_t check_grouped_layout(const TV& gl, int64_t M, int64_t G, bool psum, int32_t mk) {
+  GO_TRY(check_grouped_shape(gl, M, G, psum, mk));
+  std::vector<int32_t> h;
   GO_TRY(copy_to_host(gl, h, "grouped_layout"));
   int64_t prev = 0;
   for (size_t i = 0; i < h.size(); ++i) {
@@ -474,12 +497,16 @@ int32_t check_grouped_layout(const TV& gl, int64_t M, int64_t G, bool psum, int3
       return fail(GO_ERR_INVALID_ARGUMENT, "grouped_layout[%zu] = %d: psum ends must be non-decreasing and <= M = %lld", i, h[i], (long long)M);
     if (psum) prev = h[i];
   }
-  if (tiles256 != nullptr) *tiles256 = go_sm90::fast_tiles256(h.data(), static_cast<int64_t>(h.size()), M, psum, mk);
+  return GO_OK;
+}
+
+int32_t check_masked_m_shape(const TV& mm, int64_t G) {
+  if (mm.ndim != 1 || mm.shape[0] != G) return fail(GO_ERR_INVALID_ARGUMENT, "masked_m: expected [G = %lld]", (long long)G);
   return GO_OK;
 }
 
 int32_t check_masked_m(const TV& mm, int64_t G, int64_t Mmax) {
-  if (mm.ndim != 1 || mm.shape[0] != G) return fail(GO_ERR_INVALID_ARGUMENT, "masked_m: expected [G = %lld]", (long long)G);
+  GO_TRY(check_masked_m_shape(mm, G));
   std::vector<int32_t> h;
   GO_TRY(copy_to_host(mm, h, "masked_m"));
   for (size_t i = 0; i < h.size(); ++i)
@@ -682,7 +709,8 @@ int32_t go_copy_out(void* host_dst, const void* src, uint64_t bytes) {
 int32_t go_synchronize(void) {
   GO_TRY(bind_device());
   GO_CUDA(cudaDeviceSynchronize(), "go_synchronize");
-  return GO_OK;
+  // Under GO_CUDA_ASYNC=1, a grouped call's bad index tensor (checked on the device) is reported here.
+  return gate_status("go_synchronize");
 }
 
 int32_t go_set_num_threads(int32_t threads) {
@@ -727,9 +755,9 @@ int32_t go_m_grouped_fp8_gemm_contiguous(const go_tensor* a_, const go_tensor* s
   GO_TRY(check_no_alias(d, nullptr, {{&a, "a"}, {&b, "b"}, {&sfa, "sfa"}, {&sfb, "sfb"}, {&gl, "grouped_layout"}}));
   if (use_psum_layout < 0 || use_psum_layout > 3 || use_psum_layout == 2)
     return fail(GO_ERR_INVALID_ARGUMENT, "use_psum_layout %d: expected 0, 1 or 3 (psum + ensure_zero_padding)", use_psum_layout);
-  bool tiles256 = false;
-  GO_TRY(check_grouped_layout(gl, M, G, (use_psum_layout & 1) != 0, mk_alignment, &tiles256));
-  if (M == 0 || N == 0 || G == 0) return GO_OK;
+  const bool psum = (use_psum_layout & 1) != 0;
+  GO_TRY(check_grouped_shape(gl, M, G, psum, mk_alignment));
+  if (M == 0 || N == 0 || G == 0) return check_grouped_layout(gl, M, G, psum, mk_alignment);
   GemmParams p = gemm_params((use_psum_layout & 1) ? go_sm90::kModeMGroupPsum : go_sm90::kModeMGroupClassic, M, N, K,
                              1, a, b, d, TV(), true);
   p.psum_flags = use_psum_layout;
@@ -744,10 +772,11 @@ int32_t go_m_grouped_fp8_gemm_contiguous(const go_tensor* a_, const go_tensor* s
     f.gl = p.grouped_layout;
     f.psum_flags = use_psum_layout;
     f.mk_align = mk_alignment;
-    f.tiles256 = tiles256 ? 1 : 0;
+    f.gate_kind = psum ? go_sm90::kGatePsum : go_sm90::kGateClassic;  // the entries are checked on the device
     GO_TRY(run_fast(f, a, M, b, G * N, "m_grouped_fp8_gemm_contiguous", &done));
     if (done) return GO_OK;
   }
+  GO_TRY(check_grouped_layout(gl, M, G, psum, mk_alignment));
   return launch_status(go_sm90::launch_fp8_gemm(p, 0), "m_grouped_fp8_gemm_contiguous");
 }
 
@@ -768,9 +797,9 @@ int32_t go_m_grouped_fp8_gemm_masked(const go_tensor* a_, const go_tensor* sfa_,
   GO_TRY(expect_shape(d, "d", {G, Mmax, N}));
   GO_TRY(check_fp8_scales(sfa, sfb, Mmax, N, K, gam, gak, gbm, gbk, 1, G, 1, G));
   GO_TRY(check_no_alias(d, nullptr, {{&a, "a"}, {&b, "b"}, {&sfa, "sfa"}, {&sfb, "sfb"}, {&mm, "masked_m"}}));
-  GO_TRY(check_masked_m(mm, G, Mmax));
+  GO_TRY(check_masked_m_shape(mm, G));
   if (mm.strides[0] != 1) return fail(GO_ERR_UNSUPPORTED, "masked_m must be contiguous");
-  if (G == 0 || Mmax == 0 || N == 0) return GO_OK;
+  if (G == 0 || Mmax == 0 || N == 0) return check_masked_m(mm, G, Mmax);
   GemmParams p = gemm_params(go_sm90::kModeMasked, Mmax, N, K, G, a, b, d, TV(), true);
   set_scales(p, sfa, sfb, gam, gbm);
   p.masked_m = reinterpret_cast<const int32_t*>(mm.data);
@@ -779,9 +808,11 @@ int32_t go_m_grouped_fp8_gemm_masked(const go_tensor* a_, const go_tensor* sfa_,
     bool done = false;
     go_sm90::FastParams f = fast_params(go_sm90::kFastMasked, Mmax, N, K, G, sfa, sfb, d);
     f.masked_m = p.masked_m;
+    f.gate_kind = go_sm90::kGateMasked;  // masked_m is checked on the device
     GO_TRY(run_fast(f, a, G * Mmax, b, G * N, "m_grouped_fp8_gemm_masked", &done));
     if (done) return GO_OK;
   }
+  GO_TRY(check_masked_m(mm, G, Mmax));
   return launch_status(go_sm90::launch_fp8_gemm(p, 0), "m_grouped_fp8_gemm_masked");
 }
 

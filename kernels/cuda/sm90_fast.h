@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "grouped_gate.h"
+
 namespace go_sm90 {
 
 enum FastMode : int { kFastNormal = 0, kFastClassic, kFastPsum, kFastMasked };
@@ -32,6 +34,12 @@ struct FastParams {
   int mk_align;
   int psum_flags;  // bit 1: ensure_zero_padding
   int tiles256;    // host-side, contiguous layouts: 256-row tiles fit the groups (BLOCK_M 256 may be chosen)
+  // Grouped calls: the index tensor is checked on the device (grouped_gate.h). gate_kind (GateKind, host side) says
+  // which check the launcher runs; the kernel reads the gate block `gate` first and returns unless the layout is
+  // valid and, per gate_want (GateWant), its groups fit (or do not fit) 256-row tiles. gate == nullptr: no gate.
+  int gate_kind;
+  int gate_want;
+  const int32_t* gate;
   // Split K (dense only; split_k > 1): unit u works on K blocks [ks * nkb / split_k, (ks + 1) * nkb / split_k) of its
   // tile and writes each block's raw wgmma result P (f32) to ws[kb][row][col] (row pitch ws_pitch, block plane
   // ws_plane floats); fp8_fast_splitk_promote then runs the promotion chain F = fma(fl32(sa * sb), P, F) in K order
@@ -42,19 +50,18 @@ struct FastParams {
 };
 
 /// Whether 256-row tiles (BLOCK_M 256) can run a contiguous layout (host copy `gl` of grouped_layout: M row groups,
-/// or G psum ends): classic, no 256-row block holds rows of two groups, or group rows after padding rows (-1); psum,
-/// every group starts (its previous end aligned up to mk) on a multiple of 256.
+/// or G psum ends), by the rules of grouped_gate.h (the device check of the fast path uses the same).
 inline bool fast_tiles256(const int32_t* gl, int64_t n, int64_t M, bool psum, int mk) {
   if (psum) {
     int64_t end = 0;
     for (int64_t g = 0; g < n; ++g) {
-      if ((end + mk - 1) / mk * mk % 256 != 0) return false;
+      if (!fits256_psum(end, mk)) return false;
       end = gl[g];
     }
     return true;
   }
   for (int64_t m0 = 0; m0 + 128 < M; m0 += 256)
-    if (gl[m0 + 128] != gl[m0] && gl[m0 + 128] != -1) return false;
+    if (!fits256_classic(gl[m0], gl[m0 + 128])) return false;
   return true;
 }
 

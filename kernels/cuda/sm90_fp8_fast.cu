@@ -334,6 +334,21 @@ std::string describe_fast_config(const FastChoice& c, const char* how) { return 
 
 namespace {
 
+// Grouped calls (p->gate_kind set): the gate kernel checks the index tensor on the device ahead of the GEMM kernels,
+// which read its verdict (grouped_gate.h), instead of the host copying it and waiting for the GPU.
+cudaError_t start_gate(FastParams* p, cudaStream_t stream) {
+  if (p->gate_kind == kGateNone) return cudaSuccess;
+  const bool masked = p->gate_kind == kGateMasked, psum = p->gate_kind == kGatePsum;
+  const int32_t* v = masked ? p->masked_m : p->gl;
+  const int64_t n = masked || psum ? p->G : p->M;
+  int32_t* gate = nullptr;
+  const cudaError_t e = launch_gate_check(static_cast<GateKind>(p->gate_kind), v, n, p->M, p->G, p->mk_align, stream,
+                                          &gate);
+  p->gate = gate;
+  p->gate_want = kWantValid;
+  return e;
+}
+
 cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_stride, const void* b, int64_t b_rows,
                        int64_t b_stride, int sms, cudaStream_t stream, bool* used, const std::string& why) {
   FastChoice c;
@@ -356,6 +371,7 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   t_last_config = describe(c, ("aot (" + why + ")").c_str());
   go_jit::count_aot_launch();
   if (p.units == 0) return cudaSuccess;
+  if (const cudaError_t e = start_gate(&p, stream); e != cudaSuccess) return e;
   const int smem = smem_bytes(c);
   const int grid = p.units < sms ? p.units : sms;
   cudaError_t e;
@@ -453,51 +469,45 @@ bool jit_kernel(const FastChoice& c, const FastParams& p, CUfunction* fn, Kernel
 
 }  // namespace
 
-cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, int64_t a_row_stride, const void* b,
-                                 int64_t b_rows, int64_t b_row_stride, cudaStream_t stream, bool* used,
-                                 std::string* err) {
-  *used = false;
-  const int sms = sm_count();
-  p.m_blocks = (p.M + kFBM - 1) / kFBM;
-  std::string why;
+namespace {
+
+// One configuration ready to launch: its kernel, tensor maps and filled parameters.
+struct Prepared {
   FastChoice c;
-  if (!go_jit::available(&why)) {
-    // Said once per process unless the JIT was turned off on purpose; go_ext_fast_last_config says it per call.
-    static std::once_flag told;
-    if (std::getenv("GO_CUDA_JIT") == nullptr || std::string(std::getenv("GO_CUDA_JIT")) != "0") {
-      std::call_once(told, [&] {
-        std::fprintf(stderr, "gemm-oracle: %s; the fast FP8 GEMM uses its ahead-of-time kernels (same bits)\n",
-                     why.c_str());
-      });
-    }
-    return launch_aot(p, a, a_rows, a_row_stride, b, b_rows, b_row_stride, sms, stream, used, why);
-  }
-  if (!choose_fast_config(p, sms, &c, err)) return cudaErrorInvalidValue;
-  fill_blocks(&p, c);
+  FastParams p;
   CUfunction fn = nullptr;
   KernelFacts facts;
-  if (!jit_kernel(c, p, &fn, &facts, &why)) {
-    // A JIT failure is reported, not hidden: the AOT kernels still give the same bits.
-    std::fprintf(stderr, "gemm-oracle: fast FP8 kernel JIT failed, using the ahead-of-time kernel: %s\n", why.c_str());
-    p.m_blocks = (p.M + kFBM - 1) / kFBM;
-    return launch_aot(p, a, a_rows, a_row_stride, b, b_rows, b_row_stride, sms, stream, used, "JIT failed");
-  }
   CUtensorMap ma, mb, msfa, md;
-  if (!make_map(&ma, a, a_rows, p.K, a_row_stride, c.bm / c.multicast) ||
-      !make_map(&mb, b, b_rows, p.K, b_row_stride, c.bn)) {
-    return cudaSuccess;
-  }
-  make_sfa_map(&p, c.bm, c.sfa_tma, &msfa);
+};
+
+// Builds the maps of configuration c (false: a map was refused, the caller takes the simple path).
+bool prepare_maps(Prepared* k, const void* a, int64_t a_rows, int64_t a_row_stride, const void* b, int64_t b_rows,
+                  int64_t b_row_stride) {
+  FastChoice& c = k->c;
+  FastParams& p = k->p;
+  fill_blocks(&p, c);
+  if (!make_map(&k->ma, a, a_rows, p.K, a_row_stride, c.bm / c.multicast) ||
+      !make_map(&k->mb, b, b_rows, p.K, b_row_stride, c.bn))
+    return false;
+  make_sfa_map(&p, c.bm, c.sfa_tma, &k->msfa);
   c.sfa_tma = p.sfa_tma != 0;
-  make_d_map(&p, c.bn, c.epi == kEpiTma, &md);
-  *used = true;
-  t_last_config = describe(c, c.shape ? "jit=shape" : "jit=generic");
+  make_d_map(&p, c.bn, c.epi == kEpiTma, &k->md);
+  return true;
+}
+
+std::string describe_launch(const Prepared& k) {
+  std::string s = describe(k.c, k.c.shape ? "jit=shape" : "jit=generic");
   // D's layout refused a TMA map: the epi=tma kernel stores every chunk from its threads.
-  if (c.epi == kEpiTma && !p.d_tma) t_last_config += " d=threads";
-  if (p.units == 0) return cudaSuccess;
+  if (k.c.epi == kEpiTma && !k.p.d_tma) s += " d=threads";
+  return s;
+}
+
+cudaError_t launch_prepared(Prepared& k, int sms, cudaStream_t stream, std::string* err) {
+  FastChoice& c = k.c;
+  FastParams& p = k.p;
   // Persistent grid: one CTA per SM, as many clusters as can be resident together (a cluster must fit in one GPC).
   int clusters = std::min(p.units, sms / c.multicast);
-  if (facts.max_clusters > 0) clusters = std::min(clusters, facts.max_clusters);
+  if (k.facts.max_clusters > 0) clusters = std::min(clusters, k.facts.max_clusters);
   if (c.split_k > 1) {
     // The workspace holds every K block's f32 result of the padded tiles (ws[kb][row][col]).
     p.ws_pitch = static_cast<int64_t>(p.n_blocks) * c.bn;
@@ -511,13 +521,13 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
       return e;
     }
   }
-  void* args[] = {&ma, &mb, &msfa, &md, &p};
-  const CUresult r = go_jit::launch(fn, static_cast<unsigned>(clusters * c.multicast), kFastThreads,
+  void* args[] = {&k.ma, &k.mb, &k.msfa, &k.md, &p};
+  const CUresult r = go_jit::launch(k.fn, static_cast<unsigned>(clusters * c.multicast), kFastThreads,
                                     static_cast<unsigned>(c.multicast), static_cast<unsigned>(smem_bytes(c)),
                                     stream, args);
   if (r != CUDA_SUCCESS) {
     if (p.ws) cudaFreeAsync(p.ws, stream);
-    *err = "cuLaunchKernelEx(fast FP8 GEMM, " + t_last_config + "): " + go_jit::driver_error(r);
+    *err = "cuLaunchKernelEx(fast FP8 GEMM, " + describe_launch(k) + "): " + go_jit::driver_error(r);
     return cudaErrorLaunchFailure;
   }
   if (c.split_k > 1) {
@@ -534,18 +544,101 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
   return cudaSuccess;
 }
 
+// The configurations of a call: one, or for a contiguous layout checked on the device whose tile height depends on
+// whether its groups fit 256-row tiles, two (*n = 2: [0] for groups that fit, BLOCK_M 256; [1] for those that do not).
+bool choose_for_call(const FastParams& p, int sms, FastChoice out[2], int* n, std::string* err) {
+  *n = 1;
+  const bool contiguous = p.gate_kind == kGateClassic || p.gate_kind == kGatePsum;
+  if (!contiguous) return choose_fast_config(p, sms, &out[0], err);
+  FastParams q = p;
+  q.tiles256 = 1;
+  if (!choose_fast_config(q, sms, &out[0], err)) return false;
+  if (out[0].bm != 256) return true;  // the same either way
+  q.tiles256 = 0;
+  if (!choose_fast_config(q, sms, &out[1], err)) return false;
+  *n = 2;
+  return true;
+}
+
+}  // namespace
+
+cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, int64_t a_row_stride, const void* b,
+                                 int64_t b_rows, int64_t b_row_stride, cudaStream_t stream, bool* used,
+                                 std::string* err) {
+  *used = false;
+  const int sms = sm_count();
+  p.m_blocks = (p.M + kFBM - 1) / kFBM;
+  std::string why;
+  if (!go_jit::available(&why)) {
+    // Said once per process unless the JIT was turned off on purpose; go_ext_fast_last_config says it per call.
+    static std::once_flag told;
+    if (std::getenv("GO_CUDA_JIT") == nullptr || std::string(std::getenv("GO_CUDA_JIT")) != "0") {
+      std::call_once(told, [&] {
+        std::fprintf(stderr, "gemm-oracle: %s; the fast FP8 GEMM uses its ahead-of-time kernels (same bits)\n",
+                     why.c_str());
+      });
+    }
+    return launch_aot(p, a, a_rows, a_row_stride, b, b_rows, b_row_stride, sms, stream, used, why);
+  }
+  FastChoice cs[2];
+  int n = 1;
+  if (!choose_for_call(p, sms, cs, &n, err)) return cudaErrorInvalidValue;
+  Prepared k[2];
+  for (int i = 0; i < n; ++i) {
+    k[i].c = cs[i];
+    k[i].p = p;
+    k[i].p.tiles256 = n == 2 && i == 0 ? 1 : 0;
+    fill_blocks(&k[i].p, k[i].c);
+    if (!jit_kernel(k[i].c, k[i].p, &k[i].fn, &k[i].facts, &why)) {
+      // A JIT failure is reported, not hidden: the AOT kernels still give the same bits.
+      std::fprintf(stderr, "gemm-oracle: fast FP8 kernel JIT failed, using the ahead-of-time kernel: %s\n", why.c_str());
+      return launch_aot(p, a, a_rows, a_row_stride, b, b_rows, b_row_stride, sms, stream, used, "JIT failed");
+    }
+    if (!prepare_maps(&k[i], a, a_rows, a_row_stride, b, b_rows, b_row_stride)) return cudaSuccess;
+  }
+  *used = true;
+  t_last_config = describe_launch(k[0]);
+  if (n == 2) {
+    t_last_config += " (groups not on 256-row tiles: bm=" + std::to_string(k[1].c.bm) + " bn=" + std::to_string(k[1].c.bn) +
+                     " stages=" + std::to_string(k[1].c.stages) + ")";
+  }
+  bool work = false;
+  for (int i = 0; i < n; ++i) work = work || k[i].p.units > 0;
+  if (!work) return cudaSuccess;
+  FastParams gated = p;
+  if (const cudaError_t e = start_gate(&gated, stream); e != cudaSuccess) {
+    *err = std::string("grouped index check kernel: ") + cudaGetErrorString(e);
+    return e;
+  }
+  for (int i = 0; i < n; ++i) {
+    k[i].p.gate = gated.gate;
+    k[i].p.gate_want = n == 1 ? kWantValid : i == 0 ? kWantFits256 : kWantNot256;
+    if (k[i].p.units == 0) continue;
+    if (const cudaError_t e = launch_prepared(k[i], sms, stream, err); e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
 int prepare_fp8_gemm_fast(FastParams p, std::string* err) {
   std::string why;
   if (!go_jit::available(&why)) {
     *err = why;
     return 1;
   }
-  FastChoice c;
+  // Contiguous layouts are checked on the device: both tile heights a call may launch are compiled.
+  if ((p.mode == kFastClassic || p.mode == kFastPsum) && p.gate_kind == kGateNone)
+    p.gate_kind = p.mode == kFastClassic ? kGateClassic : kGatePsum;
+  FastChoice cs[2];
+  int n = 1;
   p.m_blocks = (p.M + kFBM - 1) / kFBM;
-  if (!choose_fast_config(p, sm_count(), &c, err)) return 1;
-  fill_blocks(&p, c);
-  CUfunction fn = nullptr;
-  return jit_kernel(c, p, &fn, nullptr, err) ? 0 : 1;
+  if (!choose_for_call(p, sm_count(), cs, &n, err)) return 1;
+  for (int i = 0; i < n; ++i) {
+    FastParams q = p;
+    fill_blocks(&q, cs[i]);
+    CUfunction fn = nullptr;
+    if (!jit_kernel(cs[i], q, &fn, nullptr, err)) return 1;
+  }
+  return 0;
 }
 
 std::string last_fast_config() { return t_last_config; }

@@ -358,6 +358,12 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0), tid = threadIdx.x % 128,
             warp = tid / 32, lane = tid % 32;
   const uint32_t full_u = smem_addr(full), empty_u = smem_addr(empty);  // barrier s lies at + 8 * s
+  // Grouped calls: the gate kernel (grouped_gate.h) ran first on this stream. A bad layout, or groups that this
+  // kernel's tile height was not launched for, and the whole grid returns here (every CTA of a cluster alike).
+  if (p.gate != nullptr) {
+    const bool bad = p.gate[kGateBad] != 0, fits = p.gate[kGateFits256] != 0;
+    if (bad || (p.gate_want == kWantFits256 && !fits) || (p.gate_want == kWantNot256 && fits)) return;
+  }
   const int rank = MC > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {

@@ -1374,6 +1374,89 @@ int main(int argc, char** argv) {
     probe("go_set_device out of range", cuda.set_device(ndev), GO_ERR_INVALID_ARGUMENT);
     cuda.free_(p);
   }
+  // Grouped index tensors that the fast path checks on the device (kernels/cuda/grouped_gate.h): a bad entry is
+  // refused with the host check's words, D is left as it was, and the next good call runs (the error was cleared).
+  // Zero A and scales: a good call writes zeros over D's 1.0 sentinel.
+  if (!cpu_only) {
+    const int64_t M = 256, N = 128, K = 128, G = 2;
+    void *pa = nullptr, *pb = nullptr, *psf = nullptr, *pd = nullptr, *pi = nullptr;
+    cuda.alloc(M * K, &pa);
+    cuda.alloc(G * N * K, &pb);
+    cuda.alloc(4 * (2 * M + 2 * G), &psf);
+    cuda.alloc(2 * G * M * N, &pd);
+    cuda.alloc(4 * M, &pi);
+    std::vector<uint8_t> zeros(static_cast<size_t>(G * N * K), 0);
+    cuda.copy_in(pa, zeros.data(), M * K);
+    cuda.copy_in(pb, zeros.data(), G * N * K);
+    cuda.copy_in(psf, zeros.data(), 4 * (2 * M + 2 * G));
+    go_tensor a{}, b{}, sfa{}, sfb{}, d{}, gl{};
+    auto set = [](go_tensor& t, void* p, int32_t dt, std::vector<int64_t> shape, std::vector<int64_t> strides) {
+      t.data = p, t.dtype = dt, t.ndim = static_cast<int32_t>(shape.size());
+      for (size_t i = 0; i < shape.size(); ++i) t.shape[i] = shape[i], t.strides[i] = strides[i];
+    };
+    const std::vector<uint16_t> sentinel(static_cast<size_t>(G * M * N), 0x3f80);  // bf16 1.0
+    std::vector<uint16_t> back(sentinel.size());
+    auto d_kept = [&](int64_t n) {
+      cuda.copy_out(back.data(), pd, 2 * n);
+      return std::equal(back.begin(), back.begin() + n, sentinel.begin());
+    };
+    auto d_zero = [&](int64_t n) {
+      cuda.copy_out(back.data(), pd, 2 * n);
+      return std::all_of(back.begin(), back.begin() + n, [](uint16_t v) { return v == 0; });
+    };
+    auto message = [&](const char* want) { return std::strstr(cuda.last_error(), want) != nullptr; };
+    // Contiguous, classic: row 130 names group 5 of 2.
+    set(a, pa, GO_E4M3, {M, K}, {K, 1});
+    set(b, pb, GO_E4M3, {G, N, K}, {N * K, K, 1});
+    set(sfa, psf, GO_F32, {M, 1}, {1, M});
+    set(sfb, static_cast<float*>(psf) + 2 * M, GO_F32, {G, 1, 1}, {1, 1, 1});
+    set(d, pd, GO_BF16, {M, N}, {N, 1});
+    set(gl, pi, GO_I32, {M}, {1});
+    std::vector<int32_t> idx(static_cast<size_t>(M));
+    for (int64_t i = 0; i < M; ++i) idx[static_cast<size_t>(i)] = static_cast<int32_t>(i / 128);
+    idx[130] = 5;
+    cuda.copy_in(pi, idx.data(), 4 * M);
+    cuda.copy_in(pd, sentinel.data(), 2 * M * N);
+    int32_t st = cuda.mg_fp8(&a, &sfa, &b, &sfb, &d, &gl, 1, 128, 128, 128, 0, 128, GO_MODEL_SM90_1D2D);
+    probe("contiguous layout with group 5 of 2 (checked on the device)",
+          st == GO_ERR_INVALID_ARGUMENT && message("grouped_layout[130] = 5 is neither -1 nor a group in [0, 2)") &&
+                  d_kept(M * N)
+              ? 1
+              : 0,
+          1);
+    idx[130] = 1;
+    cuda.copy_in(pi, idx.data(), 4 * M);
+    st = cuda.mg_fp8(&a, &sfa, &b, &sfb, &d, &gl, 1, 128, 128, 128, 0, 128, GO_MODEL_SM90_1D2D);
+    probe("the same call with the layout repaired runs", st == GO_OK && d_zero(M * N) ? 1 : 0, 1);
+    // Psum: ends 200 then 100.
+    const int32_t ends[2] = {200, 100};
+    cuda.copy_in(pi, ends, sizeof ends);
+    set(gl, pi, GO_I32, {G}, {1});
+    cuda.copy_in(pd, sentinel.data(), 2 * M * N);
+    st = cuda.mg_fp8(&a, &sfa, &b, &sfb, &d, &gl, 1, 128, 128, 128, 1, 128, GO_MODEL_SM90_1D2D);
+    probe("psum layout with decreasing ends",
+          st == GO_ERR_INVALID_ARGUMENT && message("grouped_layout[1] = 100: psum ends must be non-decreasing") &&
+                  d_kept(M * N)
+              ? 1
+              : 0,
+          1);
+    // Masked: masked_m[1] = 300 > Mmax = 128.
+    const int64_t Mmax = 128;
+    const int32_t mm[2] = {5, 300};
+    cuda.copy_in(pi, mm, sizeof mm);
+    set(a, pa, GO_E4M3, {G, Mmax, K}, {Mmax * K, K, 1});
+    set(sfa, psf, GO_F32, {G, Mmax, 1}, {Mmax, 1, Mmax});
+    set(d, pd, GO_BF16, {G, Mmax, N}, {Mmax * N, N, 1});
+    set(gl, pi, GO_I32, {G}, {1});
+    cuda.copy_in(pd, sentinel.data(), 2 * G * Mmax * N);
+    st = cuda.masked_fp8(&a, &sfa, &b, &sfb, &d, &gl, 1, 128, 128, 128, GO_MODEL_SM90_1D2D);
+    probe("masked_m past Mmax", st == GO_ERR_INVALID_ARGUMENT && message("masked_m[1] = 300 is outside [0, 128]") &&
+                                        d_kept(G * Mmax * N)
+                                    ? 1
+                                    : 0,
+          1);
+    for (void* q : {pa, pb, psf, pd, pi}) cuda.free_(q);
+  }
 
   std::printf("\nSUMMARY cases=%zu elements_vs_cpu=%lld elements_vs_model=%lld reruns=%d failures=%d probes=%d/%d\n",
               cases.size(), static_cast<long long>(total_elems), static_cast<long long>(total_model_elems), reruns,

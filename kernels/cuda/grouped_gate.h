@@ -1,0 +1,54 @@
+// The index tensors of grouped GEMMs (grouped_layout, masked_m), checked on the device for the fast FP8 kernels, so
+// that a call never waits for the GPU to copy them to the host: one small kernel reads them, writes what the call's
+// GEMM kernels need (is the layout valid, do its groups fit 256-row tiles) into a per-device gate block, and keeps the
+// first error it finds until the host looks (after the call's synchronisation, or go_synchronize under
+// GO_CUDA_ASYNC=1). The GEMM kernels read the gate first and launch no work on a bad layout (D is left as it was) or
+// when they were launched for the other tile height (sm90_fp8_fast.cu launches a BLOCK_M 256 kernel and a BLOCK_M 128
+// one where the host cannot know which fits, and one of them returns at once).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+namespace go_sm90 {
+
+/// What the gate checks: a classic contiguous layout (M entries: -1 or a group), a psum layout (G non-decreasing
+/// ends <= M), or masked_m (G counts in [0, Mmax]).
+enum GateKind : int { kGateNone = 0, kGateClassic = 1, kGatePsum = 2, kGateMasked = 3 };
+
+/// Slots of the gate block (int32 each). kGateBad, kGateFits256: the current call's layout; the kGateErr* slots: the
+/// first error since the host last looked (kGateErrKind 0: none).
+enum GateSlot : int {
+  kGateBad = 0,
+  kGateFits256 = 1,
+  kGateErrKind = 2,
+  kGateErrIndex = 3,
+  kGateErrValue = 4,
+  kGateErrBound = 5,
+  kGateSlots = 8
+};
+
+/// Which GEMM kernels of a call run (FastParams::gate_want): every one if the layout is valid, or only the one for
+/// groups that fit 256-row tiles, or only the one for groups that do not.
+enum GateWant : int { kWantValid = 0, kWantFits256 = 1, kWantNot256 = 2 };
+
+/// Whether 256-row tiles (BLOCK_M 256) can run a contiguous layout: classic, no 256-row block holds rows of two
+/// groups, or group rows after padding rows (-1); psum, every group starts (its previous end aligned up to mk) on a
+/// multiple of 256. The gate kernel and the host's check of the simple path share these two rules.
+__host__ __device__ inline bool fits256_classic(int32_t at_m0, int32_t at_m0_plus_128) {
+  return at_m0_plus_128 == at_m0 || at_m0_plus_128 == -1;
+}
+__host__ __device__ inline bool fits256_psum(int64_t previous_end, int mk) { return (previous_end + mk - 1) / mk * mk % 256 == 0; }
+
+/// Launches the check of `v` (n entries) on `stream` into this device's gate block, which *gate receives. M: rows
+/// (classic, psum) or Mmax (masked); G: groups.
+cudaError_t launch_gate_check(GateKind kind, const int32_t* v, int64_t n, int64_t M, int64_t G, int mk,
+                              cudaStream_t stream, int32_t** gate);
+
+/// The first error the gate kernels of this device found since the last look, as the host check of the simple path
+/// words it ("grouped_layout[7] = 9 is neither -1 nor a group in [0, 4)"); empty if none. The device must have
+/// finished the calls (the caller synchronises). Clears the error.
+cudaError_t gate_take_error(std::string* msg);
+
+}  // namespace go_sm90
