@@ -1287,6 +1287,27 @@ int32_t go_ext_jit_stats(go_cuda_jit_stats* out) {
   return GO_OK;
 }
 
+int32_t go_ext_grouped_gate(const go_tensor* index_, int32_t kind, int64_t m, int64_t g, int32_t mk, int32_t* fits256) {
+  GO_TRY(bind_device());
+  if (fits256 == nullptr) return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_grouped_gate: fits256 is NULL");
+  if (kind < go_sm90::kGateClassic || kind > go_sm90::kGateMasked)
+    return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_grouped_gate: kind %d (1 classic, 2 psum, 3 masked)", kind);
+  if (m < 0 || g < 0 || m >= (int64_t(1) << 31) || g >= (int64_t(1) << 31) || mk <= 0)
+    return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_grouped_gate: m %lld, g %lld, mk %d out of range", (long long)m,
+                (long long)g, mk);
+  TV t;
+  GO_TRY(check_tensor(index_, "index", false, {GO_I32}, 1, 1, t));
+  if (t.strides[0] != 1) return fail(GO_ERR_UNSUPPORTED, "go_ext_grouped_gate: index must be contiguous");
+  int32_t* gate = nullptr;
+  GO_CUDA(go_sm90::launch_gate_check(static_cast<go_sm90::GateKind>(kind), reinterpret_cast<const int32_t*>(t.data),
+                                     t.shape[0], m, g, mk, 0, &gate),
+          "go_ext_grouped_gate");
+  GO_CUDA(cudaDeviceSynchronize(), "go_ext_grouped_gate");
+  GO_CUDA(cudaMemcpy(fits256, gate + go_sm90::kGateFits256, sizeof(int32_t), cudaMemcpyDeviceToHost),
+          "go_ext_grouped_gate");
+  return gate_status("go_ext_grouped_gate");
+}
+
 int32_t go_ext_fast_last_config(char* buf, int64_t len) {
   if (buf == nullptr || len < 1) return fail(GO_ERR_INVALID_ARGUMENT, "go_ext_fast_last_config: buffer is NULL or empty");
   const std::string c = go_sm90::last_fast_config();

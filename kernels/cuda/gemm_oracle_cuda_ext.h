@@ -64,6 +64,13 @@ int32_t go_ext_fast_prepare(int32_t mode, int64_t m, int64_t n, int64_t k, int64
 int32_t go_ext_fast_choose(int32_t mode, int64_t m, int64_t n, int64_t k, int64_t g, int32_t sms, int32_t tiles256,
                            const char* override_text, char* buf, int64_t len);
 
+/* Runs the device check of a grouped index tensor (grouped_gate.h) that the fast FP8 GEMM runs ahead of its kernels,
+ * and waits for it: index i32 [n] contiguous on this device; kind 1: classic contiguous layout (n = m entries, -1 or
+ * a group in [0, g)), 2: psum layout (g non-decreasing ends <= m; mk: mk_alignment), 3: masked_m (g counts in
+ * [0, m]). *fits256: whether 256-row tiles fit the groups (kinds 1 and 2). Returns GO_ERR_INVALID_ARGUMENT with the
+ * first bad entry in the GEMM's words; like go_synchronize, it reports an error an earlier asynchronous call left. */
+int32_t go_ext_grouped_gate(const go_tensor* index, int32_t kind, int64_t m, int64_t g, int32_t mk, int32_t* fits256);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1457,6 +1457,62 @@ int main(int argc, char** argv) {
           1);
     for (void* q : {pa, pb, psf, pd, pi}) cuda.free_(q);
   }
+  // The device check's verdict on 256-row tiles (go_ext_grouped_gate) against this file's own reading of the rule:
+  // classic, no 256-row block has rows of two groups, or group rows after padding (-1); psum, every group starts (its
+  // previous end aligned up to mk) on a multiple of 256. A wrong "fits" would run BLOCK_M 256 over two groups.
+  using GateFn = int32_t (*)(const go_tensor*, int32_t, int64_t, int64_t, int32_t, int32_t*);
+  if (auto gate = reinterpret_cast<GateFn>(dlsym(cuda.h, "go_ext_grouped_gate")); gate != nullptr && !cpu_only) {
+    void* pi = nullptr;
+    const int64_t cap = 4096;
+    cuda.alloc(4 * cap, &pi);
+    auto run_gate = [&](const std::vector<int32_t>& v, int32_t kind, int64_t m, int64_t g, int32_t* fits) {
+      cuda.copy_in(pi, v.data(), 4 * v.size());
+      go_tensor t{};
+      t.data = pi, t.dtype = GO_I32, t.ndim = 1, t.shape[0] = static_cast<int64_t>(v.size()), t.strides[0] = 1;
+      return gate(&t, kind, m, g, 128, fits);
+    };
+    int agree = 0, total = 0;
+    uint64_t state = 0x9e3779b97f4a7c15ull;
+    auto next = [&](int64_t mod) {
+      state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+      return static_cast<int64_t>(state % static_cast<uint64_t>(mod));
+    };
+    for (int trial = 0; trial < 24; ++trial) {
+      // Classic: 128-row blocks, each a group in [0, 4) or padding; M up to 4096 (odd block counts too).
+      const int64_t blocks = 1 + next(32), m = 128 * blocks;
+      std::vector<int32_t> v(static_cast<size_t>(m));
+      for (int64_t b = 0; b < blocks; ++b) {
+        const int32_t grp = next(5) == 0 ? -1 : static_cast<int32_t>(trial % 3 == 0 ? (b / 2) % 4 : next(4));
+        for (int64_t r = 0; r < 128; ++r) v[static_cast<size_t>(128 * b + r)] = grp;
+      }
+      bool want = true;
+      for (int64_t m0 = 0; m0 + 128 < m; m0 += 256)
+        want = want && (v[static_cast<size_t>(m0 + 128)] == v[static_cast<size_t>(m0)] || v[static_cast<size_t>(m0 + 128)] == -1);
+      int32_t fits = -1;
+      const int32_t st = run_gate(v, 1, m, 4, &fits);
+      ++total;
+      agree += st == GO_OK && fits == (want ? 1 : 0);
+      // Psum: 4 non-decreasing ends.
+      std::vector<int32_t> ends(4);
+      int32_t e = 0;
+      for (auto& x : ends) x = e += static_cast<int32_t>(trial % 3 == 0 ? 256 * next(3) : next(400));
+      bool want_p = true;
+      int64_t prev = 0;
+      for (int32_t x : ends) want_p = want_p && ((prev + 127) / 128 * 128) % 256 == 0, prev = x;
+      const int32_t st_p = run_gate(ends, 2, e + 1, 4, &fits);
+      ++total;
+      agree += st_p == GO_OK && fits == (want_p ? 1 : 0);
+    }
+    probe("device check: 256-row tile verdicts match the rule", agree == total ? 1 : 0, 1);
+    int32_t fits = 0;
+    probe("device check: classic group 4 of 4 refused",
+          run_gate(std::vector<int32_t>(256, 4), 1, 256, 4, &fits) == GO_ERR_INVALID_ARGUMENT &&
+                  std::strstr(cuda.last_error(), "grouped_layout[0] = 4 is neither -1") != nullptr
+              ? 1
+              : 0,
+          1);
+    cuda.free_(pi);
+  }
 
   std::printf("\nSUMMARY cases=%zu elements_vs_cpu=%lld elements_vs_model=%lld reruns=%d failures=%d probes=%d/%d\n",
               cases.size(), static_cast<long long>(total_elems), static_cast<long long>(total_model_elems), reruns,
