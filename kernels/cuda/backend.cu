@@ -472,6 +472,17 @@ int32_t run_fast(const go_sm90::FastParams& f, const TV& a, int64_t a_rows, cons
 }
 
 // The shape of an m-grouped layout and its mk_alignment (no entry is read).
+// The entries of an index tensor on the host, by the device check's rules and in its words (grouped_gate.h).
+int32_t check_index_entries(const std::vector<int32_t>& h, go_sm90::GateKind kind, int64_t M, int64_t G) {
+  for (size_t i = 0; i < h.size(); ++i) {
+    if (go_sm90::gate_entry_bad(kind, h[i], kind == go_sm90::kGatePsum && i > 0 ? h[i - 1] : 0, M, G)) {
+      const std::string msg = go_sm90::gate_message(kind, static_cast<int64_t>(i), h[i], go_sm90::gate_bound(kind, M, G));
+      return fail(GO_ERR_INVALID_ARGUMENT, "%s", msg.c_str());
+    }
+  }
+  return GO_OK;
+}
+
 int32_t check_grouped_shape(const TV& gl, int64_t M, int64_t G, bool psum, int32_t mk) {
   if (mk <= 0 || mk % 64 != 0)
     return fail(GO_ERR_UNSUPPORTED, "mk_alignment %d: the SM90 backend needs a positive multiple of 64", mk);
@@ -489,15 +500,7 @@ int32_t check_grouped_layout(const TV& gl, int64_t M, int64_t G, bool psum, int3
   GO_TRY(check_grouped_shape(gl, M, G, psum, mk));
   std::vector<int32_t> h;
   GO_TRY(copy_to_host(gl, h, "grouped_layout"));
-  int64_t prev = 0;
-  for (size_t i = 0; i < h.size(); ++i) {
-    if (!psum && (h[i] < -1 || h[i] >= G))
-      return fail(GO_ERR_INVALID_ARGUMENT, "grouped_layout[%zu] = %d is neither -1 nor a group in [0, %lld)", i, h[i], (long long)G);
-    if (psum && (h[i] < prev || h[i] > M))
-      return fail(GO_ERR_INVALID_ARGUMENT, "grouped_layout[%zu] = %d: psum ends must be non-decreasing and <= M = %lld", i, h[i], (long long)M);
-    if (psum) prev = h[i];
-  }
-  return GO_OK;
+  return check_index_entries(h, psum ? go_sm90::kGatePsum : go_sm90::kGateClassic, M, G);
 }
 
 int32_t check_masked_m_shape(const TV& mm, int64_t G) {
@@ -509,10 +512,7 @@ int32_t check_masked_m(const TV& mm, int64_t G, int64_t Mmax) {
   GO_TRY(check_masked_m_shape(mm, G));
   std::vector<int32_t> h;
   GO_TRY(copy_to_host(mm, h, "masked_m"));
-  for (size_t i = 0; i < h.size(); ++i)
-    if (h[i] < 0 || h[i] > Mmax)
-      return fail(GO_ERR_INVALID_ARGUMENT, "masked_m[%zu] = %d is outside [0, %lld]", i, h[i], (long long)Mmax);
-  return GO_OK;
+  return check_index_entries(h, go_sm90::kGateMasked, Mmax, G);
 }
 
 int32_t read_ks(const TV& ks, std::vector<int32_t>& h) {

@@ -1,7 +1,6 @@
 // The gate kernel of grouped_gate.h and its per-device block.
 #include <climits>
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -21,18 +20,10 @@ __global__ void __launch_bounds__(1024) gate_check(int kind, const int32_t* v, i
   if (threadIdx.x == 0) first_bad = ULLONG_MAX, not256 = 0;
   __syncthreads();
   auto check = [&](int64_t i, int32_t x) {
-    bool bad = false;
-    if (kind == kGateClassic) {
-      bad = x < -1 || x >= G;
-      if (i % 256 == 0 && i + 128 < M && !fits256_classic(x, v[i + 128])) not256 = 1;
-    } else if (kind == kGatePsum) {
-      const int64_t previous = i == 0 ? 0 : v[i - 1];
-      bad = x < previous || x > M;
-      if (!fits256_psum(previous, mk)) not256 = 1;
-    } else {
-      bad = x < 0 || x > M;
-    }
-    if (bad) atomicMin(&first_bad, static_cast<unsigned long long>(i));
+    const int64_t previous = kind == kGatePsum && i > 0 ? v[i - 1] : 0;
+    if (kind == kGateClassic && i % 256 == 0 && i + 128 < M && !fits256_classic(x, v[i + 128])) not256 = 1;
+    if (kind == kGatePsum && !fits256_psum(previous, mk)) not256 = 1;
+    if (gate_entry_bad(kind, x, previous, M, G)) atomicMin(&first_bad, static_cast<unsigned long long>(i));
   };
   constexpr int kUnroll = 8;
   int64_t scalar_from = 0;
@@ -64,7 +55,7 @@ __global__ void __launch_bounds__(1024) gate_check(int kind, const int32_t* v, i
       gate[kGateErrKind] = kind;
       gate[kGateErrIndex] = static_cast<int32_t>(first_bad);
       gate[kGateErrValue] = v[first_bad];
-      gate[kGateErrBound] = static_cast<int32_t>(kind == kGateClassic ? G : M);
+      gate[kGateErrBound] = static_cast<int32_t>(gate_bound(kind, M, G));
     }
   }
 }
@@ -112,15 +103,7 @@ cudaError_t gate_take_error(std::string* msg) {
   if ((e = cudaMemcpy(h, it->second.block, sizeof h, cudaMemcpyDeviceToHost)) != cudaSuccess) return e;
   it->second.looked = true;
   if (h[kGateErrKind] == 0) return cudaSuccess;
-  char buf[200];
-  const int i = h[kGateErrIndex], x = h[kGateErrValue], bound = h[kGateErrBound];
-  if (h[kGateErrKind] == kGateClassic)
-    std::snprintf(buf, sizeof buf, "grouped_layout[%d] = %d is neither -1 nor a group in [0, %d)", i, x, bound);
-  else if (h[kGateErrKind] == kGatePsum)
-    std::snprintf(buf, sizeof buf, "grouped_layout[%d] = %d: psum ends must be non-decreasing and <= M = %d", i, x, bound);
-  else
-    std::snprintf(buf, sizeof buf, "masked_m[%d] = %d is outside [0, %d]", i, x, bound);
-  *msg = buf;
+  *msg = gate_message(h[kGateErrKind], h[kGateErrIndex], h[kGateErrValue], h[kGateErrBound]);
   return cudaMemset(it->second.block + kGateErrKind, 0, 4 * sizeof(int32_t));
 }
 

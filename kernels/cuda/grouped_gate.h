@@ -41,6 +41,28 @@ __host__ __device__ inline bool fits256_classic(int32_t at_m0, int32_t at_m0_plu
 }
 __host__ __device__ inline bool fits256_psum(int64_t previous_end, int mk) { return (previous_end + mk - 1) / mk * mk % 256 == 0; }
 
+/// Whether entry x of an index tensor of this kind breaks its rule: classic, -1 or a group in [0, G); psum, an end
+/// at least the previous one (`previous`: the entry before, 0 for the first) and at most M; masked, a count in
+/// [0, M] (M: Mmax). The gate kernel and the host check of the simple kernels apply the same rule.
+__host__ __device__ inline bool gate_entry_bad(int kind, int64_t x, int64_t previous, int64_t M, int64_t G) {
+  if (kind == kGateClassic) return x < -1 || x >= G;
+  if (kind == kGatePsum) return x < previous || x > M;
+  return x < 0 || x > M;
+}
+
+/// The bound a bad entry of this kind is reported against: G (classic) or M (psum; masked: Mmax).
+__host__ __device__ inline int64_t gate_bound(int kind, int64_t M, int64_t G) { return kind == kGateClassic ? G : M; }
+
+/// The error for bad entry `index` = `value`, worded alike by both checks, e.g. "grouped_layout[130] = 5 is neither
+/// -1 nor a group in [0, 2)".
+inline std::string gate_message(int kind, int64_t index, int64_t value, int64_t bound) {
+  const std::string at = (kind == kGateMasked ? "masked_m[" : "grouped_layout[") + std::to_string(index) + "] = " +
+                         std::to_string(value);
+  if (kind == kGateClassic) return at + " is neither -1 nor a group in [0, " + std::to_string(bound) + ")";
+  if (kind == kGatePsum) return at + ": psum ends must be non-decreasing and <= M = " + std::to_string(bound);
+  return at + " is outside [0, " + std::to_string(bound) + "]";
+}
+
 /// Launches the check of `v` (n entries) on `stream` into this device's gate block, which *gate receives. M: rows
 /// (classic, psum) or Mmax (masked); G: groups.
 cudaError_t launch_gate_check(GateKind kind, const int32_t* v, int64_t n, int64_t M, int64_t G, int mk,

@@ -1,7 +1,8 @@
 // The fast SM90 FP8 GEMM's tile walk writes the same elements, once each, with the same B group and kind (computed or
 // zero) at BLOCK_M 64 and 256, BLOCK_N 64 / 128 / 144 and multicast 1 / 2 as at BLOCK_M 128, the tiling checked bit
 // for bit on an H200, for dense, contiguous (classic, psum) and masked layouts; split K runs every (tile, K block) of a
-// dense walk exactly once; the TMA-store epilogue never rewrites a staging buffer that a store of its may still read.
+// dense walk exactly once; the TMA-store epilogue never rewrites a staging buffer that a store of its may still read;
+// the grouped index rules and error words of grouped_gate.h hold at their bounds.
 // tests/kernels/fast_tiles_check.cu runs the kernel header's fast_tile, fast_chunk_tma and fast_epi_pending on the
 // host: nvcc, no GPU, so CI runs it.
 import assert from "node:assert/strict";
@@ -53,6 +54,10 @@ Deno.test({
           assert.ok(/masked Mmax384 .* +bm128 bn64 mc2 tma +no buffer rewritten early/.test(out));
           const oldRule = out.match(/waiting as if every chunk went by TMA: (\d+) layouts with a hazard/);
           assert.ok(oldRule && Number(oldRule[1]) > 0, "the replay must catch the old waiting rule");
+          // The grouped index rules (grouped_gate.h): 12 entries at their bounds, the three messages, 256-row fits.
+          assert.equal(out.match(/^gate rule kind \d: .* (accepted|refused)$/gm)?.length, 12);
+          assert.ok(out.includes("gate message kind 1: grouped_layout[130] = 5 is neither -1 nor a group in [0, 2)\n"));
+          assert.ok(out.includes("gate 256-row rules: as documented\n"));
         },
       );
     } finally {

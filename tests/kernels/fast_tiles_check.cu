@@ -5,12 +5,15 @@
 // kind (computed or zero). BLOCK_M 128 is the tiling checked bit for bit on an H200 (tests/gpu/check.cpp); this pins
 // the other tilings to it without a GPU. Split K (dense): the units of S splits must run every (tile, K block) of the
 // unsplit walk exactly once. The TMA-store epilogue: replayed per math warpgroup, no staging buffer may be rewritten
-// while one of its stores may still read it (and the waiting rule it replaced must be caught doing so). Run by
+// while one of its stores may still read it (and the waiting rule it replaced must be caught doing so). The index
+// rules and error words that the device check of grouped calls shares with the host check (grouped_gate.h). Run by
 // tests/kernels/cuda_fast_tiles_test.ts (nvcc, host code only).
 //
 // build: nvcc -std=c++17 -O2 -I kernels/cuda -o fast_tiles_check tests/kernels/fast_tiles_check.cu
 // usage: fast_tiles_check   (prints one line per case, then "SUMMARY cases=N failures=F"; exit 1 on a failure)
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -299,6 +302,49 @@ int main() {
   ++cases;
   if (old_rule_hazards == 0) ++failures;
   std::printf("epi=tma, waiting as if every chunk went by TMA: %d layouts with a hazard (must be > 0)\n", old_rule_hazards);
+  // The index rules of grouped_gate.h, which the device check of the fast path and the host check of the simple
+  // kernels share (the messages are the GEMM calls' errors): entries at and just past each bound.
+  struct Entry {
+    int kind;
+    int64_t x, previous, M, G;
+    bool bad;
+  };
+  const Entry entries[] = {
+      {kGateClassic, -1, 0, 256, 4, false}, {kGateClassic, 3, 0, 256, 4, false}, {kGateClassic, -2, 0, 256, 4, true},
+      {kGateClassic, 4, 0, 256, 4, true},   {kGatePsum, 100, 100, 256, 4, false}, {kGatePsum, 256, 100, 256, 4, false},
+      {kGatePsum, 99, 100, 256, 4, true},   {kGatePsum, 257, 100, 256, 4, true},  {kGateMasked, 0, 0, 128, 4, false},
+      {kGateMasked, 128, 0, 128, 4, false}, {kGateMasked, -1, 0, 128, 4, true},  {kGateMasked, 129, 0, 128, 4, true},
+  };
+  for (const Entry& e : entries) {
+    ++cases;
+    const bool bad = gate_entry_bad(e.kind, e.x, e.previous, e.M, e.G);
+    if (bad != e.bad) ++failures;
+    std::printf("gate rule kind %d: %lld (previous %lld, M %lld, G %lld) %s%s\n", e.kind, static_cast<long long>(e.x),
+                static_cast<long long>(e.previous), static_cast<long long>(e.M), static_cast<long long>(e.G),
+                bad ? "refused" : "accepted", bad == e.bad ? "" : " DIFFERS");
+  }
+  const std::tuple<int, std::string> messages[] = {
+      {kGateClassic, "grouped_layout[130] = 5 is neither -1 nor a group in [0, 2)"},
+      {kGatePsum, "grouped_layout[130] = 5: psum ends must be non-decreasing and <= M = 2"},
+      {kGateMasked, "masked_m[130] = 5 is outside [0, 2]"},
+  };
+  for (const auto& [kind, want] : messages) {
+    ++cases;
+    const std::string got = gate_message(kind, 130, 5, 2);
+    if (got != want) ++failures;
+    std::printf("gate message kind %d: %s%s\n", kind, got.c_str(), got == want ? "" : (" DIFFERS from " + want).c_str());
+  }
+  // 256-row tiles: a classic block pair fits when both halves hold one group or the second is padding; a psum group
+  // fits when its start (the previous end aligned up to mk) is a multiple of 256.
+  const bool fits[] = {fits256_classic(2, 2), fits256_classic(2, -1), !fits256_classic(2, 3), !fits256_classic(-1, 2),
+                       fits256_psum(0, 128),   fits256_psum(256, 128), fits256_psum(129, 256), !fits256_psum(100, 128)};
+  for (bool ok : fits) {
+    ++cases;
+    if (!ok) ++failures;
+  }
+  std::printf("gate 256-row rules: %s\n", std::all_of(std::begin(fits), std::end(fits), [](bool b) { return b; })
+                                             ? "as documented"
+                                             : "DIFFERS");
   std::printf("SUMMARY cases=%d failures=%d\n", cases, failures);
   return failures ? 1 : 0;
 }
