@@ -56,7 +56,8 @@ int32_t go_ext_fast_prepare(int32_t mode, int64_t m, int64_t n, int64_t k, int64
 
 /* The configuration the fast FP8 GEMM's heuristic picks for a call of this class on a GPU of `sms` SMs, without
  * compiling or launching anything (needs no GPU): mode 0 dense, 1 contiguous (classic), 2 masked (m = Mmax), 3
- * contiguous (psum); tiles256: the host found the contiguous groups aligned to 256-row tiles. override_text: a
+ * contiguous (psum); tiles256: the contiguous groups fit 256-row tiles (a call launches the choices for both, and
+ * its device check of grouped_layout picks the one that runs). override_text: a
  * GO_CUDA_FAST_CFG string, or NULL for none (the environment variable is not read). Writes e.g. "bm=256 bn=128
  * stages=3 multicast=1 acc=single prod=4 rel=thread regs=56 sfa=tma epi=tma jit=shape", with " split=S" where K is
  * split (sfa=tma: wanted; the launch falls back to copies when the SFA layout does not allow TMA).

@@ -33,7 +33,8 @@ struct FastParams {
   const int32_t* masked_m;
   int mk_align;
   int psum_flags;  // bit 1: ensure_zero_padding
-  int tiles256;    // host-side, contiguous layouts: 256-row tiles fit the groups (BLOCK_M 256 may be chosen)
+  int tiles256;    // contiguous layouts, for choose_fast_config: the groups fit 256-row tiles (BLOCK_M 256 may be
+                   // chosen); the launcher chooses with 1 and 0 and the device check picks the kernel that runs
   // Grouped calls: the index tensor is checked on the device (grouped_gate.h). gate_kind (GateKind, host side) says
   // which check the launcher runs; the kernel reads the gate block `gate` first and returns unless the layout is
   // valid and, per gate_want (GateWant), its groups fit (or do not fit) 256-row tiles. gate == nullptr: no gate.

@@ -278,8 +278,8 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     if (!bm_set && best.bm == 256 && (best.bn > 128 || (acc_set && best.double_acc))) best.bm = 128;
   }
   // A contiguous layout's groups start on mk_alignment (128-row) boundaries, which a 256-row tile could straddle:
-  // bm=256 applies to it only where the host found every group aligned to 256-row tiles (p.tiles256); otherwise it
-  // keeps 128 (go_ext_fast_last_config says so).
+  // bm=256 applies to it only where every group fits 256-row tiles (p.tiles256); otherwise it keeps 128. A call does
+  // not know which: the launcher asks for both and launches both, gated by the device check (choose_for_call).
   if (p.mode != kFastNormal && p.mode != kFastMasked && !p.tiles256 && best.bm == 256) best.bm = 128;
   if (!acc_set) best.double_acc = best.bn <= 128 && best.bm != 256;
   if (best.double_acc && best.bn > 128) {

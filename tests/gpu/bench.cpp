@@ -11,8 +11,9 @@
 // holds the stream while the host queues the whole batch, then the events time the kernels back to back, the way
 // nvbench's blocking kernel and torch.cuda._sleep do). A GPU sample whose batch took the host longer to queue than
 // the spin lasted is retried with a longer spin; the host's queueing time per call is reported too.
-// The grouped and masked entries copy their index tensor (grouped_layout / masked_m) to the host on every call to
-// validate it: that copy waits for the previous call, so their times include one host round trip per call.
+// The grouped and masked calls check their index tensor (grouped_layout / masked_m) on the device and queue without
+// waiting (kernels/cuda/grouped_gate.h), so they get the GPU timing too; a row whose calls wait for the GPU gets no
+// GPU sample and says "timing": "per-call".
 //
 // Before timing, when the backend exports go_ext_fast_prepare, every kernel is compiled / loaded in parallel (one
 // std::thread worker per shape, up to hardware_concurrency) and the wall time of that phase is printed. The JIT totals
