@@ -445,7 +445,6 @@ go_sm90::FastParams fast_params(int mode, int64_t M, int64_t N, int64_t K, int64
   return f;
 }
 
-// Runs the fast kernel when the tensor maps can be built; *done = false means "use the simple kernel".
 // The index tensors that grouped calls checked on the device (grouped_gate.h): the first bad entry found since the
 // last look, as this call's error. Called once the device has finished (launch_status synchronised, or
 // go_synchronize).
@@ -457,6 +456,7 @@ int32_t gate_status(const char* what) {
   return GO_OK;
 }
 
+// Runs the fast kernel when the tensor maps can be built; *done = false means "use the simple kernel".
 int32_t run_fast(const go_sm90::FastParams& f, const TV& a, int64_t a_rows, const TV& b, int64_t b_rows,
                  const char* what, bool* done) {
   std::string err;
@@ -471,7 +471,6 @@ int32_t run_fast(const go_sm90::FastParams& f, const TV& a, int64_t a_rows, cons
   return async_calls() ? GO_OK : gate_status(what);
 }
 
-// The shape of an m-grouped layout and its mk_alignment (no entry is read).
 // The entries of an index tensor on the host, by the device check's rules and in its words (grouped_gate.h).
 int32_t check_index_entries(const std::vector<int32_t>& h, go_sm90::GateKind kind, int64_t M, int64_t G) {
   for (size_t i = 0; i < h.size(); ++i) {
@@ -483,6 +482,7 @@ int32_t check_index_entries(const std::vector<int32_t>& h, go_sm90::GateKind kin
   return GO_OK;
 }
 
+// The shape of an m-grouped layout and its mk_alignment (no entry is read).
 int32_t check_grouped_shape(const TV& gl, int64_t M, int64_t G, bool psum, int32_t mk) {
   if (mk <= 0 || mk % 64 != 0)
     return fail(GO_ERR_UNSUPPORTED, "mk_alignment %d: the SM90 backend needs a positive multiple of 64", mk);

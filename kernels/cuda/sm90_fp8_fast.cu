@@ -467,10 +467,6 @@ bool jit_kernel(const FastChoice& c, const FastParams& p, CUfunction* fn, Kernel
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 // One configuration ready to launch: its kernel, tensor maps and filled parameters.
 struct Prepared {
   FastChoice c;
@@ -587,8 +583,6 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
   for (int i = 0; i < n; ++i) {
     k[i].c = cs[i];
     k[i].p = p;
-    k[i].p.tiles256 = n == 2 && i == 0 ? 1 : 0;
-    fill_blocks(&k[i].p, k[i].c);
     if (!jit_kernel(k[i].c, k[i].p, &k[i].fn, &k[i].facts, &why)) {
       // A JIT failure is reported, not hidden: the AOT kernels still give the same bits.
       std::fprintf(stderr, "gemm-oracle: fast FP8 kernel JIT failed, using the ahead-of-time kernel: %s\n", why.c_str());
@@ -633,10 +627,8 @@ int prepare_fp8_gemm_fast(FastParams p, std::string* err) {
   p.m_blocks = (p.M + kFBM - 1) / kFBM;
   if (!choose_for_call(p, sm_count(), cs, &n, err)) return 1;
   for (int i = 0; i < n; ++i) {
-    FastParams q = p;
-    fill_blocks(&q, cs[i]);
     CUfunction fn = nullptr;
-    if (!jit_kernel(cs[i], q, &fn, nullptr, err)) return 1;
+    if (!jit_kernel(cs[i], p, &fn, nullptr, err)) return 1;
   }
   return 0;
 }

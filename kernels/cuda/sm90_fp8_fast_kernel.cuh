@@ -22,6 +22,7 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "sm90_common.cuh"
 #include "sm90_fast.h"

@@ -134,6 +134,17 @@ Deno.test("gpu_table: table, summary, sweep, report", async (t) => {
     assert.doesNotMatch(md, /Incomplete/);
     assert.match(formatReport({ ours: { ...ours, complete: false } }), /\*\*Incomplete:\*\* .* after 9 rows/);
   });
+  await t.step("formatReport says how the grouped rows were timed, from their timing field", () => {
+    // The fixture's grouped rows carry no timing (runs before the device check): per call, 2 of 2.
+    assert.match(formatReport({ ours }), /Grouped shapes: ours per call as issued where timed so \(2 of 2;/);
+    const gpu = {
+      ...ours,
+      rows: ours.rows.map((r) => r.kind === "contiguous" || r.kind === "masked" ? { ...r, timing: "gpu" } : r),
+    };
+    const md = formatReport({ ours: gpu });
+    assert.match(md, /Grouped shapes: ours GPU time like the dense ones \(each call checks its index tensor/);
+    assert.doesNotMatch(md, /per call as issued where timed so/);
+  });
   await t.step("replaceRegion replaces only between the markers and appends them when absent", () => {
     const before = "# Results\n\nintro\n";
     const once = replaceRegion(before, "A\n");
