@@ -38,3 +38,36 @@ export async function runNvcc(args: string[]): Promise<{ ok: boolean; log: strin
   const text = new TextDecoder();
   return { ok: out.success, log: text.decode(out.stderr) + text.decode(out.stdout) };
 }
+
+/**
+ * Registers a test that compiles with nvcc: ignored (with nvcc's absence as the reason) where nvcc does not run, and
+ * given a scratch directory that is removed afterwards, whatever the test does.
+ * @param name the test's name
+ * @param prefix the scratch directory's name prefix
+ * @param fn the test body, with its context and the directory
+ * @example
+ * ```ts
+ * import { nvccTest } from "./_nvcc.ts";
+ * // In a test module (not inside another test):
+ * //   await nvccTest("nvcc prints its version", "go-nvcc-", async (_t, dir) => { ... });
+ * if (nvccTest.length !== 3) throw new Error();
+ * ```
+ */
+export async function nvccTest(
+  name: string,
+  prefix: string,
+  fn: (t: Deno.TestContext, dir: string) => Promise<void>,
+): Promise<void> {
+  Deno.test({
+    name,
+    ignore: !(await hasNvcc()),
+    async fn(t) {
+      const dir = await Deno.makeTempDir({ prefix });
+      try {
+        await fn(t, dir);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}

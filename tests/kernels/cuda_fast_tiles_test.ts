@@ -6,62 +6,53 @@
 // tests/kernels/fast_tiles_check.cu runs the kernel header's fast_tile, fast_chunk_tma and fast_epi_pending on the
 // host: nvcc, no GPU, so CI runs it.
 import assert from "node:assert/strict";
-import { hasNvcc, runNvcc } from "./_nvcc.ts";
+import { nvccTest, runNvcc } from "./_nvcc.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-Deno.test({
-  name: "fast FP8 GEMM tile walk",
-  ignore: !(await hasNvcc()),
-  async fn(t) {
-    const dir = await Deno.makeTempDir({ prefix: "go-fast-tiles-" });
-    try {
-      await t.step(
-        "BLOCK_M 64 and 256 write what BLOCK_M 128 writes, in every mode; split K covers K once; TMA stores keep their buffers",
-        async () => {
-          const exe = `${dir}/fast_tiles_check`;
-          const build = await runNvcc([
-            "-std=c++17",
-            "-O2",
-            "-I",
-            `${ROOT}kernels/cuda`,
-            "-o",
-            exe,
-            `${ROOT}tests/kernels/fast_tiles_check.cu`,
-          ]);
-          assert.ok(build.ok, build.log);
-          const run = await new Deno.Command(exe, { stdout: "piped", stderr: "piped" }).output();
-          const out = new TextDecoder().decode(run.stdout);
-          const failed = out.split("\n").filter((l) =>
-            l.includes("DIFFERS") || l.includes("twice") || l.includes("HAZARD")
-          );
-          assert.deepEqual(failed, [], "tilings that write differently");
-          const m = out.match(/SUMMARY cases=(\d+) failures=(\d+)/);
-          assert.ok(m, out);
-          assert.equal(Number(m[2]), 0);
-          assert.ok(Number(m[1]) >= 220, `only ${m[1]} cases ran`);
-          assert.ok(run.success);
-          // Contiguous layouts whose groups do not fit 256-row tiles are not run at BLOCK_M 256 (the launcher keeps 128).
-          assert.ok(!/classic m=\[100,0,1,257\].*bm256/.test(out));
-          assert.ok(/classic m=\[200,0,256,300\].*bm256 bn128 +same writes/.test(out));
-          // Split K is checked on the dense layouts, with K blocks that do and do not divide evenly.
-          assert.ok(/dense M300 N520 +bm128 bn128 split nkb 9 S 2: every \(tile, K block\) once/.test(out));
-          assert.ok(!/classic.*split/.test(out));
-          // The epilogue's buffer replay runs in every mode, and the rule before a chunk stored by the threads
-          // committed no group (wait as if the previous chunk went by TMA) is caught.
-          assert.ok(/dense M300 N520 +bm256 bn128 tma +no buffer rewritten early/.test(out));
-          assert.ok(/psum m=\[100,0,1,257\] mk128 N384 +bm64 bn48 tma +no buffer rewritten early/.test(out));
-          assert.ok(/masked Mmax384 .* +bm128 bn64 mc2 tma +no buffer rewritten early/.test(out));
-          const oldRule = out.match(/waiting as if every chunk went by TMA: (\d+) layouts with a hazard/);
-          assert.ok(oldRule && Number(oldRule[1]) > 0, "the replay must catch the old waiting rule");
-          // The grouped index rules (grouped_gate.h): 12 entries at their bounds, the three messages, 256-row fits.
-          assert.equal(out.match(/^gate rule kind \d: .* (accepted|refused)$/gm)?.length, 12);
-          assert.ok(out.includes("gate message kind 1: grouped_layout[130] = 5 is neither -1 nor a group in [0, 2)\n"));
-          assert.ok(out.includes("gate 256-row rules: as documented\n"));
-        },
+await nvccTest("fast FP8 GEMM tile walk", "go-fast-tiles-", async (t, dir) => {
+  await t.step(
+    "BLOCK_M 64 and 256 write what BLOCK_M 128 writes, in every mode; split K covers K once; TMA stores keep their buffers",
+    async () => {
+      const exe = `${dir}/fast_tiles_check`;
+      const build = await runNvcc([
+        "-std=c++17",
+        "-O2",
+        "-I",
+        `${ROOT}kernels/cuda`,
+        "-o",
+        exe,
+        `${ROOT}tests/kernels/fast_tiles_check.cu`,
+      ]);
+      assert.ok(build.ok, build.log);
+      const run = await new Deno.Command(exe, { stdout: "piped", stderr: "piped" }).output();
+      const out = new TextDecoder().decode(run.stdout);
+      const failed = out.split("\n").filter((l) =>
+        l.includes("DIFFERS") || l.includes("twice") || l.includes("HAZARD")
       );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
+      assert.deepEqual(failed, [], "tilings that write differently");
+      const m = out.match(/SUMMARY cases=(\d+) failures=(\d+)/);
+      assert.ok(m, out);
+      assert.equal(Number(m[2]), 0);
+      assert.ok(Number(m[1]) >= 220, `only ${m[1]} cases ran`);
+      assert.ok(run.success);
+      // Contiguous layouts whose groups do not fit 256-row tiles are not run at BLOCK_M 256 (the launcher keeps 128).
+      assert.ok(!/classic m=\[100,0,1,257\].*bm256/.test(out));
+      assert.ok(/classic m=\[200,0,256,300\].*bm256 bn128 +same writes/.test(out));
+      // Split K is checked on the dense layouts, with K blocks that do and do not divide evenly.
+      assert.ok(/dense M300 N520 +bm128 bn128 split nkb 9 S 2: every \(tile, K block\) once/.test(out));
+      assert.ok(!/classic.*split/.test(out));
+      // The epilogue's buffer replay runs in every mode, and the rule before a chunk stored by the threads
+      // committed no group (wait as if the previous chunk went by TMA) is caught.
+      assert.ok(/dense M300 N520 +bm256 bn128 tma +no buffer rewritten early/.test(out));
+      assert.ok(/psum m=\[100,0,1,257\] mk128 N384 +bm64 bn48 tma +no buffer rewritten early/.test(out));
+      assert.ok(/masked Mmax384 .* +bm128 bn64 mc2 tma +no buffer rewritten early/.test(out));
+      const oldRule = out.match(/waiting as if every chunk went by TMA: (\d+) layouts with a hazard/);
+      assert.ok(oldRule && Number(oldRule[1]) > 0, "the replay must catch the old waiting rule");
+      // The grouped index rules (grouped_gate.h): 12 entries at their bounds, the three messages, 256-row fits.
+      assert.equal(out.match(/^gate rule kind \d: .* (accepted|refused)$/gm)?.length, 12);
+      assert.ok(out.includes("gate message kind 1: grouped_layout[130] = 5 is neither -1 nor a group in [0, 2)\n"));
+      assert.ok(out.includes("gate 256-row rules: as documented\n"));
+    },
+  );
 });

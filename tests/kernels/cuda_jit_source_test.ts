@@ -4,7 +4,7 @@
 // spills a few bytes; an accumulator spill would cost hundreds). Runs wherever nvcc exists (CI has nvcc 13.0 and no GPU); the
 // kernels themselves run in tests/gpu/run.sh on an H200.
 import assert from "node:assert/strict";
-import { hasNvcc, runNvcc } from "./_nvcc.ts";
+import { nvccTest, runNvcc } from "./_nvcc.ts";
 import { fastKernelSource } from "./_fast_kernel_source.ts";
 
 const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
@@ -38,56 +38,47 @@ const CONFIGS: [
   [144, 5, 2, false, 0, 0, 128, 56, "tma", false, true], // acc=halves, straddling BLOCK_N (n72 groups), generic
 ];
 
-Deno.test({
-  name: "fast FP8 kernel JIT source",
-  ignore: !(await hasNvcc()),
-  async fn(t) {
-    const dir = await Deno.makeTempDir({ prefix: "go-jit-test-" });
-    try {
-      await t.step(
-        "compiles for sm_90a without register spills at the default 56 / 224 split (at most 32 bytes at 40 / 232) or serialised wgmmas",
-        async () => {
-          const results = await Promise.all(CONFIGS.map(async (c, i) => {
-            const cu = `${dir}/k${i}.cu`;
-            await Deno.writeTextFile(cu, fastKernelSource(...c));
-            const out = await runNvcc([
-              "-cubin",
-              "-O3",
-              "-std=c++17",
-              "-gencode=arch=compute_90a,code=sm_90a",
-              "-Xptxas",
-              "-v",
-              "-I",
-              CUDA_DIR,
-              "-o",
-              `${dir}/k${i}.cubin`,
-              cu,
-            ]);
-            return {
-              c,
-              ok: out.ok,
-              log: out.log,
-            };
-          }));
-          for (const r of results) {
-            assert.ok(r.ok, `config ${r.c.join(",")} failed to compile:\n${r.log}`);
-            // ptxas reports where it serialises wgmmas (C7514, C7515) or injects a wait after them (C7517): the
-            // overlap of promotion and tensor cores would be gone.
-            assert.doesNotMatch(r.log, /C751[4-7]/, `config ${r.c.join(",")}: ptxas serialises the wgmmas:\n${r.log}`);
-            const spills = [...r.log.matchAll(/(\d+) bytes spill stores/g)].map((m) => Number(m[1]));
-            assert.ok(spills.length > 0, `no ptxas report for ${r.c.join(",")}:\n${r.log}`);
-            // DeepGEMM's 40-register producer spills its barrier and descriptor addresses (24 bytes with the
-            // TMA-store epilogue, 12 without it, nvcc 13.0); 56 / 224 has room for them.
-            const limit = r.c[7] === 40 ? 32 : 0;
-            assert.ok(
-              Math.max(...spills) <= limit,
-              `config ${r.c.join(",")} spills ${Math.max(...spills)} bytes (at most ${limit}):\n${r.log}`,
-            );
-          }
-        },
-      );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
+await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {
+  await t.step(
+    "compiles for sm_90a without register spills at the default 56 / 224 split (at most 32 bytes at 40 / 232) or serialised wgmmas",
+    async () => {
+      const results = await Promise.all(CONFIGS.map(async (c, i) => {
+        const cu = `${dir}/k${i}.cu`;
+        await Deno.writeTextFile(cu, fastKernelSource(...c));
+        const out = await runNvcc([
+          "-cubin",
+          "-O3",
+          "-std=c++17",
+          "-gencode=arch=compute_90a,code=sm_90a",
+          "-Xptxas",
+          "-v",
+          "-I",
+          CUDA_DIR,
+          "-o",
+          `${dir}/k${i}.cubin`,
+          cu,
+        ]);
+        return {
+          c,
+          ok: out.ok,
+          log: out.log,
+        };
+      }));
+      for (const r of results) {
+        assert.ok(r.ok, `config ${r.c.join(",")} failed to compile:\n${r.log}`);
+        // ptxas reports where it serialises wgmmas (C7514, C7515) or injects a wait after them (C7517): the
+        // overlap of promotion and tensor cores would be gone.
+        assert.doesNotMatch(r.log, /C751[4-7]/, `config ${r.c.join(",")}: ptxas serialises the wgmmas:\n${r.log}`);
+        const spills = [...r.log.matchAll(/(\d+) bytes spill stores/g)].map((m) => Number(m[1]));
+        assert.ok(spills.length > 0, `no ptxas report for ${r.c.join(",")}:\n${r.log}`);
+        // DeepGEMM's 40-register producer spills its barrier and descriptor addresses (24 bytes with the
+        // TMA-store epilogue, 12 without it, nvcc 13.0); 56 / 224 has room for them.
+        const limit = r.c[7] === 40 ? 32 : 0;
+        assert.ok(
+          Math.max(...spills) <= limit,
+          `config ${r.c.join(",")} spills ${Math.max(...spills)} bytes (at most ${limit}):\n${r.log}`,
+        );
+      }
+    },
+  );
 });
