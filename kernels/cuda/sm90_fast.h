@@ -74,6 +74,7 @@ struct FastChoice {
   bool double_acc = true;  // two accumulator sets (BN <= 128)
   bool halves = false;     // one set issued as two wgmma groups of BN / 2 columns: one is promoted while the other
                            // runs (acc=halves; BN a multiple of 16)
+  bool ahead = false;      // the next tile's first K block is issued before this tile's epilogue (ahead=1)
   bool shape = true;    // JIT: N and K as compile-time constants
   int producer_warps = 4;  // 4: the producer warpgroup loads (one SFA row per thread); 1: one warp
   bool release_per_warp = false;  // math warps release a stage with one arrival each (else one per thread)

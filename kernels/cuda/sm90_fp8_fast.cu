@@ -160,6 +160,7 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "acc" && (v == "single" || v == "double" || v == "halves"))
       c->double_acc = v == "double", c->halves = v == "halves", *acc_set = true;
     else if (k == "shape" && num && (n == 0 || n == 1)) c->shape = n == 1;
+    else if (k == "ahead" && num && (n == 0 || n == 1)) c->ahead = n == 1;
     else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
     else if (k == "regs" && num && (n == 40 || n == 56)) c->producer_regs = static_cast<int>(n);
@@ -171,7 +172,7 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), *split_set = true;
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
-             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, prod=1|4, "
+             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, prod=1|4, "
              "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=tma|smem|direct, split=1..64, dbg=0..7)";
       return false;
     }
@@ -188,6 +189,7 @@ std::string describe(const FastChoice& c, const char* how) {
                 c.release_per_warp ? "warp" : "thread", c.producer_regs, c.sfa_tma ? "tma" : "copy",
                 c.epi == kEpiDirect ? "direct" : c.epi == kEpiSmem ? "smem" : "tma", how);
   std::string out = buf;
+  if (c.ahead) out += " ahead=1";
   if (c.split_k > 1) out += " split=" + std::to_string(c.split_k);
   if (c.debug) out += " dbg=" + std::to_string(c.debug) + " (profiling: wrong results)";
   return out;
@@ -211,7 +213,8 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << (c.double_acc ? "true" : "false") << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0) << ", "
     << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ", " << c.bm << ", "
     << (c.epi == kEpiDirect ? "go_sm90::kEpiDirect" : c.epi == kEpiSmem ? "go_sm90::kEpiSmem" : "go_sm90::kEpiTma")
-    << ", " << (c.split_k > 1 ? "true" : "false") << (c.halves ? ", true" : "") << ">>(a, b, sfa, d, p);\n}\n";
+    << ", " << (c.split_k > 1 ? "true" : "false") << (c.halves || c.ahead ? (c.halves ? ", true" : ", false") : "")
+    << (c.ahead ? ", true" : "") << ">>(a, b, sfa, d, p);\n}\n";
   return s.str();
 }
 
@@ -250,10 +253,25 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   auto waves = [&](int64_t tiles) { return (tiles + sms - 1) / sms; };
   best.bn = t128 < sms ? 64 : 128;
   if (t128 >= sms && 4 * waves(t144) <= 3 * waves(t128)) best.bn = 144;
-  if (best.bn == 128 && (p.mode == kFastNormal || p.mode == kFastMasked || p.tiles256)) {
+  // BLOCK_M 256 and its BLOCK_N, by a per-wave cost: a wave of 256-row tiles BN wide takes time in proportion to
+  // BN + 53 (H200, 4096 x N x 7168, seventh session: 53.7 / 44.2 / 38.8 us a wave at BN 128 / 96 / 80), a wave of
+  // 128 x 128 tiles 4 / 7 of BN 128's (the 1.74x above), and one of 128 x 144 tiles (one accumulator set) 144.
+  // Only BN that are multiples of 16, whose D boxes are at least 32 bytes wide (88: 825 against 935 TFLOPS for 96).
+  if ((best.bn == 128 || best.bn == 144) && (p.mode == kFastNormal || p.mode == kFastMasked || p.tiles256)) {
     FastParams q = p;
     q.m_blocks = (p.M + 255) / 256;
-    if (7 * waves(tiles_of(q, 128)) < 4 * waves(t128)) best.bm = 256;
+    const int64_t cost_bm128 = best.bn == 144 ? 7 * 144 * waves(t144) : 4 * 181 * waves(t128);  // x 7
+    int64_t cost = cost_bm128;
+    for (const int bn : {128, 112, 96, 80}) {  // a narrower BLOCK_N must save 3 % (the model's margin)
+      const int64_t c = 7 * (bn + 53) * waves(tiles_of(q, bn));
+      if (c * 100 < cost * (bn == 128 ? 100 : 97)) cost = c, best.bm = 256, best.bn = bn;
+    }
+  }
+  // BLOCK_M <= 128 at BLOCK_N 128: the narrowest of 96 and 112 that needs no more waves (the same work per wave on
+  // fewer columns: 128 x 24576 x 1536 516 -> 535 TFLOPS at 96, 64 x 24576 x 1536 307 -> 330).
+  if (best.bm != 256 && best.bn == 128) {
+    for (const int bn : {112, 96})
+      if (waves(tiles_of(p, bn)) == waves(t128)) best.bn = bn;
   }
   // BLOCK_M 64 where A has at most 64 rows (dense M <= 64, masked Mmax <= 64): half the A bytes per stage, so 12
   // stages instead of 8 of B in flight for these memory-bound shapes (64 x 7168 x 16384: 44 against 70 us). Not for
@@ -266,6 +284,16 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   if (p.mode == kFastNormal && best.bm == 128 && best.bn == 64 && p.m_blocks == 1 && 2 * tiles_of(p, 64) <= sms &&
       tiles_of(p, 32) <= sms)
     best.bn = 32;
+  // And BLOCK_N 16 on the same terms where those tiles still fill more than a third of the SMs (fewer would split
+  // K, which lost: 128 x 576 x 7168 53.0 -> 49.2 TFLOPS): 128 x 2112 x 7168, 132 tiles, 191.1 -> 205.6 TFLOPS.
+  if (best.bn == 32 && 2 * tiles_of(p, 32) <= sms && tiles_of(p, 16) <= sms && 3 * tiles_of(p, 16) > sms) best.bn = 16;
+  // Where such a GEMM keeps BLOCK_N 64 (N too wide for 32), BLOCK_M 64 with BLOCK_N 128: as many tiles, each of one
+  // math warpgroup on m64n128 wgmmas instead of two on m64n64 (H200, seventh session: 128 x 7168 x 16384 586 -> 640
+  // TFLOPS, 128 x 7168 x 2048 356 -> 373; at 128 x 4096 x 7168, against BLOCK_N 32, it lost: 337 against 358).
+  if (p.mode == kFastNormal && best.bm == 128 && best.bn == 64 && p.m_blocks == 1 && p.M > 64 && p.N % 128 == 0) {
+    best.bm = 64;
+    best.bn = 128;
+  }
   best.multicast = 1;
   best.stages = 0;  // as many as fit
   bool acc_set = false, bm_set = false, split_set = false;
@@ -284,6 +312,10 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   if (!acc_set) best.double_acc = best.bn <= 128 && best.bm != 256;
   if (best.double_acc && best.bn > 128) {
     *err = "GO_CUDA_FAST_CFG: acc=double needs bn <= 128";
+    return false;
+  }
+  if (best.ahead && best.halves) {
+    *err = "GO_CUDA_FAST_CFG: ahead=1 issues into the one-set or two-set loop: not with acc=halves";
     return false;
   }
   if (best.halves && best.bn % 16 != 0) {

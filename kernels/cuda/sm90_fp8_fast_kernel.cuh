@@ -68,15 +68,17 @@ static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168
 /// SPLIT_: split K (FastParams::split_k): each unit stores its K blocks' raw wgmma results instead of promoting them;
 /// HALVES_ (acc=halves): one accumulator set issued as two wgmma groups of BN / 2 columns each, so that one half is
 /// promoted while the other is still on the tensor cores (the same registers as one set; each K block reads the A
-/// tile from shared memory twice).
+/// tile from shared memory twice); AHEAD_ (ahead=1): before a tile's epilogue each math warpgroup issues the 4
+/// wgmmas of the next tile's first K block, so the tensor cores work while the warpgroup converts and stores D.
 template <int BN_, int STAGES_, int MC_, bool DACC_, int KN_ = 0, int KK_ = 0, int PW_ = 4, bool RPW_ = false,
-          int BM_ = 128, int EPI_ = kEpiSmem, bool SPLIT_ = false, bool HALVES_ = false>
+          int BM_ = 128, int EPI_ = kEpiSmem, bool SPLIT_ = false, bool HALVES_ = false, bool AHEAD_ = false>
 struct FastConfig {
   static constexpr int BN = BN_, kStages = STAGES_, kMulticast = MC_, kN = KN_, kK = KK_, kProducerWarps = PW_;
   static constexpr int kEpi = EPI_;
   static constexpr bool kDirectEpi = EPI_ == kEpiDirect, kSplitK = SPLIT_;
   static constexpr int BM = BM_, kWaves = BM_ >= kFBM ? BM_ / kFBM : 1, kMathWGs = BM_ == 64 ? 1 : 2;
-  static constexpr bool kDoubleAcc = DACC_, kReleasePerWarp = RPW_, kHalves = HALVES_;
+  static constexpr bool kDoubleAcc = DACC_, kReleasePerWarp = RPW_, kHalves = HALVES_, kAhead = AHEAD_;
+  static_assert(!AHEAD_ || !HALVES_, "ahead=1 issues into the one-set or two-set loop's P");
   static_assert(!HALVES_ || (!DACC_ && !SPLIT_ && BN_ % 16 == 0),
                 "acc=halves: one accumulator set, no split K, BN a multiple of 16 (whole 8-row swizzle atoms of B)");
   static_assert(PW_ == 1 || PW_ == 4, "one producer warp or four");
@@ -446,6 +448,11 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GO_FAST_MATH_REGS) : "memory");
     const int w = wg - 1;
+    // With BLOCK_M 64 the second math warpgroup has no rows: it walks no tiles and issues nothing.
+    if (w >= C::kMathWGs) {
+      if (MC > 1) cluster_sync();
+      return;
+    }
     uint32_t it = 0;
     bool prev_chunk_tma = false;  // epi=tma: the last chunk this warpgroup stored went by TMA (one bulk group)
     float F[kWaves * NA], P[C::kHalves ? 1 : NA], P2[C::kDoubleAcc ? NA : 1];
@@ -459,50 +466,66 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     const int r_lo = acc_row(tid, 0);
     // Descriptor low words of stage 0: this warpgroup's first A row (wave 0), and B.
     const uint32_t lo_a0 = desc_lo_sw128(smem_addr(sA + w * 64 * 128)), lo_b0 = desc_lo_sw128(smem_addr(sB));
-    // With BLOCK_M 64 the second math warpgroup has no rows and walks no tiles.
-    for (int u = w < C::kMathWGs ? cluster : p.units; u < p.units; u += clusters) {
+    // Scales of one stage and wave, read right after its full barrier so that their latency overlaps the wgmmas
+    // (kHoist; past BLOCK_N 144 the registers they would hold across the wgmmas are not there: read at promotion).
+    struct Scales {
+      float sa0, sa1, sb[kSlots];
+    };
+    constexpr bool kHoist = BN <= 144;
+    auto read_scales = [&](int s, int wave) {
+      Scales sc;
+      sc.sa0 = sSfa[s * BM + wave * kFBM + w * 64 + r_lo];
+      sc.sa1 = sSfa[s * BM + wave * kFBM + w * 64 + r_lo + 8];
+#pragma unroll
+      for (int j = 0; j < kSlots; ++j) sc.sb[j] = sSfb[s * 4 + j];
+      return sc;
+    };
+    // Issues the 4 wgmmas (k32 steps) of stage `at`'s K block for one wave into acc: all BN columns, or (acc=halves,
+    // acc of NA / 2 registers) the BN / 2 columns of half h, whose B rows start (BN / 2) * 128 bytes further on.
+    // `loaded` false (ahead=1 only): a stand-in group on whatever stage `at` holds, without waiting (see below).
+    auto issue = [&](auto& acc, uint32_t at, int wave = 0, int h = 0, bool loaded = true) -> Scales {
+      constexpr int NW = 2 * static_cast<int>(sizeof(acc) / sizeof(float));  // columns of this wgmma group
+      const int s = at % kStages;
+      if (wave == 0 && h == 0 && loaded) mbar_wait(full_u + 8 * s, (at / kStages) & 1);
+      Scales sc{};
+      if constexpr (kHoist) {
+        if (h == 0) sc = read_scales(s, wave);
+      }
+      // This warpgroup's A rows of the wave, and B, in stage s; k32 step j is 32 bytes further along each row.
+      const uint32_t lo_a = lo_a0 + static_cast<uint32_t>(s * kStageA + wave * kFBM * 128) / 16;
+      const uint32_t lo_b = lo_b0 + static_cast<uint32_t>(s * kStageB + h * NW * 128) / 16;
+      fence_operand(acc);
+      wgmma_fence();
+#pragma unroll
+      for (int j = 0; j < 4; ++j) WgmmaFp8<NW>::mma(acc, desc_from_lo(lo_a + 2 * j), desc_from_lo(lo_b + 2 * j), j);
+      wgmma_commit();
+      return sc;
+    };
+    // ahead=1: the first K block of the next tile this warpgroup computes is issued into P before the epilogue of
+    // the tile before it (the producer loads the same tiles in the same order), so the tensor cores work while the
+    // warpgroup converts and stores D. ptxas (CUDA 13.0) injects a wgmma wait wherever paths with and without a
+    // group in flight meet (C7517), so a group is always in flight at the top of the tile loop: the real one, or,
+    // past the last tile that computes, a stand-in on a stage whose loads are all done (this CTA and its cluster
+    // peers load nothing more), whose result is never read and which is waited for after the loop.
+    constexpr bool kAhead = C::kAhead && (GO_FAST_DBG & 1) == 0;
+    auto next_compute = [&](int u) {  // the first unit from u on that loads and computes (p.units: none)
+      for (; u < p.units; u += clusters) {
+        const FastTile t = fast_tile<C>(p, u, rank, N);
+        if (t.valid && t.compute) break;
+      }
+      return u;
+    };
+    Scales sc_ahead{};
+    if constexpr (kAhead) sc_ahead = issue(P, it, 0, 0, next_compute(cluster) < p.units);
+    for (int u = cluster; u < p.units; u += clusters) {
       const FastTile ti = fast_tile<C>(p, u, rank, N);
       if (!ti.valid) continue;
       const int nk = ti.kb1 - ti.kb0;  // K blocks of this unit
       const uint32_t it0 = it;         // pipeline iteration of its first K block
 #pragma unroll
       for (int i = 0; i < kWaves * NA; ++i) F[i] = 0.0f;
-      // Scales of one stage and wave, read right after its full barrier so that their latency overlaps the wgmmas
-      // (kHoist; past BLOCK_N 144 the registers they would hold across the wgmmas are not there: read at promotion).
-      struct Scales {
-        float sa0, sa1, sb[kSlots];
-      };
-      constexpr bool kHoist = BN <= 144;
-      auto read_scales = [&](int s, int wave) {
-        Scales sc;
-        sc.sa0 = sSfa[s * BM + wave * kFBM + w * 64 + r_lo];
-        sc.sa1 = sSfa[s * BM + wave * kFBM + w * 64 + r_lo + 8];
-#pragma unroll
-        for (int j = 0; j < kSlots; ++j) sc.sb[j] = sSfb[s * 4 + j];
-        return sc;
-      };
       // Column where the tile enters the next 128-column scale block of B (only for straddling BLOCK_N).
       const int b1 = 128 - ti.n0 % 128;
-      // Issues the 4 wgmmas (k32 steps) of stage `at`'s K block for one wave into acc: all BN columns, or (acc=halves,
-      // acc of NA / 2 registers) the BN / 2 columns of half h, whose B rows start (BN / 2) * 128 bytes further on.
-      auto issue = [&](auto& acc, uint32_t at, int wave = 0, int h = 0) -> Scales {
-        constexpr int NW = 2 * static_cast<int>(sizeof(acc) / sizeof(float));  // columns of this wgmma group
-        const int s = at % kStages;
-        if (wave == 0 && h == 0) mbar_wait(full_u + 8 * s, (at / kStages) & 1);
-        Scales sc{};
-        if constexpr (kHoist) {
-          if (h == 0) sc = read_scales(s, wave);
-        }
-        // This warpgroup's A rows of the wave, and B, in stage s; k32 step j is 32 bytes further along each row.
-        const uint32_t lo_a = lo_a0 + static_cast<uint32_t>(s * kStageA + wave * kFBM * 128) / 16;
-        const uint32_t lo_b = lo_b0 + static_cast<uint32_t>(s * kStageB + h * NW * 128) / 16;
-        fence_operand(acc);
-        wgmma_fence();
-#pragma unroll
-        for (int j = 0; j < 4; ++j) WgmmaFp8<NW>::mma(acc, desc_from_lo(lo_a + 2 * j), desc_from_lo(lo_b + 2 * j), j);
-        wgmma_commit();
-        return sc;
-      };
       // One arrival per thread (or per warp) on stage s's empty barrier in every CTA of the cluster.
       auto release = [&](int s) {
         if constexpr (C::kReleasePerWarp) {
@@ -579,7 +602,10 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         }
       } else if constexpr (C::kDoubleAcc) {
         // Two accumulator sets: the 4 wgmmas of block kb + 1 run on the tensor cores while block kb is promoted.
-        Scales scP = issue(P, it), scP2;
+        // ahead=1: block 0 ran in P during the epilogue. Waiting for it here, before block 1 goes into P2, costs
+        // nothing once the epilogue outlasted it; without the wait ptxas (CUDA 13.0) serialises every wgmma (C7514).
+        if constexpr (kAhead) wgmma_wait0();
+        Scales scP = kAhead ? sc_ahead : issue(P, it), scP2;
         int kb = 0;
         for (; kb + 2 < nk; kb += 2) {  // at the top, block kb is in flight in P
           scP2 = issue(P2, it + 1);
@@ -647,11 +673,15 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         for (int kb = 0; kb < nk; ++kb, ++it) {
 #pragma unroll
           for (int v = 0; v < kWaves; ++v) {
-            const Scales sc = issue(P, it, v);
+            const Scales sc = (kAhead && v == 0 && kb == 0) ? sc_ahead : issue(P, it, v);
             wgmma_wait0();
             promote(P, it, sc, v);
           }
         }
+      }
+      // ahead=1: every block of this tile is promoted into F, so P takes the next computing tile's first block.
+      if constexpr (kAhead) {
+        if (ti.compute) sc_ahead = issue(P, it, 0, 0, next_compute(u + clusters) < p.units);
       }
       // Epilogue, per wave (64-row chunk 2 * wave + w of the tile). The chunk's facts are picked by w with a select:
       // an index computed from w would put the whole FastTile in local memory. Split K has none (the second kernel
@@ -743,6 +773,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         }
       }
     }
+    if constexpr (kAhead) wgmma_wait0();  // the stand-in group
     // The TMA stores this thread issued finish (reading shared memory and writing D) before the CTA exits.
     if (C::kEpi == kEpiTma && tid == 0) bulk_wait_all();
   }

@@ -112,7 +112,7 @@ if has bench && [ -z "${HUNG:-}" ]; then
   # takes BENCH_FILTER (--filter, e.g. "dense 4096"), BENCH_SWEEP (--sweep "cfg1;cfg2": GO_CUDA_FAST_CFG strings such as
   # "bn=128,stages=5;bn=112,stages=6") and BENCH_ARGS (split on spaces: --quick, --sweep-only, --samples N, --no-prepare). The JSON files and
   # gpu_table.md come back bundled in bench.tgz (few files come back from $OUT); bench.log holds everything printed.
-  rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/gpu_table.md" "$OUT/bench.tgz"
+  rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/bench_cfg2.json" "$OUT/gpu_table.md" "$OUT/bench.tgz"
   # SM clock and board power once a second while the benchmarks run (clocks.csv in bench.tgz): the large GEMMs run
   # power-bound, and the table's TFLOPS depend on it.
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -l 1 \
@@ -128,6 +128,15 @@ if has bench && [ -z "${HUNG:-}" ]; then
       echo "== CUDA backend, second run --quick (warm loads from the JIT disk cache) =="
       GO_CUDA_ASYNC=1 timeout 45 "$B/bench" "$CUDA_SO" --quick --json "$OUT/bench_warm.json"
       echo "bench (warm) exit $?"
+    fi
+    if [ -n "${BENCH_CFG2:-}" ]; then
+      # Every shape again (grouped ones too, which --sweep leaves out) with GO_CUDA_FAST_CFG=$BENCH_CFG2, for an A/B
+      # against the first run: bench_cfg2.json (bench/ab_table.ts compares the two).
+      echo "== CUDA backend, every shape with GO_CUDA_FAST_CFG=$BENCH_CFG2 =="
+      # shellcheck disable=SC2086
+      GO_CUDA_FAST_CFG=$BENCH_CFG2 GO_CUDA_ASYNC=1 timeout "${BENCH_TIMEOUT:-210}" "$B/bench" "$CUDA_SO" \
+        --json "$OUT/bench_cfg2.json" ${BENCH_FILTER:+--filter "$BENCH_FILTER"}
+      echo "bench (cfg2) exit $?"
     fi
     if [ -n "${BENCH_SIMPLE:-}" ]; then
       echo "== CUDA backend, simple kernel (GO_CUDA_KERNEL=simple), --quick =="
@@ -157,8 +166,9 @@ if has bench && [ -z "${HUNG:-}" ]; then
     note "bench $(grep -m1 -E '^- 4096×7168×16384' "$OUT/gpu_table.md")"
     note "bench $(grep -m1 -E '^- % of HBM bound' "$OUT/gpu_table.md")"
   fi
-  (cd "$OUT" && tar czf bench.tgz $(ls bench_ours.json bench_torch.json bench_warm.json gpu_table.md clocks.csv 2>/dev/null)) 2>/dev/null
-  rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/gpu_table.md" "$OUT/clocks.csv"
+  (cd "$OUT" && tar czf bench.tgz $(ls bench_ours.json bench_torch.json bench_warm.json bench_cfg2.json gpu_table.md clocks.csv 2>/dev/null)) 2>/dev/null
+  rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/bench_cfg2.json" "$OUT/gpu_table.md" \
+    "$OUT/clocks.csv"
   note "bench: results in bench.tgz ($(tar tzf "$OUT/bench.tgz" 2>/dev/null | tr '\n' ' '))"
 fi
 

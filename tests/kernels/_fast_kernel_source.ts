@@ -17,6 +17,7 @@
  * @param epi the epilogue (`epi=`): TMA stores (the default), 16-byte stores by the math threads, or from registers
  * @param split split K (`split=N`, N > 1): the kernel stores raw K-block results instead of promoting
  * @param halves `acc=halves`: one accumulator set issued as two groups of BN / 2 columns
+ * @param ahead `ahead=1`: the next tile's first K block is issued before this tile's epilogue
  * @returns the text
  * @example
  * ```ts
@@ -38,6 +39,7 @@ export function fastKernelSource(
   epi: "tma" | "smem" | "direct" = "tma",
   split = false,
   halves = false,
+  ahead = false,
 ): string {
   const epiName = { tma: "kEpiTma", smem: "kEpiSmem", direct: "kEpiDirect" }[epi];
   return [
@@ -49,8 +51,8 @@ export function fastKernelSource(
     `            const __grid_constant__ CUtensorMap sfa, const __grid_constant__ CUtensorMap d,`,
     `            const go_sm90::FastParams p) {`,
     `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}, 4, false, ${bm}, go_sm90::${epiName}, ${split}${
-      halves ? ", true" : ""
-    }>>(a, b, sfa, d, p);`,
+      halves || ahead ? `, ${halves}` : ""
+    }${ahead ? ", true" : ""}>>(a, b, sfa, d, p);`,
     `}`,
     ``,
   ].join("\n");

@@ -64,24 +64,41 @@ Deno.test({
         );
         assert.match(config(Mode.Dense, 4096, 4096, 7168), /^bm=256 bn=128 /);
       });
-      await t.step("BLOCK_M 256 is not taken where its waves do not pay (4096 x 2112: 3 against 5)", () => {
-        assert.match(
-          config(Mode.Dense, 4096, 2112, 7168),
-          /^bm=128 bn=128 stages=5 multicast=1 acc=double .* regs=56 /,
-        );
-      });
-      await t.step("one wave of BLOCK_N 144 instead of two of 128 at 4096 x 576, one accumulator set", () => {
-        assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=128 bn=144 stages=5 multicast=1 acc=single /);
+      await t.step(
+        "BLOCK_M 256 takes the BLOCK_N whose waves cost least, or is not taken where they do not pay",
+        () => {
+          // 4096 x 2112: 3 waves of 256 x 96 (cost 3 x 149) against 5 of 128 x 128 (5 x 181 x 4 / 7) and 3 of 256 x 128.
+          assert.match(
+            config(Mode.Dense, 4096, 2112, 7168),
+            /^bm=256 bn=96 stages=3 multicast=1 acc=single .* regs=56 /,
+          );
+          // 4096 x 576: one wave of 256 x 80 (128 tiles) against one of 128 x 144.
+          assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=256 bn=80 stages=4 multicast=1 acc=single /);
+          // 6 x 1024 x 7168 masked: 11 waves of 256 x 128 against 12 of 256 x 112, within the 3 % margin.
+          assert.match(config(Mode.Masked, 1024, 7168, 3072, 6), /^bm=256 bn=128 /);
+          // Masked Mmax 128: 256-row tiles would be half empty; 2 waves of 128 x 144 stay.
+          assert.match(config(Mode.Masked, 128, 6144, 7168, 6), /^bm=128 bn=144 stages=5 multicast=1 acc=single /);
+        },
+      );
+      await t.step("BLOCK_M 128 narrows BLOCK_N 128 to 112 or 96 where that needs no more waves", () => {
+        // 128 x 24576: 192 tiles of 128 columns, 256 of 96: two waves each.
+        assert.match(config(Mode.Dense, 128, 24576, 1536), /^bm=128 bn=96 stages=7 multicast=1 acc=double /);
+        assert.match(config(Mode.Dense, 64, 24576, 1536), /^bm=64 bn=96 /);
+        // 128 x 32768: 256 tiles (2 waves) against 342 of 96 and 293 of 112 (3 waves).
+        assert.match(config(Mode.Dense, 128, 32768, 512), /^bm=128 bn=128 /);
+        assert.match(config(Mode.Masked, 128, 7168, 3072, 6), /^bm=128 bn=112 /, "336 and 384 tiles: 3 waves");
       });
       await t.step(
-        "M <= 64 takes BLOCK_M 64 with 12 stages; M = 128 keeps 128 with BLOCK_N 64, or 32 for few tiles",
+        "M <= 64 takes BLOCK_M 64 with 12 stages; M = 128 takes 64 x 128 tiles, or BLOCK_N 32 or 16 for few tiles",
         () => {
           assert.match(config(Mode.Dense, 64, 7168, 16384), /^bm=64 bn=64 stages=12 multicast=1 acc=double /);
           assert.match(config(Mode.Dense, 1, 768, 512), /^bm=64 /);
-          assert.match(config(Mode.Dense, 128, 7168, 16384), /^bm=128 bn=64 stages=8 /, "112 tiles of 64");
-          // 64 and 33 tiles of 64 columns: 128 and 66 of 32, one wave.
+          // 112 tiles of 128 x 64 become 112 of 64 x 128 (one math warpgroup on m64n128).
+          assert.match(config(Mode.Dense, 128, 7168, 16384), /^bm=64 bn=128 stages=7 /, "112 tiles of 64 x 128");
+          assert.match(config(Mode.Dense, 128, 7168, 2048), /^bm=64 bn=128 /);
+          // 64 tiles of 64 columns: 128 of 32, one wave; 33: 132 of 16.
           assert.match(config(Mode.Dense, 128, 4096, 7168), /^bm=128 bn=32 /);
-          assert.match(config(Mode.Dense, 128, 2112, 7168), /^bm=128 bn=32 /);
+          assert.match(config(Mode.Dense, 128, 2112, 7168), /^bm=128 bn=16 /);
           assert.match(config(Mode.Dense, 64, 4096, 7168), /^bm=64 bn=64 /, "BLOCK_M 64 keeps 64");
           assert.match(config(Mode.Dense, 256, 4096, 7168), /^bm=128 bn=64 /, "two 128-row blocks keep 64");
           assert.match(config(Mode.Masked, 128, 512, 7168, 1), /^bm=128 bn=64 /, "dense only");
@@ -157,8 +174,8 @@ Deno.test({
         );
         assert.match(config(Mode.Contiguous, 32768, 6144, 7168, 4, { override: "bm=256" }), /^bm=128 /);
         // ... and a named BLOCK_M 256 takes the heuristic's BLOCK_N 144 back to 128 (a named 144 is refused below).
-        assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=128 bn=144 /);
-        assert.match(config(Mode.Dense, 4096, 576, 7168, 1, { override: "bm=256" }), /^bm=256 bn=128 stages=3 /);
+        assert.match(config(Mode.Masked, 128, 6144, 7168, 6), /^bm=128 bn=144 /);
+        assert.match(config(Mode.Masked, 128, 6144, 7168, 6, { override: "bm=256" }), /^bm=256 bn=128 stages=3 /);
       });
       await t.step("acc=halves keeps BLOCK_M 256 and never splits K", () => {
         assert.match(
@@ -169,6 +186,17 @@ Deno.test({
         const small = config(Mode.Dense, 64, 576, 7168, 1, { override: "acc=halves" });
         assert.match(small, /^bm=64 bn=64 .* acc=halves /);
         assert.doesNotMatch(small, /split=/);
+      });
+      await t.step("ahead=1 is an option the configuration string shows, refused with acc=halves", () => {
+        assert.match(config(Mode.Dense, 4096, 7168, 16384), /jit=shape$/, "not the default");
+        assert.match(
+          config(Mode.Dense, 4096, 7168, 16384, 1, { override: "ahead=1" }),
+          /^bm=256 bn=128 stages=3 multicast=1 acc=single .* jit=shape ahead=1$/,
+        );
+        assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "ahead=1" }), /^bm=64 .* ahead=1 split=14$/);
+        const r = choose(Mode.Dense, 4096, 7168, 16384, 1, { override: "ahead=1,acc=halves" });
+        assert.equal(r.status, GO_ERR_INVALID_ARGUMENT);
+        assert.match(r.message, /ahead=1 issues into the one-set or two-set loop: not with acc=halves/);
       });
       await t.step("profiling kernels say that their results are wrong", () => {
         assert.match(

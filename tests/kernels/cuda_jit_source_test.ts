@@ -21,6 +21,7 @@ const CONFIGS: [
   ("tma" | "smem" | "direct")?,
   boolean?,
   boolean?,
+  boolean?,
 ][] = [
   [128, 5, 2, true, 7168, 16384], // M = 4096 class, multicast, two accumulator sets (TMA-store epilogue, 128B boxes)
   [128, 5, 1, true, 7168, 16384, 128, 56, "smem"], // the epilogue of 16-byte stores by the math threads
@@ -36,6 +37,9 @@ const CONFIGS: [
   [64, 12, 1, true, 576, 7168, 64, 56, "tma", true], // split K (raw K-block results to the workspace)
   [128, 3, 1, false, 7168, 16384, 256, 56, "tma", false, true], // acc=halves at BLOCK_M 256 (two n64 groups a wave)
   [144, 5, 2, false, 0, 0, 128, 56, "tma", false, true], // acc=halves, straddling BLOCK_N (n72 groups), generic
+  [128, 3, 1, false, 7168, 16384, 256, 56, "tma", false, false, true], // ahead=1 at BLOCK_M 256 (one set)
+  [128, 5, 1, true, 7168, 3072, 128, 56, "tma", false, false, true], // ahead=1 with two accumulator sets
+  [96, 4, 1, false, 2112, 7168, 256, 56, "tma", false, false, true], // ahead=1, BLOCK_M 256, straddling BLOCK_N 96
 ];
 
 await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {
