@@ -228,18 +228,19 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 
 }  // namespace
 
-// The heuristic, from the configuration sweep on an H200 (bench/RESULTS.md): BLOCK_N 64 when 128-wide tiles would
-// leave SMs idle, else 128, except that 144 (one accumulator set) is taken where it needs at most 3/4 of 128's waves
-// (4096 x 576: one wave instead of two, 761 vs 537 TFLOPS; at 4096 x 2112, 4 waves instead of 5, 128 still won).
-// BLOCK_M 256 (dense, masked, and contiguous layouts whose groups fit 256-row tiles; BLOCK_N 128) where its waves,
-// weighted by 7/4, are fewer than BLOCK_M 128's: a 256-row tile took 1.74x the time of a 128-row one at
-// 4096 x 7168 x 16384 (1056 against 921 TFLOPS), and lost at 4096 x 2112 x 7168 (3 waves against 5). Two accumulator
-// sets up to 128 at BLOCK_M 128 (BLOCK_M 256 has room for one); no multicast (within +-8 % with this producer,
-// 1.4-1.8x slower with the one-warp producer); the four-warp producer with per-thread stage release; SFA by TMA where
-// its layout allows (+2-7 % over per-thread copies at BLOCK_M 128); the epilogue through shared memory and TMA
-// stores (over the math threads' own 16-byte stores: 4096 x 32768 x 512 207 -> 179 us, 4096 x 24576 x 1536
-// 323 -> 298, 3.8 % over all 45 benchmark shapes; from registers, which frees a stage, was slower or level almost
-// everywhere); split K below. Stages: as many as fit in 227 KB. GO_CUDA_FAST_CFG overrides any field
+// The heuristic, from the configuration sweeps on an H200 (bench/RESULTS.md): BLOCK_N 64 when 128-wide tiles would
+// leave SMs idle, else 128, except that 144 (one accumulator set) is taken where it needs at most 3/4 of 128's waves.
+// BLOCK_M 256 (dense, masked, and contiguous layouts whose groups fit 256-row tiles) with the BLOCK_N of 128, 112, 96
+// or 80 whose waves cost least, where that beats BLOCK_M 128 (the cost model is below: 4096 x 2112 takes 256 x 96,
+// 4096 x 576 256 x 80). At BLOCK_M <= 128, BLOCK_N 128 narrows to 112 or 96 where that needs no more waves; a dense
+// GEMM of one 128-row block takes BLOCK_N 32 or 16 for few tiles, or 64 x 128 tiles. Two accumulator sets up to 128
+// at BLOCK_M 128 (BLOCK_M 256 has room for one); no multicast (within +-8 % with this producer, 1.4-1.8x slower with
+// the one-warp producer); the four-warp producer with per-thread stage release; SFA by TMA where its layout allows
+// (+2-7 % over per-thread copies at BLOCK_M 128); the epilogue through shared memory and TMA stores (over the math
+// threads' own 16-byte stores: 4096 x 32768 x 512 207 -> 179 us, 4096 x 24576 x 1536 323 -> 298, 3.8 % over all 45
+// benchmark shapes; from registers, which frees a stage, was slower or level almost everywhere); split K below.
+// Stages: as many as fit in 227 KB. Measured and left as options: acc=halves and ahead=1, both slower (geomean
+// speed-ups 0.983x over the 21 dense shapes and 0.987x over all 45). GO_CUDA_FAST_CFG overrides any field
 // (tests/gpu/run.sh checks and sweeps the others).
 bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
   return choose_fast_config(p0, sms, std::getenv("GO_CUDA_FAST_CFG"), out, err);
@@ -284,9 +285,11 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   if (p.mode == kFastNormal && best.bm == 128 && best.bn == 64 && p.m_blocks == 1 && 2 * tiles_of(p, 64) <= sms &&
       tiles_of(p, 32) <= sms)
     best.bn = 32;
-  // And BLOCK_N 16 on the same terms where those tiles still fill more than a third of the SMs (fewer would split
-  // K, which lost: 128 x 576 x 7168 53.0 -> 49.2 TFLOPS): 128 x 2112 x 7168, 132 tiles, 191.1 -> 205.6 TFLOPS.
-  if (best.bn == 32 && 2 * tiles_of(p, 32) <= sms && tiles_of(p, 16) <= sms && 3 * tiles_of(p, 16) > sms) best.bn = 16;
+  // And BLOCK_N 16 on the same terms, without split K: 128 x 2112 x 7168, 132 tiles, 191.1 -> 205.6 TFLOPS;
+  // 128 x 576 x 7168, 36 tiles, 52.9 TFLOPS at BLOCK_N 32 split 7 ways, 57.8 at 16 unsplit, 49.2 at 16 split 3 ways
+  // (H200, seventh session).
+  bool no_split = false;
+  if (best.bn == 32 && 2 * tiles_of(p, 32) <= sms && tiles_of(p, 16) <= sms) best.bn = 16, no_split = true;
   // Where such a GEMM keeps BLOCK_N 64 (N too wide for 32), BLOCK_M 64 with BLOCK_N 128: as many tiles, each of one
   // math warpgroup on m64n128 wgmmas instead of two on m64n64 (H200, seventh session: 128 x 7168 x 16384 586 -> 640
   // TFLOPS, 128 x 7168 x 2048 356 -> 373; at 128 x 4096 x 7168, against BLOCK_N 32, it lost: 337 against 358).
@@ -340,7 +343,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // 64 x 2112 x 7168 (30 MB, 4 splits) went from 18.9 to 28.4 (bench/RESULTS.md, fourth session): at most 20 MB.
   const int64_t nkb = (p.K + kFBK - 1) / kFBK;
   const int64_t mb = (p.M + best.bm - 1) / best.bm, nb = (p.N + best.bn - 1) / best.bn;
-  if (!split_set && p.mode == kFastNormal && best.multicast == 1 && !best.halves && mb * nb * 3 <= sms && nkb >= 8) {
+  if (!split_set && !(no_split && best.bn == 16) && p.mode == kFastNormal && best.multicast == 1 && !best.halves && mb * nb * 3 <= sms && nkb >= 8) {
     const int64_t s = std::min<int64_t>({sms / (mb * nb), nkb / 4, 16});
     if (s >= 2 && nkb * mb * best.bm * nb * best.bn * 4 <= (int64_t{20} << 20)) best.split_k = static_cast<int>(s);
   }

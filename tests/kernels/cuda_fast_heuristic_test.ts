@@ -113,7 +113,9 @@ Deno.test({
           assert.match(config(Mode.Dense, 64, 576, 7168), /^bm=64 bn=64 .* split=14$/);
           assert.doesNotMatch(config(Mode.Dense, 64, 2112, 7168), /split/, "33 tiles, but a 30 MB workspace");
           assert.match(config(Mode.Dense, 64, 2112, 2048), /^bm=64 bn=64 .* split=4$/, "33 tiles, 8.6 MB");
-          assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=32 .* split=7$/, "18 tiles of 32, 16.5 MB");
+          // 128 x 576: 36 tiles of 16 columns run unsplit (they beat 18 tiles of 32 split 7 ways, 16.5 MB).
+          assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=16 .* jit=shape$/);
+          assert.match(config(Mode.Dense, 128, 576, 7168, 1, { override: "bn=32" }), /^bm=128 bn=32 .* split=7$/);
           assert.doesNotMatch(config(Mode.Dense, 128, 2112, 7168), /split/, "a 60 MB workspace would not stay in L2");
           assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /split/, "64 tiles fill half the SMs");
           assert.doesNotMatch(config(Mode.Dense, 64, 576, 896), /split/, "7 K blocks");
@@ -125,11 +127,12 @@ Deno.test({
           );
           assert.doesNotMatch(config(Mode.Dense, 64, 576, 7168, 1, { override: "split=1" }), /split/);
           // tests/gpu/check.cpp's dense cases that the heuristic splits (so its runs, and compute-sanitizer's --small
-          // run, cover split K without an override): 128 x 512 x 1024 / 2048, 257 x 384 x 1152, 7 x 256 x 1152.
-          assert.match(config(Mode.Dense, 128, 512, 1024), / split=2$/);
-          assert.match(config(Mode.Dense, 128, 512, 2048), / split=4$/);
+          // run, cover split K without an override): 257 x 384 x 1152, 7 x 256 x 1152, 64 x 256 x 7168; its
+          // 128 x 512 cases take 32 unsplit tiles of 16 columns.
           assert.match(config(Mode.Dense, 257, 384, 1152), / split=2$/);
           assert.match(config(Mode.Dense, 7, 256, 1152), / split=2$/);
+          assert.match(config(Mode.Dense, 64, 256, 7168), / split=14$/);
+          assert.match(config(Mode.Dense, 128, 512, 2048), /^bm=128 bn=16 .* jit=shape$/);
         },
       );
       await t.step("contiguous layouts take BLOCK_M 256 only when their groups fit 256-row tiles", () => {
