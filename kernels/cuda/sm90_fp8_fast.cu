@@ -213,8 +213,8 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << (c.double_acc ? "true" : "false") << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0) << ", "
     << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ", " << c.bm << ", "
     << (c.epi == kEpiDirect ? "go_sm90::kEpiDirect" : c.epi == kEpiSmem ? "go_sm90::kEpiSmem" : "go_sm90::kEpiTma")
-    << ", " << (c.split_k > 1 ? "true" : "false") << (c.halves || c.ahead ? (c.halves ? ", true" : ", false") : "")
-    << (c.ahead ? ", true" : "") << ">>(a, b, sfa, d, p);\n}\n";
+    << ", " << (c.split_k > 1 ? "true" : "false") << ", " << (c.halves ? "true" : "false") << ", "
+    << (c.ahead ? "true" : "false") << ">>(a, b, sfa, d, p);\n}\n";
   return s.str();
 }
 

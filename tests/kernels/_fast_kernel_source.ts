@@ -22,7 +22,7 @@
  * @example
  * ```ts
  * import { fastKernelSource } from "./_fast_kernel_source.ts";
- * if (!fastKernelSource(128, 5, 1, true, 0, 0).includes("FastConfig<128, 5, 1, true, 0, 0, 4, false, 128, go_sm90::kEpiTma, false>")) {
+ * if (!fastKernelSource(128, 5, 1, true, 0, 0).includes("FastConfig<128, 5, 1, true, 0, 0, 4, false, 128, go_sm90::kEpiTma, false, false, false>")) {
  *   throw new Error();
  * }
  * ```
@@ -50,9 +50,7 @@ export function fastKernelSource(
     `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,
     `            const __grid_constant__ CUtensorMap sfa, const __grid_constant__ CUtensorMap d,`,
     `            const go_sm90::FastParams p) {`,
-    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}, 4, false, ${bm}, go_sm90::${epiName}, ${split}${
-      halves || ahead ? `, ${halves}` : ""
-    }${ahead ? ", true" : ""}>>(a, b, sfa, d, p);`,
+    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}, 4, false, ${bm}, go_sm90::${epiName}, ${split}, ${halves}, ${ahead}>>(a, b, sfa, d, p);`,
     `}`,
     ``,
   ].join("\n");
