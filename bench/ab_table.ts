@@ -9,21 +9,24 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { geomean, type OursRow, parseBenchJson, rowKey, shapeLabel } from "./gpu_table.ts";
+import {
+  type BenchFamily,
+  benchFamily,
+  geomean,
+  type OursRow,
+  parseBenchJson,
+  rowKey,
+  shapeLabel,
+} from "./gpu_table.ts";
 
 /** One shape both runs timed. */
 export interface AbRow {
   shape: string;
-  family: "dense M = 4096" | "dense M ∈ {64, 128}" | "grouped";
+  family: BenchFamily;
   a: OursRow;
   b: OursRow;
   /** A µs / B µs: above 1 where B is faster. */
   speedup: number;
-}
-
-function family(r: OursRow): AbRow["family"] {
-  if (r.kind !== "dense") return "grouped";
-  return r.m >= 4096 ? "dense M = 4096" : "dense M ∈ {64, 128}";
 }
 
 /**
@@ -47,7 +50,7 @@ export function abRows(a: OursRow[], b: OursRow[]): AbRow[] {
     const rb = byKey.get(rowKey(ra));
     const usA = ra.us ?? 0, usB = rb?.us ?? 0;
     if (!rb || !(usA > 0) || !(usB > 0)) continue;
-    out.push({ shape: shapeLabel(ra), family: family(ra), a: ra, b: rb, speedup: usA / usB });
+    out.push({ shape: shapeLabel(ra), family: benchFamily(ra), a: ra, b: rb, speedup: usA / usB });
   }
   return out;
 }
@@ -78,7 +81,7 @@ export function formatAb(rows: AbRow[], labelA: string, labelB: string): string 
     "",
   ];
   if (rows.length === 0) return lines.join("\n") + "no shape ran in both\n";
-  const families = (["dense M = 4096", "dense M ∈ {64, 128}", "grouped"] as const)
+  const families = (["dense M = 4096", "dense M ∈ {64, 128}", "grouped", "other"] as const)
     .map((fam) => rows.filter((r) => r.family === fam))
     .filter((rs) => rs.length > 0)
     .map((rs) => `${rs[0].family}: ${geomean(rs.map((r) => r.speedup)).toFixed(3)}× over ${rs.length}`);

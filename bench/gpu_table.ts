@@ -277,6 +277,26 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
 }
 
+/** The benchmark families the summary averages over (issue 8's table): "other" for dense shapes outside them. */
+export type BenchFamily = "dense M = 4096" | "dense M ∈ {64, 128}" | "grouped" | "other";
+
+/**
+ * The family of a shape: dense M = 4096, dense M ∈ {64, 128}, grouped (contiguous or masked), or other.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { benchFamily } from "./gpu_table.ts";
+ * assert.equal(benchFamily({ kind: "dense", m: 128 }), "dense M ∈ {64, 128}");
+ * assert.equal(benchFamily({ kind: "masked", m: 20 }), "grouped");
+ * assert.equal(benchFamily({ kind: "dense", m: 256 }), "other");
+ * ```
+ */
+export function benchFamily(r: { kind: string; m: number }): BenchFamily {
+  if (r.kind !== "dense") return "grouped";
+  return r.m === 4096 ? "dense M = 4096" : r.m === 64 || r.m === 128 ? "dense M ∈ {64, 128}" : "other";
+}
+
 /** A shape's label: "dense 64×2112×7168" (M×N×K) or "contiguous 4×8192×6144×7168" (G×m×N×K). */
 export function shapeLabel(r: { kind: string; g: number; m: number; n: number; k: number }): string {
   return r.kind.startsWith("dense") ? `${r.kind} ${r.m}×${r.n}×${r.k}` : `${r.kind} ${r.g}×${r.m}×${r.n}×${r.k}`;
@@ -390,14 +410,14 @@ export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): 
   const big = rows.find((j) => j.kind === "dense" && j.m === 4096 && j.n === 7168 && j.k === 16384);
   const hbm: number[] = [];
   for (const j of rows) {
-    if (j.kind !== "dense" || (j.m !== 64 && j.m !== 128) || oursTflops(j) === undefined) continue;
+    if (benchFamily(j) !== "dense M ∈ {64, 128}" || oursTflops(j) === undefined) continue;
     hbm.push(hbmBoundPercent(rowBytes(j), j.ours!.us!, bytesPerS));
   }
   return {
     geoAll: ratios(() => true),
-    geoBigM: ratios((j) => j.kind === "dense" && j.m === 4096),
-    geoSmallM: ratios((j) => j.kind === "dense" && (j.m === 64 || j.m === 128)),
-    geoGrouped: ratios((j) => j.kind !== "dense"),
+    geoBigM: ratios((j) => benchFamily(j) === "dense M = 4096"),
+    geoSmallM: ratios((j) => benchFamily(j) === "dense M ∈ {64, 128}"),
+    geoGrouped: ratios((j) => benchFamily(j) === "grouped"),
     bigTflops: big ? oursTflops(big) : undefined,
     smallMHbm: { min: hbm.length ? Math.min(...hbm) : NaN, median: median(hbm), count: hbm.length },
   };

@@ -285,11 +285,10 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   if (p.mode == kFastNormal && best.bm == 128 && best.bn == 64 && p.m_blocks == 1 && 2 * tiles_of(p, 64) <= sms &&
       tiles_of(p, 32) <= sms)
     best.bn = 32;
-  // And BLOCK_N 16 on the same terms, without split K: 128 x 2112 x 7168, 132 tiles, 191.1 -> 205.6 TFLOPS;
-  // 128 x 576 x 7168, 36 tiles, 52.9 TFLOPS at BLOCK_N 32 split 7 ways, 57.8 at 16 unsplit, 49.2 at 16 split 3 ways
-  // (H200, seventh session).
-  bool no_split = false;
-  if (best.bn == 32 && 2 * tiles_of(p, 32) <= sms && tiles_of(p, 16) <= sms) best.bn = 16, no_split = true;
+  // And BLOCK_N 16 on the same terms: 128 x 2112 x 7168, 132 tiles, 191.1 -> 205.6 TFLOPS. 16-wide tiles do not
+  // split K unless split is named (below): 128 x 576 x 7168, 36 tiles, 52.9 TFLOPS at BLOCK_N 32 split 7 ways, 57.8 at
+  // 16 unsplit, 49.2 at 16 split 3 ways; 64 x 576, 27.4 split against 27.7 unsplit (H200, seventh session).
+  if (best.bn == 32 && 2 * tiles_of(p, 32) <= sms && tiles_of(p, 16) <= sms) best.bn = 16;
   // Where such a GEMM keeps BLOCK_N 64 (N too wide for 32), BLOCK_M 64 with BLOCK_N 128: as many tiles, each of one
   // math warpgroup on m64n128 wgmmas instead of two on m64n64 (H200, seventh session: 128 x 7168 x 16384 586 -> 640
   // TFLOPS, 128 x 7168 x 2048 356 -> 373; at 128 x 4096 x 7168, against BLOCK_N 32, it lost: 337 against 358).
@@ -343,7 +342,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // 64 x 2112 x 7168 (30 MB, 4 splits) went from 18.9 to 28.4 (bench/RESULTS.md, fourth session): at most 20 MB.
   const int64_t nkb = (p.K + kFBK - 1) / kFBK;
   const int64_t mb = (p.M + best.bm - 1) / best.bm, nb = (p.N + best.bn - 1) / best.bn;
-  if (!split_set && !(no_split && best.bn == 16) && p.mode == kFastNormal && best.multicast == 1 && !best.halves && mb * nb * 3 <= sms && nkb >= 8) {
+  if (!split_set && best.bn != 16 && p.mode == kFastNormal && best.multicast == 1 && !best.halves && mb * nb * 3 <= sms && nkb >= 8) {
     const int64_t s = std::min<int64_t>({sms / (mb * nb), nkb / 4, 16});
     if (s >= 2 && nkb * mb * best.bm * nb * best.bn * 4 <= (int64_t{20} << 20)) best.split_k = static_cast<int>(s);
   }
