@@ -1300,7 +1300,7 @@ int32_t go_ext_grouped_gate(const go_tensor* index_, int32_t kind, int64_t m, in
   if (t.strides[0] != 1) return fail(GO_ERR_UNSUPPORTED, "go_ext_grouped_gate: index must be contiguous");
   int32_t* gate = nullptr;
   GO_CUDA(go_sm90::launch_gate_check(static_cast<go_sm90::GateKind>(kind), reinterpret_cast<const int32_t*>(t.data),
-                                     t.shape[0], m, g, mk, 0, &gate),
+                                     t.shape[0], m, g, mk, false, 0, &gate),
           "go_ext_grouped_gate");
   GO_CUDA(cudaDeviceSynchronize(), "go_ext_grouped_gate");
   GO_CUDA(cudaMemcpy(fits256, gate + go_sm90::kGateFits256, sizeof(int32_t), cudaMemcpyDeviceToHost),

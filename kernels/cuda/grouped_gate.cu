@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "grouped_gate.h"
+#include "sm90_common.cuh"
 
 namespace go_sm90 {
 
@@ -17,6 +18,10 @@ __global__ void __launch_bounds__(1024) gate_check(int kind, const int32_t* v, i
                                                    int32_t* gate) {
   __shared__ unsigned long long first_bad;
   __shared__ int not256;
+  // A pdl launch: the GEMM kernel after this one may take the other SMs now; this one reads and writes global
+  // memory only once the kernel before it has completed (sm90_common.cuh).
+  grid_launch_dependents();
+  grid_dependency_wait();
   if (threadIdx.x == 0) first_bad = ULLONG_MAX, not256 = 0;
   __syncthreads();
   auto check = [&](int64_t i, int32_t x) {
@@ -73,7 +78,7 @@ std::map<int, DeviceGate> g_gates;
 
 }  // namespace
 
-cudaError_t launch_gate_check(GateKind kind, const int32_t* v, int64_t n, int64_t M, int64_t G, int mk,
+cudaError_t launch_gate_check(GateKind kind, const int32_t* v, int64_t n, int64_t M, int64_t G, int mk, bool pdl,
                               cudaStream_t stream, int32_t** gate) {
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
@@ -87,7 +92,16 @@ cudaError_t launch_gate_check(GateKind kind, const int32_t* v, int64_t n, int64_
     g.looked = false;
     *gate = g.block;
   }
-  gate_check<<<1, 1024, 0, stream>>>(kind, v, n, M, G, mk, *gate);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(1);
+  cfg.blockDim = dim3(1024);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  if ((e = cudaLaunchKernelEx(&cfg, gate_check, static_cast<int>(kind), v, n, M, G, mk, *gate)) != cudaSuccess) return e;
   return cudaGetLastError();
 }
 

@@ -64,8 +64,10 @@ inline std::string gate_message(int kind, int64_t index, int64_t value, int64_t 
 }
 
 /// Launches the check of `v` (n entries) on `stream` into this device's gate block, which *gate receives. M: rows
-/// (classic, psum) or Mmax (masked); G: groups.
-cudaError_t launch_gate_check(GateKind kind, const int32_t* v, int64_t n, int64_t M, int64_t G, int mk,
+/// (classic, psum) or Mmax (masked); G: groups. With `pdl` the check is launched with programmatic stream
+/// serialization: it may be scheduled while the kernel before it still runs (it waits for that kernel before reading
+/// v or writing the block), and it lets the GEMM kernel after it be scheduled at once.
+cudaError_t launch_gate_check(GateKind kind, const int32_t* v, int64_t n, int64_t M, int64_t G, int mk, bool pdl,
                               cudaStream_t stream, int32_t** gate);
 
 /// The first error the gate kernels of this device found since the last look, as the host check of the simple path

@@ -374,11 +374,11 @@ CUresult set_max_dynamic_smem(CUfunction f, int bytes) {
 }
 
 namespace {
-// Fills a launch configuration with a 1-D grid and, for cluster_x > 1, the cluster attribute in *attr.
-void make_config(CUlaunchConfig* cfg_, CUlaunchAttribute* attr_, unsigned grid_x, unsigned block_x, unsigned cluster_x,
-                 unsigned smem, cudaStream_t stream) {
+// Fills a launch configuration with a 1-D grid and its attributes in attrs[0..1]: for cluster_x > 1 the cluster
+// dimension, with `pdl` programmatic stream serialization (CUDA Driver API, CUlaunchAttributeID).
+void make_config(CUlaunchConfig* cfg_, CUlaunchAttribute (&attrs)[2], unsigned grid_x, unsigned block_x,
+                 unsigned cluster_x, unsigned smem, cudaStream_t stream, bool pdl) {
   CUlaunchConfig& cfg = *cfg_;
-  CUlaunchAttribute& attr = *attr_;
   std::memset(&cfg, 0, sizeof cfg);
   cfg.gridDimX = grid_x;
   cfg.gridDimY = cfg.gridDimZ = 1;
@@ -386,25 +386,30 @@ void make_config(CUlaunchConfig* cfg_, CUlaunchAttribute* attr_, unsigned grid_x
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.sharedMemBytes = smem;
   cfg.hStream = reinterpret_cast<CUstream>(stream);
-  std::memset(&attr, 0, sizeof attr);
+  std::memset(attrs, 0, sizeof attrs);
+  cfg.attrs = attrs;
   if (cluster_x > 1) {
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = cluster_x;
-    attr.value.clusterDim.y = 1;
-    attr.value.clusterDim.z = 1;
-    cfg.attrs = attr_;
-    cfg.numAttrs = 1;
+    CUlaunchAttribute& a = attrs[cfg.numAttrs++];
+    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a.value.clusterDim.x = cluster_x;
+    a.value.clusterDim.y = 1;
+    a.value.clusterDim.z = 1;
+  }
+  if (pdl) {
+    CUlaunchAttribute& a = attrs[cfg.numAttrs++];
+    a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a.value.programmaticStreamSerializationAllowed = 1;
   }
 }
 }  // namespace
 
 CUresult launch(CUfunction f, unsigned grid_x, unsigned block_x, unsigned cluster_x, unsigned smem, cudaStream_t stream,
-                void** args) {
+                void** args, bool pdl) {
   static const auto launch_ex = entry<LaunchKernelEx>("cuLaunchKernelEx", 11060);
   if (!launch_ex) return CUDA_ERROR_NOT_SUPPORTED;
   CUlaunchConfig cfg;
-  CUlaunchAttribute attr;
-  make_config(&cfg, &attr, grid_x, block_x, cluster_x, smem, stream);
+  CUlaunchAttribute attrs[2];
+  make_config(&cfg, attrs, grid_x, block_x, cluster_x, smem, stream, pdl);
   return launch_ex(&cfg, f, args, nullptr);
 }
 
@@ -412,8 +417,8 @@ int max_active_clusters(CUfunction f, unsigned block_x, unsigned cluster_x, unsi
   static const auto occ = entry<OccupancyMaxActiveClusters>("cuOccupancyMaxActiveClusters", 11070);
   if (!occ) return 0;
   CUlaunchConfig cfg;
-  CUlaunchAttribute attr;
-  make_config(&cfg, &attr, cluster_x, block_x, cluster_x, smem, nullptr);
+  CUlaunchAttribute attrs[2];
+  make_config(&cfg, attrs, cluster_x, block_x, cluster_x, smem, nullptr, false);
   int n = 0;
   return occ(&n, f, &cfg) == CUDA_SUCCESS ? n : 0;
 }

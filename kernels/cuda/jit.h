@@ -40,9 +40,10 @@ bool compile_cached(const std::string& source, std::string* cubin, bool* compile
 /// Sets the kernel's dynamic shared-memory limit (cuFuncSetAttribute).
 CUresult set_max_dynamic_smem(CUfunction f, int bytes);
 
-/// cuLaunchKernelEx with a 1-D cluster of `cluster_x` CTAs (1: no cluster attribute).
+/// cuLaunchKernelEx with a 1-D cluster of `cluster_x` CTAs (1: no cluster attribute) and, with `pdl`, programmatic
+/// stream serialization (the kernel must wait in griddepcontrol.wait before touching global memory, sm90_common.cuh).
 CUresult launch(CUfunction f, unsigned grid_x, unsigned block_x, unsigned cluster_x, unsigned smem, cudaStream_t stream,
-                void** args);
+                void** args, bool pdl = false);
 
 /// How many clusters of `cluster_x` CTAs can be resident at once (cuOccupancyMaxActiveClusters); 0 if unknown.
 int max_active_clusters(CUfunction f, unsigned block_x, unsigned cluster_x, unsigned smem);

@@ -36,6 +36,18 @@ __device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.s
 // Generic-proxy stores to shared memory must be made visible to the async proxy (wgmma reads) before the barrier.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+// Programmatic dependent launch (PTX ISA, "griddepcontrol", sm_90; CUDA Programming Guide, "Programmatic Dependent
+// Launch and Synchronization"). A grid launched with programmatic stream serialization may be scheduled while the
+// kernel before it on the stream still runs. griddepcontrol.wait blocks the calling thread until every prerequisite
+// grid has completed and its memory operations are visible; with none in flight (a plain launch) it returns at once.
+// So a kernel that may be launched that way waits in every thread before its first global-memory access, read or
+// write. launch_dependents lets the next such grid be scheduled before this one ends (its CTAs are placed as SMs
+// free up); without it, that happens as this grid's CTAs exit.
+__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+__device__ __forceinline__ void grid_launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+
 template <int N>
 __device__ __forceinline__ void fence_operand(float (&d)[N]) {
 #pragma unroll

@@ -86,6 +86,9 @@ struct FastChoice {
   int epi = kEpiTma;    // FastEpi: TMA stores from shared memory, 16-byte stores by the math threads (smem), or
                         // stores from registers (direct: no staging buffers, room for one more stage)
   int split_k = 1;      // dense: K split over this many CTAs per tile, promotion deferred to a second kernel
+  bool pdl = true;      // programmatic dependent launch: the kernel (and a grouped call's gate kernel) may be scheduled
+                        // while the kernel before it on the stream still runs, and waits for it in griddepcontrol.wait
+                        // before touching global memory (pdl=0: a plain launch; the bits are the same)
 };
 
 /// The configuration a call of this shape class gets: GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0,

@@ -161,19 +161,20 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
       c->double_acc = v == "double", c->halves = v == "halves", *acc_set = true;
     else if (k == "shape" && num && (n == 0 || n == 1)) c->shape = n == 1;
     else if (k == "ahead" && num && (n == 0 || n == 1)) c->ahead = n == 1;
+    else if (k == "pdl" && num && (n == 0 || n == 1)) c->pdl = n == 1;
     else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
     else if (k == "regs" && num && (n == 40 || n == 56)) c->producer_regs = static_cast<int>(n);
     else if (k == "bm" && num && (n == 64 || n == 128 || n == 256)) c->bm = static_cast<int>(n), *bm_set = true;
-    else if (k == "dbg" && num && n >= 0 && n <= 7) c->debug = static_cast<int>(n);
+    else if (k == "dbg" && num && n >= 0 && n <= 15) c->debug = static_cast<int>(n);
     else if (k == "sfa" && (v == "tma" || v == "copy")) c->sfa_tma = v == "tma";
     else if (k == "epi" && (v == "direct" || v == "smem" || v == "tma"))
       c->epi = v == "direct" ? kEpiDirect : v == "smem" ? kEpiSmem : kEpiTma;
     else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), *split_set = true;
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
-             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, prod=1|4, "
-             "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=tma|smem|direct, split=1..64, dbg=0..7)";
+             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, pdl=0|1, prod=1|4, "
+             "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=tma|smem|direct, split=1..64, dbg=0..15)";
       return false;
     }
   }
@@ -190,6 +191,7 @@ std::string describe(const FastChoice& c, const char* how) {
                 c.epi == kEpiDirect ? "direct" : c.epi == kEpiSmem ? "smem" : "tma", how);
   std::string out = buf;
   if (c.ahead) out += " ahead=1";
+  if (!c.pdl) out += " pdl=0";
   if (c.split_k > 1) out += " split=" + std::to_string(c.split_k);
   if (c.debug) out += " dbg=" + std::to_string(c.debug) + " (profiling: wrong results)";
   return out;
@@ -370,14 +372,14 @@ namespace {
 
 // Grouped calls (p->gate_kind set): the gate kernel checks the index tensor on the device ahead of the GEMM kernels,
 // which read its verdict (grouped_gate.h), instead of the host copying it and waiting for the GPU.
-cudaError_t start_gate(FastParams* p, cudaStream_t stream) {
+cudaError_t start_gate(FastParams* p, bool pdl, cudaStream_t stream) {
   if (p->gate_kind == kGateNone) return cudaSuccess;
   const bool masked = p->gate_kind == kGateMasked, psum = p->gate_kind == kGatePsum;
   const int32_t* v = masked ? p->masked_m : p->gl;
   const int64_t n = masked || psum ? p->G : p->M;
   int32_t* gate = nullptr;
-  const cudaError_t e = launch_gate_check(static_cast<GateKind>(p->gate_kind), v, n, p->M, p->G, p->mk_align, stream,
-                                          &gate);
+  const cudaError_t e = launch_gate_check(static_cast<GateKind>(p->gate_kind), v, n, p->M, p->G, p->mk_align, pdl,
+                                          stream, &gate);
   p->gate = gate;
   p->gate_want = kWantValid;
   return e;
@@ -405,7 +407,7 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   t_last_config = describe(c, ("aot (" + why + ")").c_str());
   go_jit::count_aot_launch();
   if (p.units == 0) return cudaSuccess;
-  if (const cudaError_t e = start_gate(&p, stream); e != cudaSuccess) return e;
+  if (const cudaError_t e = start_gate(&p, false, stream); e != cudaSuccess) return e;
   const int smem = smem_bytes(c);
   const int grid = p.units < sms ? p.units : sms;
   cudaError_t e;
@@ -554,7 +556,7 @@ cudaError_t launch_prepared(Prepared& k, int sms, cudaStream_t stream, std::stri
   void* args[] = {&k.ma, &k.mb, &k.msfa, &k.md, &p};
   const CUresult r = go_jit::launch(k.fn, static_cast<unsigned>(clusters * c.multicast), kFastThreads,
                                     static_cast<unsigned>(c.multicast), static_cast<unsigned>(smem_bytes(c)),
-                                    stream, args);
+                                    stream, args, c.pdl);
   if (r != CUDA_SUCCESS) {
     if (p.ws) cudaFreeAsync(p.ws, stream);
     *err = "cuLaunchKernelEx(fast FP8 GEMM, " + describe_launch(k) + "): " + go_jit::driver_error(r);
@@ -634,7 +636,7 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
   for (int i = 0; i < n; ++i) work = work || k[i].p.units > 0;
   if (!work) return cudaSuccess;
   FastParams gated = p;
-  if (const cudaError_t e = start_gate(&gated, stream); e != cudaSuccess) {
+  if (const cudaError_t e = start_gate(&gated, cs[0].pdl, stream); e != cudaSuccess) {
     *err = std::string("grouped index check kernel: ") + cudaGetErrorString(e);
     return e;
   }

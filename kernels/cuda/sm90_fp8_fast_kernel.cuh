@@ -44,7 +44,9 @@ constexpr int kFastThreads = 384;
 // Profiling switches (GO_CUDA_FAST_CFG dbg=N; the results are WRONG, for timing only): bit 0, the math warps wait
 // for each stage and release it without wgmma or promotion; bit 1, the producer's thread 0 alone arrives on the full
 // barrier (TMA of A and B only, no scale copies); bit 2, no epilogue (nothing is stored, and with the results dead
-// the compiler drops the promotion too: it times the wgmmas and the feed without any CUDA-core work).
+// the compiler drops the promotion too: it times the wgmmas and the feed without any CUDA-core work); bit 3, no
+// griddepcontrol.wait (a pdl=1 launch may then read its inputs before the kernel ahead of it wrote them:
+// tests/gpu/pdl_check.cu shows that its check sees this).
 #ifndef GO_FAST_DBG
 #define GO_FAST_DBG 0
 #endif
@@ -171,6 +173,10 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src, int bytes
 // Arrives on the barrier once this thread's earlier cp.async copies have landed (counts as the thread's arrival).
 __device__ __forceinline__ void cp_async_arrive(uint64_t* bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// Fetches a tensor map into the TMA unit's descriptor cache ahead of its first copy (PTX ISA, "prefetch.tensormap").
+__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y) {
   asm volatile(
@@ -361,14 +367,15 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0), tid = threadIdx.x % 128,
             warp = tid / 32, lane = tid % 32;
   const uint32_t full_u = smem_addr(full), empty_u = smem_addr(empty);  // barrier s lies at + 8 * s
-  // Grouped calls: the gate kernel (grouped_gate.h) ran first on this stream. A bad layout, or groups that this
-  // kernel's tile height was not launched for, and the whole grid returns here (every CTA of a cluster alike).
-  if (p.gate != nullptr) {
-    const bool bad = p.gate[kGateBad] != 0, fits = p.gate[kGateFits256] != 0;
-    if (bad || (p.gate_want == kWantFits256 && !fits) || (p.gate_want == kWantNot256 && fits)) return;
-  }
   const int rank = MC > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
+  // Until grid_dependency_wait below nothing touches global memory: with pdl=1 (FastChoice::pdl) this CTA may start
+  // while the kernel before it on the stream still runs, and sets up its barriers and tensor maps meanwhile.
   if (threadIdx.x == 0) {
+    // The maps are kernel parameters (__grid_constant__), which no earlier kernel writes.
+    tma_prefetch_map(&map_a);
+    tma_prefetch_map(&map_b);
+    if (p.sfa_tma) tma_prefetch_map(&map_sfa);
+    if (p.d_tma) tma_prefetch_map(&map_d);
     for (int s = 0; s < kStages; ++s) {
       // Arrivals: every producer thread, or with SFA by TMA the threads that copy an SFB slot (thread 0 among them).
       mbar_init(&full[s], (GO_FAST_DBG & 2) ? 1 : p.sfa_tma ? kSlots : 32 * C::kProducerWarps);
@@ -380,6 +387,16 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   }
   if (MC > 1) cluster_sync();
   else __syncthreads();
+  if constexpr ((GO_FAST_DBG & 8) == 0) grid_dependency_wait();
+  // The next pdl=1 launch may be scheduled now: its CTAs take SMs as this grid's CTAs exit (each CTA fills its SM)
+  // and wait above until this grid has completed.
+  grid_launch_dependents();
+  // Grouped calls: the gate kernel (grouped_gate.h) ran first on this stream. A bad layout, or groups that this
+  // kernel's tile height was not launched for, and the whole grid returns here (every CTA of a cluster alike).
+  if (p.gate != nullptr) {
+    const bool bad = p.gate[kGateBad] != 0, fits = p.gate[kGateFits256] != 0;
+    if (bad || (p.gate_want == kWantFits256 && !fits) || (p.gate_want == kWantNot256 && fits)) return;
+  }
   const int nkb = (K + kFBK - 1) / kFBK;
   const int cluster = blockIdx.x / MC, clusters = gridDim.x / MC;
   const int sfb_rows = (N + 127) / 128;

@@ -2,10 +2,12 @@
 # The GPU script (run on an H200 through the device tool, from the repository root):
 #   builds the CUDA backend (deno task build --cuda; a plain nvcc line if that fails) and the CPU backend,
 #   runs tests/gpu/check.cpp (CUDA vs CPU backend vs embedded models, bit for bit, with reruns) once per fast-kernel
-#   configuration in CHECK_CFGS (heuristic, forced JIT configurations, ahead-of-time kernels, simple kernels),
+#   configuration in CHECK_CFGS (heuristic, forced JIT configurations, ahead-of-time kernels, simple kernels), and
+#   tests/gpu/pdl_check.cu (programmatic dependent launch against the hazards it could open),
 #   runs compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the small shapes of every kernel,
 #   times the FP8 GEMMs (tests/gpu/bench.cpp, tests/gpu/bench_torch.py), and, guarded, `deno task verify --backend cuda`.
-# Reports go to $OUT (or ./gpu-out): env.log build.log check.log sanitizer.log bench.log verify.log torch.log summary.txt.
+# Reports go to $OUT (or ./gpu-out): env.log build.log check.log pdl.log sanitizer.log bench.log verify.log torch.log
+# summary.txt.
 # STEPS selects parts (default: "build check sanitize bench verify torch"; also "profile": ncu, see PROFILE_*;
 # "sass": cuobjdump of JIT kernels, see SASS_GREP).
 set -u
@@ -36,7 +38,7 @@ if has build; then
     set -x
     # CPU backend and the drivers build in the background while the CUDA backend compiles.
     (g++ -O2 -std=c++17 -fPIC -shared -pthread -o "$CPU_SO" kernels/cpu/*.cpp && echo "cpu backend ok") &
-    (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && echo "drivers ok") &
+    (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/pdl_check" tests/gpu/pdl_check.cu -ldl && echo "drivers ok") &
     built=""
     if [ -x .device/enter.sh ]; then
       if timeout 300 bash .device/enter.sh deno task build --cuda; then
@@ -91,6 +93,20 @@ if has check; then
       break
     fi
   done
+fi
+
+if has check && [ -z "${HUNG:-}" ]; then
+  # Programmatic dependent launch (tests/gpu/pdl_check.cu): a kernel ahead of the GEMM that writes its input or reads
+  # its output late; then the same with the wait compiled out (dbg=8), where the check must see the hazard.
+  {
+    echo "==== pdl_check ===="
+    timeout 120 "$B/pdl_check" "$CUDA_SO"
+    echo "exit $?"
+    echo "==== pdl_check, dbg=8 (griddepcontrol.wait compiled out) ===="
+    GO_CUDA_FAST_CFG=dbg=8 timeout 120 "$B/pdl_check" "$CUDA_SO" --expect-hazard
+    echo "exit $?"
+  } >"$OUT/pdl.log" 2>&1
+  note "pdl_check: $(grep SUMMARY "$OUT/pdl.log" | tr '\n' ' ')"
 fi
 
 if has sanitize; then

@@ -201,6 +201,12 @@ Deno.test({
         assert.equal(r.status, GO_ERR_INVALID_ARGUMENT);
         assert.match(r.message, /ahead=1 issues into the one-set or two-set loop: not with acc=halves/);
       });
+      await t.step("programmatic dependent launch is the default; pdl=0 turns it off and says so", () => {
+        assert.doesNotMatch(config(Mode.Dense, 4096, 7168, 16384), /pdl/, "on unless named");
+        assert.match(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "pdl=0" }), / jit=shape pdl=0$/);
+        assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "pdl=0,ahead=1" }), / ahead=1 pdl=0 split=14$/);
+        assert.match(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "pdl=1" }), /jit=shape$/);
+      });
       await t.step("profiling kernels say that their results are wrong", () => {
         assert.match(
           config(Mode.Dense, 4096, 7168, 16384, 1, { override: "dbg=1" }),
@@ -225,9 +231,10 @@ Deno.test({
           ["bm=96", /bad item "bm=96"/],
           ["split=2,mc=2", /split=2 needs mc=1/],
           ["split=0", /bad item "split=0"/],
+          ["pdl=2", /bad item "pdl=2" \(expected .*pdl=0\|1/],
           ["bn=100", /bad item "bn=100"/],
           ["epi=global", /bad item "epi=global"/],
-          ["dbg=8", /bad item "dbg=8"/],
+          ["dbg=16", /bad item "dbg=16"/],
         ];
         for (const [override, reason] of cases) {
           const r = choose(Mode.Dense, 4096, 7168, 16384, 1, { override });
