@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -115,8 +116,9 @@ int main(int argc, char** argv) {
     live.push_back(p);
     return p;
   };
-  std::vector<uint8_t> a_real(M * K), b_real(G * N * K);
-  std::vector<float> sa(M * KB), sb(G * NB * KB);
+  // A and its scales serve both calls: the dense one reads M rows, the masked one G x Mm.
+  std::vector<uint8_t> a_real(std::max(M, G * Mm) * K), b_real(G * N * K);
+  std::vector<float> sa(std::max(M, G * Mm) * KB), sb(G * NB * KB);
   fill_codes(a_real, 1), fill_codes(b_real, 2), fill_scales(sa, 3), fill_scales(sb, 4);
   void *pa = dev(a_real.size()), *pa_src = dev(a_real.size()), *pb = dev(b_real.size()), *psa = dev(4 * sa.size()),
        *psb = dev(4 * sb.size()), *pd = dev(2 * G * Mm * N), *psave = dev(2 * G * Mm * N), *pm = dev(4 * G),
@@ -179,7 +181,7 @@ int main(int argc, char** argv) {
     api.copy_in(pa, zeros.data(), a_real.size());
     api.copy_in(pd, zeros.data(), gd_bytes);
     api.sync();
-    late_copy<<<1, 256>>>(static_cast<const uint8_t*>(pa_src), static_cast<uint8_t*>(pa), M * K, kSpin);
+    late_copy<<<1, 256>>>(static_cast<const uint8_t*>(pa_src), static_cast<uint8_t*>(pa), a_real.size(), kSpin);
     check(dense(), "dense after the writer");
     const bool raw_ok = out(d_bytes) == d_ref;
 
