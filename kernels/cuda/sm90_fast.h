@@ -86,6 +86,8 @@ struct FastChoice {
   int epi = kEpiTma;    // FastEpi: TMA stores from shared memory, 16-byte stores by the math threads (smem), or
                         // stores from registers (direct: no staging buffers, room for one more stage)
   int split_k = 1;      // dense: K split over this many CTAs per tile, promotion deferred to a second kernel
+  int load_group = 1;   // the producer issues the loads of this many consecutive K blocks together, once all their
+                        // stages are free (group=1|2|4; adjacent 128-byte row segments of B then reach DRAM together)
   bool pdl = true;      // programmatic dependent launch: the kernel (and a grouped call's gate kernel) may be scheduled
                         // while the kernel before it on the stream still runs, and waits for it in griddepcontrol.wait
                         // before touching global memory (pdl=0: a plain launch; the bits are the same)

@@ -162,6 +162,7 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "shape" && num && (n == 0 || n == 1)) c->shape = n == 1;
     else if (k == "ahead" && num && (n == 0 || n == 1)) c->ahead = n == 1;
     else if (k == "pdl" && num && (n == 0 || n == 1)) c->pdl = n == 1;
+    else if (k == "group" && num && (n == 1 || n == 2 || n == 4)) c->load_group = static_cast<int>(n);
     else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
     else if (k == "regs" && num && (n == 40 || n == 56)) c->producer_regs = static_cast<int>(n);
@@ -173,7 +174,7 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), *split_set = true;
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
-             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, pdl=0|1, prod=1|4, "
+             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, pdl=0|1, group=1|2|4, prod=1|4, "
              "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=tma|smem|direct, split=1..64, dbg=0..15)";
       return false;
     }
@@ -192,6 +193,7 @@ std::string describe(const FastChoice& c, const char* how) {
   std::string out = buf;
   if (c.ahead) out += " ahead=1";
   if (!c.pdl) out += " pdl=0";
+  if (c.load_group > 1) out += " group=" + std::to_string(c.load_group);
   if (c.split_k > 1) out += " split=" + std::to_string(c.split_k);
   if (c.debug) out += " dbg=" + std::to_string(c.debug) + " (profiling: wrong results)";
   return out;
@@ -203,6 +205,7 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << "#define GO_FAST_PRODUCER_REGS " << c.producer_regs << "\n#define GO_FAST_MATH_REGS "
     << (c.producer_regs == 56 ? 224 : 232) << "\n"
     << (c.debug ? "#define GO_FAST_DBG " + std::to_string(c.debug) + "  // profiling only: wrong results\n" : "")
+    << (c.load_group > 1 ? "#define GO_FAST_LOAD_GROUP " + std::to_string(c.load_group) + "\n" : "")
     << "#include \"sm90_fp8_fast_kernel.cuh\"\n"
     // The parameter block crosses from this library to the cubin: a header from another version fails to compile.
     << "static_assert(sizeof(go_sm90::FastParams) == " << sizeof(FastParams)

@@ -50,6 +50,11 @@ constexpr int kFastThreads = 384;
 #ifndef GO_FAST_DBG
 #define GO_FAST_DBG 0
 #endif
+// group=N (FastChoice::load_group): the producer waits until the stages of N consecutive K blocks are all free before
+// issuing the first, so their loads leave together (adjacent 128-byte segments of each B row reach DRAM at once).
+#ifndef GO_FAST_LOAD_GROUP
+#define GO_FAST_LOAD_GROUP 1
+#endif
 static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168,
               "setmaxnreg would wait forever: the math registers exceed what the producer releases");
 
@@ -420,6 +425,15 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         for (int kb = ti.kb0; kb < ti.kb1; ++kb, ++it) {
           const int s = it % kStages;
           mbar_wait(empty_u + 8 * s, ((it / kStages) & 1) ^ 1);
+          if constexpr (GO_FAST_LOAD_GROUP > 1) {
+            // The group's later stages are freed after this one (in order), by blocks already issued: no deadlock.
+            if ((kb - ti.kb0) % GO_FAST_LOAD_GROUP == 0) {
+              for (int j = 1; j < GO_FAST_LOAD_GROUP && kb + j < ti.kb1; ++j) {
+                const uint32_t jt = it + j;
+                mbar_wait(empty_u + 8 * (jt % kStages), ((jt / kStages) & 1) ^ 1);
+              }
+            }
+          }
           if (tid == 0) {
             mbar_expect_tx(&full[s], kStageA + kStageB + (p.sfa_tma ? BM * 4 : 0));
             if (p.sfa_tma) tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb);

@@ -18,6 +18,7 @@
  * @param split split K (`split=N`, N > 1): the kernel stores raw K-block results instead of promoting
  * @param halves `acc=halves`: one accumulator set issued as two groups of BN / 2 columns
  * @param ahead `ahead=1`: the next tile's first K block is issued before this tile's epilogue
+ * @param loadGroup `group=N` (N > 1): the producer issues N consecutive K blocks together (a `#define`, as the JIT writes it)
  * @returns the text
  * @example
  * ```ts
@@ -40,11 +41,13 @@ export function fastKernelSource(
   split = false,
   halves = false,
   ahead = false,
+  loadGroup = 1,
 ): string {
   const epiName = { tma: "kEpiTma", smem: "kEpiSmem", direct: "kEpiDirect" }[epi];
   return [
     `#define GO_FAST_PRODUCER_REGS ${producerRegs}`,
     `#define GO_FAST_MATH_REGS ${producerRegs === 56 ? 224 : 232}`,
+    ...(loadGroup > 1 ? [`#define GO_FAST_LOAD_GROUP ${loadGroup}`] : []),
     `#include "sm90_fp8_fast_kernel.cuh"`,
     `extern "C" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)`,
     `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,

@@ -207,6 +207,14 @@ Deno.test({
         assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "pdl=0,ahead=1" }), / ahead=1 pdl=0 split=14$/);
         assert.match(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "pdl=1" }), /jit=shape$/);
       });
+      await t.step("group=2 and group=4 are options the configuration string shows; the default issues alone", () => {
+        assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /group=/);
+        assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "group=2" }), / jit=shape group=2$/);
+        assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "group=4,pdl=0" }), / pdl=0 group=4$/);
+        const r = choose(Mode.Dense, 64, 4096, 7168, 1, { override: "group=3" });
+        assert.equal(r.status, GO_ERR_INVALID_ARGUMENT);
+        assert.match(r.message, /bad item "group=3" \(expected .*group=1\|2\|4/);
+      });
       await t.step("profiling kernels say that their results are wrong", () => {
         assert.match(
           config(Mode.Dense, 4096, 7168, 16384, 1, { override: "dbg=1" }),
