@@ -244,9 +244,10 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 // (+2-7 % over per-thread copies at BLOCK_M 128); the epilogue through shared memory and TMA stores (over the math
 // threads' own 16-byte stores: 4096 x 32768 x 512 207 -> 179 us, 4096 x 24576 x 1536 323 -> 298, 3.8 % over all 45
 // benchmark shapes; from registers, which frees a stage, was slower or level almost everywhere); split K below.
-// Stages: as many as fit in 227 KB. Measured and left as options: acc=halves and ahead=1, both slower (geomean
-// speed-ups 0.983x over the 21 dense shapes and 0.987x over all 45). GO_CUDA_FAST_CFG overrides any field
-// (tests/gpu/run.sh checks and sweeps the others).
+// Stages: as many as fit in 227 KB. Programmatic dependent launch on (pdl=0, off, ran 0.975x as fast over all 45
+// shapes, 0.931x over the 14 small-M ones, eighth session). Measured and left as options: acc=halves and ahead=1, both
+// slower (geomean speed-ups 0.983x over the 21 dense shapes and 0.987x over all 45), and group=2 / group=4, slower on 12
+// and 13 of the 14 small-M shapes. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and sweeps the others).
 bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
   return choose_fast_config(p0, sms, std::getenv("GO_CUDA_FAST_CFG"), out, err);
 }

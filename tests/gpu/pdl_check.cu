@@ -38,6 +38,13 @@ struct Api {
   int32_t (*last_config)(char*, int64_t);
 };
 
+// The symbol `name` of the library into f; false if it is absent.
+template <typename F>
+bool sym(void* h, const char* name, F& f) {
+  f = reinterpret_cast<F>(dlsym(h, name));
+  return f != nullptr;
+}
+
 // Lets dependents launch, spins `cycles` SM clocks, then copies `n` bytes from src to dst (one block).
 __global__ void late_copy(const uint8_t* src, uint8_t* dst, int64_t n, long long cycles) {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
@@ -89,17 +96,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   Api api;
-  api.alloc = reinterpret_cast<decltype(api.alloc)>(dlsym(h, "go_alloc"));
-  api.free_ = reinterpret_cast<decltype(api.free_)>(dlsym(h, "go_free"));
-  api.copy_in = reinterpret_cast<decltype(api.copy_in)>(dlsym(h, "go_copy_in"));
-  api.copy_out = reinterpret_cast<decltype(api.copy_out)>(dlsym(h, "go_copy_out"));
-  api.last_error = reinterpret_cast<decltype(api.last_error)>(dlsym(h, "go_last_error"));
-  api.fp8_gemm = reinterpret_cast<decltype(api.fp8_gemm)>(dlsym(h, "go_fp8_gemm"));
-  api.masked = reinterpret_cast<decltype(api.masked)>(dlsym(h, "go_m_grouped_fp8_gemm_masked"));
-  api.sync = reinterpret_cast<decltype(api.sync)>(dlsym(h, "go_synchronize"));
-  api.last_config = reinterpret_cast<decltype(api.last_config)>(dlsym(h, "go_ext_fast_last_config"));
-  if (!api.alloc || !api.free_ || !api.copy_in || !api.copy_out || !api.last_error || !api.fp8_gemm || !api.masked ||
-      !api.sync) {
+  sym(h, "go_ext_fast_last_config", api.last_config);  // optional
+  if (!sym(h, "go_alloc", api.alloc) || !sym(h, "go_free", api.free_) || !sym(h, "go_copy_in", api.copy_in) ||
+      !sym(h, "go_copy_out", api.copy_out) || !sym(h, "go_last_error", api.last_error) ||
+      !sym(h, "go_fp8_gemm", api.fp8_gemm) || !sym(h, "go_m_grouped_fp8_gemm_masked", api.masked) ||
+      !sym(h, "go_synchronize", api.sync)) {
     std::fprintf(stderr, "%s: a required go_* symbol is missing\n", argv[1]);
     return 2;
   }
