@@ -86,6 +86,8 @@ struct FastChoice {
   int epi = kEpiTma;    // FastEpi: TMA stores from shared memory, 16-byte stores by the math threads (smem), or
                         // stores from registers (direct: no staging buffers, room for one more stage)
   int split_k = 1;      // dense: K split over this many CTAs per tile, promotion deferred to a second kernel
+  bool k_alternate = false;  // kalt=1 (BLOCK_M 64): the two math warpgroups take alternate K blocks of a tile, the
+                             // second passing its raw results through shared memory to the first, which promotes
   int load_group = 1;   // the producer issues the loads of this many consecutive K blocks together, once all their
                         // stages are free (group=1|2|4; adjacent 128-byte row segments of B then reach DRAM together)
   bool pdl = true;      // programmatic dependent launch: the kernel (and a grouped call's gate kernel) may be scheduled

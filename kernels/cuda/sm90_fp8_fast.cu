@@ -26,14 +26,16 @@ namespace {
 
 constexpr int kMaxSmem = 232448;  // H100/H200: 227 KB of dynamic shared memory per block (opt-in)
 
-// Bytes of dynamic shared memory for (BN, stages, BM, epilogue), plus 1024 for the alignment.
-int smem_bytes(int bn, int stages, int bm, int epi = kEpiSmem) { return fast_smem(bn, stages, bm, epi).total + 1024; }
-int smem_bytes(const FastChoice& c) { return smem_bytes(c.bn, c.stages, c.bm, c.epi); }
+// Bytes of dynamic shared memory for (BN, stages, BM, epilogue, kalt), plus 1024 for the alignment.
+int smem_bytes(int bn, int stages, int bm, int epi = kEpiSmem, bool kalt = false) {
+  return fast_smem(bn, stages, bm, epi, kalt).total + 1024;
+}
+int smem_bytes(const FastChoice& c) { return smem_bytes(c.bn, c.stages, c.bm, c.epi, c.k_alternate); }
 static_assert(fast_smem(128, 5).total + 1024 < kMaxSmem, "BN 128 x 5 stages fits");
 
-int max_stages(int bn, int bm, int epi) {
+int max_stages(int bn, int bm, int epi, bool kalt) {
   int s = 2;
-  while (s < 16 && smem_bytes(bn, s + 1, bm, epi) <= kMaxSmem) ++s;
+  while (s < 16 && smem_bytes(bn, s + 1, bm, epi, kalt) <= kMaxSmem) ++s;
   return s;
 }
 
@@ -163,6 +165,7 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "ahead" && num && (n == 0 || n == 1)) c->ahead = n == 1;
     else if (k == "pdl" && num && (n == 0 || n == 1)) c->pdl = n == 1;
     else if (k == "group" && num && (n == 1 || n == 2 || n == 4)) c->load_group = static_cast<int>(n);
+    else if (k == "kalt" && num && (n == 0 || n == 1)) c->k_alternate = n == 1;
     else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
     else if (k == "regs" && num && (n == 40 || n == 56)) c->producer_regs = static_cast<int>(n);
@@ -174,7 +177,7 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), *split_set = true;
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
-             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, pdl=0|1, group=1|2|4, prod=1|4, "
+             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, kalt=0|1, pdl=0|1, group=1|2|4, prod=1|4, "
              "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=tma|smem|direct, split=1..64, dbg=0..15)";
       return false;
     }
@@ -192,6 +195,7 @@ std::string describe(const FastChoice& c, const char* how) {
                 c.epi == kEpiDirect ? "direct" : c.epi == kEpiSmem ? "smem" : "tma", how);
   std::string out = buf;
   if (c.ahead) out += " ahead=1";
+  if (c.k_alternate) out += " kalt=1";
   if (!c.pdl) out += " pdl=0";
   if (c.load_group > 1) out += " group=" + std::to_string(c.load_group);
   if (c.split_k > 1) out += " split=" + std::to_string(c.split_k);
@@ -219,7 +223,7 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << c.producer_warps << ", " << (c.release_per_warp ? "true" : "false") << ", " << c.bm << ", "
     << (c.epi == kEpiDirect ? "go_sm90::kEpiDirect" : c.epi == kEpiSmem ? "go_sm90::kEpiSmem" : "go_sm90::kEpiTma")
     << ", " << (c.split_k > 1 ? "true" : "false") << ", " << (c.halves ? "true" : "false") << ", "
-    << (c.ahead ? "true" : "false") << ">>(a, b, sfa, d, p);\n}\n";
+    << (c.ahead ? "true" : "false") << ", " << (c.k_alternate ? "true" : "false") << ">>(a, b, sfa, d, p);\n}\n";
   return s.str();
 }
 
@@ -247,7 +251,8 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 // Stages: as many as fit in 227 KB. Programmatic dependent launch on (pdl=0, off, ran 0.975x as fast over all 45
 // shapes, 0.931x over the 14 small-M ones, eighth session). Measured and left as options: acc=halves and ahead=1, both
 // slower (geomean speed-ups 0.983x over the 21 dense shapes and 0.987x over all 45), and group=2 / group=4, slower on 12
-// and 13 of the 14 small-M shapes. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and sweeps the others).
+// and 13 of the 14 small-M shapes. kalt=1 (alternate K blocks over both math warpgroups at BLOCK_M 64) is built and
+// compiled but not yet run on a GPU. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and sweeps the others).
 bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
   return choose_fast_config(p0, sms, std::getenv("GO_CUDA_FAST_CFG"), out, err);
 }
@@ -317,7 +322,19 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // bm=256 applies to it only where every group fits 256-row tiles (p.tiles256); otherwise it keeps 128. A call does
   // not know which: the launcher asks for both and launches both, gated by the device check (choose_for_call).
   if (p.mode != kFastNormal && p.mode != kFastMasked && !p.tiles256 && best.bm == 256) best.bm = 128;
-  if (!acc_set) best.double_acc = best.bn <= 128 && best.bm != 256;
+  if (!acc_set) best.double_acc = best.bn <= 128 && best.bm != 256 && !best.k_alternate;
+  if (best.k_alternate) {
+    const char* why = best.bm != 64          ? "needs bm=64 (the one tile height with an idle math warpgroup)"
+                      : best.double_acc      ? "runs one accumulator set per warpgroup: not with acc=double"
+                      : best.halves          ? "promotes whole blocks: not with acc=halves"
+                      : best.ahead           ? "is not combined with ahead=1"
+                      : best.split_k > 1     ? "promotes in the kernel: not with split="
+                                             : nullptr;
+    if (why) {
+      *err = std::string("GO_CUDA_FAST_CFG: kalt=1 ") + why;
+      return false;
+    }
+  }
   if (best.double_acc && best.bn > 128) {
     *err = "GO_CUDA_FAST_CFG: acc=double needs bn <= 128";
     return false;
@@ -334,7 +351,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     *err = "GO_CUDA_FAST_CFG: bm=256 needs acc=single or halves and bn <= 128 (registers)";
     return false;
   }
-  const int fit = max_stages(best.bn, best.bm, best.epi);
+  const int fit = max_stages(best.bn, best.bm, best.epi, best.k_alternate);
   if (best.stages == 0) best.stages = fit;
   if (best.stages > fit) {
     *err = "GO_CUDA_FAST_CFG: " + std::to_string(best.stages) + " stages of BLOCK_M " + std::to_string(best.bm) +
@@ -348,7 +365,8 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // 64 x 2112 x 7168 (30 MB, 4 splits) went from 18.9 to 28.4 (bench/RESULTS.md, fourth session): at most 20 MB.
   const int64_t nkb = (p.K + kFBK - 1) / kFBK;
   const int64_t mb = (p.M + best.bm - 1) / best.bm, nb = (p.N + best.bn - 1) / best.bn;
-  if (!split_set && best.bn != 16 && p.mode == kFastNormal && best.multicast == 1 && !best.halves && mb * nb * 3 <= sms && nkb >= 8) {
+  if (!split_set && best.bn != 16 && p.mode == kFastNormal && best.multicast == 1 && !best.halves &&
+      !best.k_alternate && mb * nb * 3 <= sms && nkb >= 8) {
     const int64_t s = std::min<int64_t>({sms / (mb * nb), nkb / 4, 16});
     if (s >= 2 && nkb * mb * best.bm * nb * best.bn * 4 <= (int64_t{20} << 20)) best.split_k = static_cast<int>(s);
   }

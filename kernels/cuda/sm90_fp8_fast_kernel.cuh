@@ -76,15 +76,21 @@ static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168
 /// HALVES_ (acc=halves): one accumulator set issued as two wgmma groups of BN / 2 columns each, so that one half is
 /// promoted while the other is still on the tensor cores (the same registers as one set; each K block reads the A
 /// tile from shared memory twice); AHEAD_ (ahead=1): before a tile's epilogue each math warpgroup issues the 4
-/// wgmmas of the next tile's first K block, so the tensor cores work while the warpgroup converts and stores D.
+/// wgmmas of the next tile's first K block, so the tensor cores work while the warpgroup converts and stores D;
+/// KALT_ (kalt=1, BLOCK_M 64 only): the K blocks of a tile alternate between the two math warpgroups (at BLOCK_M 64
+/// the second would idle), so two blocks' chains of dependent wgmmas run at once; the second warpgroup passes its raw
+/// block results through shared memory and the first promotes every block in K order (the same bits).
 template <int BN_, int STAGES_, int MC_, bool DACC_, int KN_ = 0, int KK_ = 0, int PW_ = 4, bool RPW_ = false,
-          int BM_ = 128, int EPI_ = kEpiSmem, bool SPLIT_ = false, bool HALVES_ = false, bool AHEAD_ = false>
+          int BM_ = 128, int EPI_ = kEpiSmem, bool SPLIT_ = false, bool HALVES_ = false, bool AHEAD_ = false,
+          bool KALT_ = false>
 struct FastConfig {
   static constexpr int BN = BN_, kStages = STAGES_, kMulticast = MC_, kN = KN_, kK = KK_, kProducerWarps = PW_;
   static constexpr int kEpi = EPI_;
   static constexpr bool kDirectEpi = EPI_ == kEpiDirect, kSplitK = SPLIT_;
   static constexpr int BM = BM_, kWaves = BM_ >= kFBM ? BM_ / kFBM : 1, kMathWGs = BM_ == 64 ? 1 : 2;
-  static constexpr bool kDoubleAcc = DACC_, kReleasePerWarp = RPW_, kHalves = HALVES_, kAhead = AHEAD_;
+  static constexpr bool kDoubleAcc = DACC_, kReleasePerWarp = RPW_, kHalves = HALVES_, kAhead = AHEAD_, kKAlt = KALT_;
+  static_assert(!KALT_ || (BM_ == 64 && !DACC_ && !SPLIT_ && !HALVES_ && !AHEAD_),
+                "kalt=1: BLOCK_M 64, one accumulator set per warpgroup, no split K, acc=halves or ahead=1");
   static_assert(!AHEAD_ || !HALVES_, "ahead=1 issues into the one-set or two-set loop's P");
   static_assert(!HALVES_ || (!DACC_ && !SPLIT_ && BN_ % 16 == 0),
                 "acc=halves: one accumulator set, no split K, BN a multiple of 16 (whole 8-row swizzle atoms of B)");
@@ -115,13 +121,17 @@ struct FastSmem {
   int pitch;    // bf16 elements per epilogue row (BN + 8: bank spread)
   int epi_buf;  // bytes of one epilogue staging buffer (64 rows x pitch), a multiple of 1024
   int a, b, sfa, sfb, bars, epi, total;
+  int xchg;  // kalt=1: the two exchange buffers (after the epilogue's)
 };
 /// Epilogue staging buffers: one per math warpgroup (epi=smem), one per warpgroup and wave (epi=tma: a buffer is
 /// rewritten a tile later, once its TMA store has read it, see fast_epi_pending), none (epi=direct).
 __host__ __device__ constexpr int fast_epi_buffers(int epi, int bm) {
   return epi == kEpiDirect ? 0 : epi == kEpiTma ? 2 * (bm >= kFBM ? bm / kFBM : 1) : 2;
 }
-__host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kFBM, int epi = kEpiSmem) {
+/// kalt: two exchange buffers of one 64-row block result (64 x bn f32, one float per thread and register: the
+/// thread of the second math warpgroup writes what the same thread of the first reads) and their four barriers.
+__host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kFBM, int epi = kEpiSmem,
+                                                 bool kalt = false) {
   FastSmem l{};
   l.stage_a = bm * kFBK;
   l.stage_b = bn * kFBK;
@@ -132,8 +142,9 @@ __host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kF
   l.sfb = l.sfa + stages * bm * 4;
   l.bars = (l.sfb + stages * 16 + 7) / 8 * 8;
   l.epi_buf = 64 * l.pitch * 2;  // pitch is a multiple of 8: 1024-byte multiples (TMA swizzle atoms)
-  l.epi = (l.bars + 2 * stages * 8 + 1023) / 1024 * 1024;
-  l.total = l.epi + fast_epi_buffers(epi, bm) * l.epi_buf;
+  l.epi = (l.bars + (2 * stages + (kalt ? 4 : 0)) * 8 + 1023) / 1024 * 1024;
+  l.xchg = l.epi + fast_epi_buffers(epi, bm) * l.epi_buf;
+  l.total = l.xchg + (kalt ? 2 * 64 * bn * 4 : 0);
   return l;
 }
 
@@ -354,7 +365,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
                                               const FastParams& p) {
   constexpr int BN = C::BN, BM = C::BM, kWaves = C::kWaves, kStages = C::kStages, MC = C::kMulticast, NA = BN / 2,
                 kSlots = C::kSfbSlots;
-  constexpr FastSmem L = fast_smem(BN, kStages, BM, C::kEpi);
+  constexpr FastSmem L = fast_smem(BN, kStages, BM, C::kEpi, C::kKAlt);
   constexpr int kStageA = L.stage_a, kStageB = L.stage_b, kEpiPitch = L.pitch;
   const int N = C::kN ? C::kN : p.N;
   const int K = C::kK ? C::kK : p.K;
@@ -366,6 +377,9 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   float* sSfb = reinterpret_cast<float*>(smem + L.sfb);  // 4 slots per stage
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + L.bars);
   uint64_t* empty = full + kStages;
+  uint64_t* xfull = empty + kStages;  // kalt=1: exchange buffer j holds a result (xfull[j]) or is free (xempty[j])
+  uint64_t* xempty = xfull + 2;
+  float* sX = reinterpret_cast<float*>(smem + L.xchg);
   __nv_bfloat16* sEpi = reinterpret_cast<__nv_bfloat16*>(smem + L.epi);
   // The warpgroup index through a shuffle from lane 0: the compiler then knows it is warp-uniform and keeps what
   // derives from it (the wgmma descriptors) in uniform registers (DeepGEMM does the same).
@@ -386,6 +400,9 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       mbar_init(&full[s], (GO_FAST_DBG & 2) ? 1 : p.sfa_tma ? kSlots : 32 * C::kProducerWarps);
       // Every math warp (or thread) of the cluster.
       mbar_init(&empty[s], (C::kReleasePerWarp ? 4 : 128) * C::kMathWGs * MC);
+    }
+    if constexpr (C::kKAlt) {
+      for (int j = 0; j < 2; ++j) mbar_init(&xfull[j], 128), mbar_init(&xempty[j], 128);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     fence_proxy_async();
@@ -479,12 +496,15 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GO_FAST_MATH_REGS) : "memory");
     const int w = wg - 1;
-    // With BLOCK_M 64 the second math warpgroup has no rows: it walks no tiles and issues nothing.
-    if (w >= C::kMathWGs) {
+    // With BLOCK_M 64 the second math warpgroup has no rows: it walks no tiles and issues nothing (kalt=1: it takes
+    // every other K block).
+    if (w >= C::kMathWGs && !C::kKAlt) {
       if (MC > 1) cluster_sync();
       return;
     }
     uint32_t it = 0;
+    uint32_t xi = 0;  // kalt=1: exchanges so far (odd K blocks); buffer xi % 2, phase (xi / 2) % 2
+    const uint32_t xfull_u = smem_addr(xfull), xempty_u = smem_addr(xempty);
     bool prev_chunk_tma = false;  // epi=tma: the last chunk this warpgroup stored went by TMA (one bulk group)
     float F[kWaves * NA], P[C::kHalves ? 1 : NA], P2[C::kDoubleAcc ? NA : 1];
     float Ph0[C::kHalves ? NA / 2 : 1], Ph1[C::kHalves ? NA / 2 : 1];  // acc=halves: the set as two halves of BN / 2 columns
@@ -496,7 +516,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     for (int i = 0; i < (C::kHalves ? NA / 2 : 1); ++i) Ph0[i] = Ph1[i] = 0.0f;
     const int r_lo = acc_row(tid, 0);
     // Descriptor low words of stage 0: this warpgroup's first A row (wave 0), and B.
-    const uint32_t lo_a0 = desc_lo_sw128(smem_addr(sA + w * 64 * 128)), lo_b0 = desc_lo_sw128(smem_addr(sB));
+    const uint32_t lo_a0 = desc_lo_sw128(smem_addr(sA + (C::kKAlt ? 0 : w) * 64 * 128)),
+                   lo_b0 = desc_lo_sw128(smem_addr(sB));
     // Scales of one stage and wave, read right after its full barrier so that their latency overlaps the wgmmas
     // (kHoist; past BLOCK_N 144 the registers they would hold across the wgmmas are not there: read at promotion).
     struct Scales {
@@ -505,8 +526,9 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     constexpr bool kHoist = BN <= 144;
     auto read_scales = [&](int s, int wave) {
       Scales sc;
-      sc.sa0 = sSfa[s * BM + wave * kFBM + w * 64 + r_lo];
-      sc.sa1 = sSfa[s * BM + wave * kFBM + w * 64 + r_lo + 8];
+      const int wr = C::kKAlt ? 0 : w;  // kalt=1: both warpgroups work on the same 64 rows
+      sc.sa0 = sSfa[s * BM + wave * kFBM + wr * 64 + r_lo];
+      sc.sa1 = sSfa[s * BM + wave * kFBM + wr * 64 + r_lo + 8];
 #pragma unroll
       for (int j = 0; j < kSlots; ++j) sc.sb[j] = sSfb[s * 4 + j];
       return sc;
@@ -628,8 +650,45 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         // Zero tile: nothing was loaded for it; the epilogue writes its zeros.
       } else if constexpr ((GO_FAST_DBG & 1) != 0) {
         for (int kb = 0; kb < nk; ++kb, ++it) {
+          if (C::kKAlt && w == 1) continue;  // kalt=1: warpgroup 0 releases every stage
           mbar_wait(full_u + 8 * (it % kStages), (it / kStages) & 1);
           release(it % kStages);
+        }
+      } else if constexpr (C::kKAlt) {
+        // kalt=1: warpgroup 1 computes the odd K blocks of the tile and warpgroup 0 the even ones, each into its own
+        // P, so two blocks' chains of 4 dependent wgmmas run at once. Warpgroup 1 puts its raw result in exchange
+        // buffer xi % 2 (thread t's register i at float i * 128 + t, read by thread t of warpgroup 0) and warpgroup 0
+        // promotes every block in K order, taking an odd block's scales from its stage, which only warpgroup 0
+        // releases: the bits of the unsplit kernel.
+        for (int kb = 0; kb < nk; ++kb, ++it) {
+          const bool even = (kb & 1) == 0;
+          if (w == 0 && even) {
+            const Scales sc = issue(P, it);
+            wgmma_wait0();
+            promote(P, it, sc);
+          } else if (w == 0) {
+            const int j = static_cast<int>(xi & 1);
+            mbar_wait(xfull_u + 8 * j, (xi >> 1) & 1);
+            // The stage's loads are complete (warpgroup 1 waited for them): this wait returns at once and makes
+            // the scales the TMA and cp.async wrote visible to this warpgroup.
+            mbar_wait(full_u + 8 * (it % kStages), (it / kStages) & 1);
+            const float* x = sX + j * 64 * BN;
+#pragma unroll
+            for (int i = 0; i < NA; ++i) P[i] = x[i * 128 + tid];
+            mbar_arrive_local(xempty_u + 8 * j);
+            ++xi;
+            promote(P, it, read_scales(static_cast<int>(it % kStages), 0));
+          } else if (!even) {
+            issue(P, it);
+            wgmma_wait0();
+            const int j = static_cast<int>(xi & 1);
+            mbar_wait(xempty_u + 8 * j, ((xi >> 1) & 1) ^ 1);
+            float* x = sX + j * 64 * BN;
+#pragma unroll
+            for (int i = 0; i < NA; ++i) x[i * 128 + tid] = P[i];
+            mbar_arrive_local(xfull_u + 8 * j);
+            ++xi;
+          }
         }
       } else if constexpr (C::kDoubleAcc) {
         // Two accumulator sets: the 4 wgmmas of block kb + 1 run on the tensor cores while block kb is promoted.
@@ -716,9 +775,10 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       }
       // Epilogue, per wave (64-row chunk 2 * wave + w of the tile). The chunk's facts are picked by w with a select:
       // an index computed from w would put the whole FastTile in local memory. Split K has none (the second kernel
-      // writes D); dbg bit 2 skips it (timing the tile end).
+      // writes D); dbg bit 2 skips it (timing the tile end); with kalt=1 warpgroup 1 holds no F.
+      const bool stores = !C::kSplitK && (GO_FAST_DBG & 4) == 0 && !(C::kKAlt && w == 1);
 #pragma unroll
-      for (int wave = 0; wave < ((C::kSplitK || (GO_FAST_DBG & 4)) ? 0 : kWaves); ++wave) {
+      for (int wave = 0; wave < (stores ? kWaves : 0); ++wave) {
         const bool w1 = C::kMathWGs == 2 && w == 1;
         const int rows = w1 ? ti.rows_left[2 * wave + 1] : ti.rows_left[2 * wave];  // unclamped: see fast_tile
         const bool zero = (w1 ? ti.zero[2 * wave + 1] : ti.zero[2 * wave]) || !ti.compute;

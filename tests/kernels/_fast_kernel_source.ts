@@ -19,11 +19,12 @@
  * @param halves `acc=halves`: one accumulator set issued as two groups of BN / 2 columns
  * @param ahead `ahead=1`: the next tile's first K block is issued before this tile's epilogue
  * @param loadGroup `group=N` (N > 1): the producer issues N consecutive K blocks together (a `#define`, as the JIT writes it)
+ * @param kalt `kalt=1` (BLOCK_M 64): the two math warpgroups take alternate K blocks
  * @returns the text
  * @example
  * ```ts
  * import { fastKernelSource } from "./_fast_kernel_source.ts";
- * if (!fastKernelSource(128, 5, 1, true, 0, 0).includes("FastConfig<128, 5, 1, true, 0, 0, 4, false, 128, go_sm90::kEpiTma, false, false, false>")) {
+ * if (!fastKernelSource(128, 5, 1, true, 0, 0).includes("FastConfig<128, 5, 1, true, 0, 0, 4, false, 128, go_sm90::kEpiTma, false, false, false, false>")) {
  *   throw new Error();
  * }
  * ```
@@ -42,6 +43,7 @@ export function fastKernelSource(
   halves = false,
   ahead = false,
   loadGroup = 1,
+  kalt = false,
 ): string {
   const epiName = { tma: "kEpiTma", smem: "kEpiSmem", direct: "kEpiDirect" }[epi];
   return [
@@ -53,7 +55,7 @@ export function fastKernelSource(
     `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,
     `            const __grid_constant__ CUtensorMap sfa, const __grid_constant__ CUtensorMap d,`,
     `            const go_sm90::FastParams p) {`,
-    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}, 4, false, ${bm}, go_sm90::${epiName}, ${split}, ${halves}, ${ahead}>>(a, b, sfa, d, p);`,
+    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bn}, ${stages}, ${mc}, ${doubleAcc}, ${n}, ${k}, 4, false, ${bm}, go_sm90::${epiName}, ${split}, ${halves}, ${ahead}, ${kalt}>>(a, b, sfa, d, p);`,
     `}`,
     ``,
   ].join("\n");

@@ -215,6 +215,31 @@ Deno.test({
         assert.equal(r.status, GO_ERR_INVALID_ARGUMENT);
         assert.match(r.message, /bad item "group=3" \(expected .*group=1\|2\|4/);
       });
+      await t.step("kalt=1 runs at BLOCK_M 64 with one accumulator set per warpgroup, unsplit", () => {
+        assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /kalt/, "off unless named");
+        // Two exchange buffers of 64 x 64 f32 (32 KB) take two of the 12 stages.
+        assert.match(
+          config(Mode.Dense, 64, 4096, 7168, 1, { override: "kalt=1" }),
+          /^bm=64 bn=64 stages=10 multicast=1 acc=single .* jit=shape kalt=1$/,
+        );
+        // 64 x 576 x 7168 would split K 14 ways: kalt=1 promotes in the kernel instead.
+        assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "kalt=1" }), / kalt=1$/);
+        const cases: [string, RegExp][] = [
+          ["kalt=1,bm=128", /kalt=1 needs bm=64/],
+          ["kalt=1,acc=double", /kalt=1 runs one accumulator set per warpgroup: not with acc=double/],
+          ["kalt=1,acc=halves", /kalt=1 promotes whole blocks: not with acc=halves/],
+          ["kalt=1,ahead=1", /kalt=1 is not combined with ahead=1/],
+          ["kalt=1,split=2", /kalt=1 promotes in the kernel: not with split=/],
+          ["kalt=2", /bad item "kalt=2" \(expected .*kalt=0\|1/],
+        ];
+        for (const [override, want] of cases) {
+          const r = choose(Mode.Dense, 64, 4096, 7168, 1, { override });
+          assert.equal(r.status, GO_ERR_INVALID_ARGUMENT, override);
+          assert.match(r.message, want, override);
+        }
+        // At M = 4096 the heuristic's BLOCK_M is 256: kalt=1 needs bm=64 named.
+        assert.match(choose(Mode.Dense, 4096, 7168, 16384, 1, { override: "kalt=1" }).message, /kalt=1 needs bm=64/);
+      });
       await t.step("profiling kernels say that their results are wrong", () => {
         assert.match(
           config(Mode.Dense, 4096, 7168, 16384, 1, { override: "dbg=1" }),
