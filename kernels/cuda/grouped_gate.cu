@@ -101,8 +101,7 @@ cudaError_t launch_gate_check(GateKind kind, const int32_t* v, int64_t n, int64_
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = pdl ? 1 : 0;
-  if ((e = cudaLaunchKernelEx(&cfg, gate_check, static_cast<int>(kind), v, n, M, G, mk, *gate)) != cudaSuccess) return e;
-  return cudaGetLastError();
+  return cudaLaunchKernelEx(&cfg, gate_check, static_cast<int>(kind), v, n, M, G, mk, *gate);
 }
 
 cudaError_t gate_take_error(std::string* msg) {
