@@ -46,14 +46,38 @@ constexpr int kFastThreads = 384;
 // barrier (TMA of A and B only, no scale copies); bit 2, no epilogue (nothing is stored, and with the results dead
 // the compiler drops the promotion too: it times the wgmmas and the feed without any CUDA-core work); bit 3, no
 // griddepcontrol.wait (a pdl=1 launch may then read its inputs before the kernel ahead of it wrote them:
-// tests/gpu/pdl_check.cu shows that its check sees this).
+// tests/gpu/pdl_check.cu shows that its check sees this); bit 4, no TMA load of A; bit 5, no TMA load of B (with
+// bits 0 and 1 these split the feed's time between the operands).
 #ifndef GO_FAST_DBG
 #define GO_FAST_DBG 0
+#endif
+// dbg bit 6 (64) traces CTA 0: clock64 of the producer's thread 0 once a stage is free and once its loads are issued,
+// and of the first math thread once a stage is full and once it released it, per pipeline iteration; the 30th launch
+// of the module prints them (device printf, one line per iteration, cycles from the producer's start).
+#if GO_FAST_DBG & 64
+__device__ unsigned go_fast_trace_launch;
+__device__ long long go_fast_trace[5][256];
+#define GO_FAST_TRACE(ev, i)                                                                       \
+  do {                                                                                             \
+    if (blockIdx.x == 0 && (threadIdx.x == 0 || threadIdx.x == 128)) go_fast_trace[ev][(i) & 255] = clock64(); \
+  } while (0)
+#else
+#define GO_FAST_TRACE(ev, i) \
+  do {                       \
+  } while (0)
 #endif
 // group=N (FastChoice::load_group): the producer waits until the stages of N consecutive K blocks are all free before
 // issuing the first, so their loads leave together (adjacent 128-byte segments of each B row reach DRAM at once).
 #ifndef GO_FAST_LOAD_GROUP
 #define GO_FAST_LOAD_GROUP 1
+#endif
+// spread=1 (FastChoice::spread; with SFA by TMA): a stage's copies are issued by three producer threads side by side,
+// thread 0 (SFA and A), thread 64 (B) and threads 32 .. 32 + kSfbSlots - 1 (the SFB values), each arriving for its
+// own part. A trace of CTA 0 (dbg bit 6, H200, 64 x 4096 x 7168) showed the single issuing thread as the bound at
+// small M: about 500 cycles per K block from one free stage to the next, the stages all free long before
+// (bench/RESULTS.md, ninth session).
+#ifndef GO_FAST_SPREAD
+#define GO_FAST_SPREAD 0
 #endif
 static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168,
               "setmaxnreg would wait forever: the math registers exceed what the producer releases");
@@ -172,6 +196,12 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) 
       "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
       "r"(cta)
       : "memory");
+}
+// Adds `bytes` to the barrier's expected transaction count and arrives, in one operation (PTX ISA 8.0,
+// "mbarrier.arrive.expect_tx"); copies that complete before it leave the count transiently below zero, which the
+// phase tolerates while this arrival is pending.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive_local(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
@@ -366,6 +396,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   constexpr int BN = C::BN, BM = C::BM, kWaves = C::kWaves, kStages = C::kStages, MC = C::kMulticast, NA = BN / 2,
                 kSlots = C::kSfbSlots;
   constexpr FastSmem L = fast_smem(BN, kStages, BM, C::kEpi, C::kKAlt);
+  constexpr bool kSpread = GO_FAST_SPREAD && (GO_FAST_DBG & 2) == 0;
+  static_assert(!kSpread || C::kProducerWarps >= 3, "spread=1 issues from three producer warps");
   constexpr int kStageA = L.stage_a, kStageB = L.stage_b, kEpiPitch = L.pitch;
   const int N = C::kN ? C::kN : p.N;
   const int K = C::kK ? C::kK : p.K;
@@ -397,7 +429,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     if (p.d_tma) tma_prefetch_map(&map_d);
     for (int s = 0; s < kStages; ++s) {
       // Arrivals: every producer thread, or with SFA by TMA the threads that copy an SFB slot (thread 0 among them).
-      mbar_init(&full[s], (GO_FAST_DBG & 2) ? 1 : p.sfa_tma ? kSlots : 32 * C::kProducerWarps);
+      // spread=1: threads 0 and 64 and the SFB threads.
+      mbar_init(&full[s], (GO_FAST_DBG & 2) ? 1 : p.sfa_tma ? kSlots + (kSpread ? 2 : 0) : 32 * C::kProducerWarps);
       // Every math warp (or thread) of the cluster.
       mbar_init(&empty[s], (C::kReleasePerWarp ? 4 : 128) * C::kMathWGs * MC);
     }
@@ -413,6 +446,9 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   // The next pdl=1 launch may be scheduled now: its CTAs take SMs as this grid's CTAs exit (each CTA fills its SM)
   // and wait above until this grid has completed.
   grid_launch_dependents();
+#if GO_FAST_DBG & 64
+  if (blockIdx.x == 0 && threadIdx.x == 0) go_fast_trace_launch += 1, go_fast_trace[4][0] = clock64();
+#endif
   // Grouped calls: the gate kernel (grouped_gate.h) ran first on this stream. A bad layout, or groups that this
   // kernel's tile height was not launched for, and the whole grid returns here (every CTA of a cluster alike).
   if (p.gate != nullptr) {
@@ -436,12 +472,17 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         // kRowsPer consecutive SFA rows per producer thread (one warp, BM 128: lane l copies rows 4l .. 4l + 3).
         constexpr int kRowsPer = BM >= 32 * C::kProducerWarps ? BM / (32 * C::kProducerWarps) : 1;
         const int r0 = kRowsPer * tid, nv = max(0, min(kRowsPer, ti.sfa_rows - r0));
-        const int sfb_idx = ti.n0 / 128 + tid;
-        const bool sfb_ok = tid < kSlots && sfb_idx < sfb_rows;
-        if (p.sfa_tma && tid >= kSlots) continue;  // thread 0 copies SFA with A and B
+        // spread=1 (with SFA by TMA): thread 0 copies SFA and A, thread 64 B, threads 32 + j SFB slot j. Otherwise
+        // thread 0 copies A and B (and SFA by TMA), threads j < kSlots SFB slot j, and, SFA copied, every thread SFA.
+        const bool spread = kSpread && p.sfa_tma;
+        const int slot = spread ? tid - 32 : tid;
+        const int sfb_idx = ti.n0 / 128 + slot;
+        const bool sfb_ok = slot >= 0 && slot < kSlots && sfb_idx < sfb_rows;
+        if (spread ? (tid != 0 && tid != 64 && (slot < 0 || slot >= kSlots)) : (p.sfa_tma && tid >= kSlots)) continue;
         for (int kb = ti.kb0; kb < ti.kb1; ++kb, ++it) {
           const int s = it % kStages;
           mbar_wait(empty_u + 8 * s, ((it / kStages) & 1) ^ 1);
+          GO_FAST_TRACE(0, it);
           if constexpr (GO_FAST_LOAD_GROUP > 1) {
             // The group's later stages are freed after this one (in order), by blocks already issued: no deadlock.
             if ((kb - ti.kb0) % GO_FAST_LOAD_GROUP == 0) {
@@ -451,25 +492,51 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
               }
             }
           }
-          if (tid == 0) {
-            mbar_expect_tx(&full[s], kStageA + kStageB + (p.sfa_tma ? BM * 4 : 0));
-            if (p.sfa_tma) tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb);
-            if (MC == 1) {
+          constexpr int kTxA = (GO_FAST_DBG & 16) ? 0 : kStageA, kTxB = (GO_FAST_DBG & 32) ? 0 : kStageB;
+          // This CTA's share of the A tile (multicast to the cluster), and the B tile, into stage s.
+          auto load_a = [&] {
+            if (GO_FAST_DBG & 16) {
+            } else if (MC == 1) {
               tma_load_2d(sA + s * kStageA, &map_a, &full[s], kb * kFBK, ti.a_row);
             } else {
               constexpr int rows = BM / MC;
               tma_load_2d_multicast(sA + s * kStageA + rank * rows * kFBK, &map_a, &full[s], kb * kFBK,
                                     ti.a_row + rank * rows, static_cast<uint16_t>((1 << MC) - 1));
             }
-            tma_load_2d(sB + s * kStageB, &map_b, &full[s], kb * kFBK, ti.b_row);
+          };
+          auto load_b = [&] {
+            if ((GO_FAST_DBG & 32) == 0) tma_load_2d(sB + s * kStageB, &map_b, &full[s], kb * kFBK, ti.b_row);
+          };
+          auto load_sfb = [&] {
+            cp_async4(&sSfb[s * 4 + slot], sfb_ok ? sfb_base + sfb_idx * p.sfb_s_row + kb * p.sfb_s_kb : p.sfb, sfb_ok);
+          };
+          if (spread) {
+            if (tid == 0) {
+              tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb);
+              load_a();
+              mbar_arrive_expect_tx(full_u + 8 * s, kTxA + BM * 4);
+            } else if (tid == 64) {
+              load_b();
+              mbar_arrive_expect_tx(full_u + 8 * s, kTxB);
+            } else {
+              load_sfb();
+              cp_async_arrive(&full[s]);
+            }
+            GO_FAST_TRACE(1, it);
+            continue;
+          }
+          if (tid == 0) {
+            mbar_expect_tx(&full[s], kTxA + kTxB + (p.sfa_tma ? BM * 4 : 0));
+            if (p.sfa_tma) tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb);
+            load_a();
+            load_b();
             if (GO_FAST_DBG & 2) mbar_arrive_local(full_u + 8 * s);
           }
           if (GO_FAST_DBG & 2) continue;
-          if (tid < kSlots) {
-            cp_async4(&sSfb[s * 4 + tid], sfb_ok ? sfb_base + sfb_idx * p.sfb_s_row + kb * p.sfb_s_kb : p.sfb, sfb_ok);
-          }
+          if (tid < kSlots) load_sfb();  // slot == tid here
           if (p.sfa_tma) {
             cp_async_arrive(&full[s]);
+            GO_FAST_TRACE(1, it);
             continue;
           }
           float* dst = &sSfa[s * BM + r0];
@@ -539,7 +606,10 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     auto issue = [&](auto& acc, uint32_t at, int wave = 0, int h = 0, bool loaded = true) -> Scales {
       constexpr int NW = 2 * static_cast<int>(sizeof(acc) / sizeof(float));  // columns of this wgmma group
       const int s = at % kStages;
-      if (wave == 0 && h == 0 && loaded) mbar_wait(full_u + 8 * s, (at / kStages) & 1);
+      if (wave == 0 && h == 0 && loaded) {
+        mbar_wait(full_u + 8 * s, (at / kStages) & 1);
+        GO_FAST_TRACE(2, at);
+      }
       Scales sc{};
       if constexpr (kHoist) {
         if (h == 0) sc = read_scales(s, wave);
@@ -618,7 +688,10 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         const float sa0 = sc.sa0, sa1 = sc.sa1;
         const float* sb = sc.sb;
         float* Fw = F + wave * NA + h * NH;  // half h's registers are the set's NH * h .. NH * h + NH - 1
-        if (last) release(s);
+        if (last) {
+          release(s);
+          GO_FAST_TRACE(3, at);
+        }
         if constexpr (kSlots == 1) {
           const float s0 = __fmul_rn(sa0, sb[0]), s1 = __fmul_rn(sa1, sb[0]);
 #pragma unroll
@@ -652,7 +725,9 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         for (int kb = 0; kb < nk; ++kb, ++it) {
           if (C::kKAlt && w == 1) continue;  // kalt=1: warpgroup 0 releases every stage
           mbar_wait(full_u + 8 * (it % kStages), (it / kStages) & 1);
+          GO_FAST_TRACE(2, it);
           release(it % kStages);
+          GO_FAST_TRACE(3, it);
         }
       } else if constexpr (C::kKAlt) {
         // kalt=1: warpgroup 1 computes the odd K blocks of the tile and warpgroup 0 the even ones, each into its own
@@ -867,6 +942,17 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     if constexpr (kAhead) wgmma_wait0();  // the stand-in group
     // The TMA stores this thread issued finish (reading shared memory and writing D) before the CTA exits.
     if (C::kEpi == kEpiTma && tid == 0) bulk_wait_all();
+#if GO_FAST_DBG & 64
+    if (blockIdx.x == 0 && threadIdx.x == 128 && *static_cast<volatile unsigned*>(&go_fast_trace_launch) == 30) {
+      __threadfence();
+      const long long t0 = go_fast_trace[4][0];
+      for (uint32_t i = 0; i < it && i < 256; ++i) {
+        printf("trace %u free %lld issued %lld full %lld released %lld\n", i, go_fast_trace[0][i] - t0,
+               go_fast_trace[1][i] - t0, go_fast_trace[2][i] - t0, go_fast_trace[3][i] - t0);
+      }
+      printf("trace end %lld\n", clock64() - t0);
+    }
+#endif
   }
   // No CTA of a cluster leaves while a peer may still multicast into it or arrive on its barriers.
   if (MC > 1) cluster_sync();

@@ -114,7 +114,7 @@ Deno.test({
           assert.doesNotMatch(config(Mode.Dense, 64, 2112, 7168), /split/, "33 tiles, but a 30 MB workspace");
           assert.match(config(Mode.Dense, 64, 2112, 2048), /^bm=64 bn=64 .* split=4$/, "33 tiles, 8.6 MB");
           // 128 x 576: 36 tiles of 16 columns run unsplit (they beat 18 tiles of 32 split 7 ways, 16.5 MB).
-          assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=16 .* jit=shape$/);
+          assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=16 .* jit=shape spread=1$/);
           assert.match(config(Mode.Dense, 128, 576, 7168, 1, { override: "bn=32" }), /^bm=128 bn=32 .* split=7$/);
           assert.doesNotMatch(config(Mode.Dense, 128, 2112, 7168), /split/, "a 60 MB workspace would not stay in L2");
           assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /split/, "64 tiles fill half the SMs");
@@ -132,7 +132,7 @@ Deno.test({
           assert.match(config(Mode.Dense, 257, 384, 1152), / split=2$/);
           assert.match(config(Mode.Dense, 7, 256, 1152), / split=2$/);
           assert.match(config(Mode.Dense, 64, 256, 7168), / split=14$/);
-          assert.match(config(Mode.Dense, 128, 512, 2048), /^bm=128 bn=16 .* jit=shape$/);
+          assert.match(config(Mode.Dense, 128, 512, 2048), /^bm=128 bn=16 .* jit=shape spread=1$/);
         },
       );
       await t.step("contiguous layouts take BLOCK_M 256 only when their groups fit 256-row tiles", () => {
@@ -196,7 +196,10 @@ Deno.test({
           config(Mode.Dense, 4096, 7168, 16384, 1, { override: "ahead=1" }),
           /^bm=256 bn=128 stages=3 multicast=1 acc=single .* jit=shape ahead=1$/,
         );
-        assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "ahead=1" }), /^bm=64 .* ahead=1 split=14$/);
+        assert.match(
+          config(Mode.Dense, 64, 576, 7168, 1, { override: "ahead=1" }),
+          /^bm=64 .* ahead=1 spread=1 split=14$/,
+        );
         const r = choose(Mode.Dense, 4096, 7168, 16384, 1, { override: "ahead=1,acc=halves" });
         assert.equal(r.status, GO_ERR_INVALID_ARGUMENT);
         assert.match(r.message, /ahead=1 issues into the one-set or two-set loop: not with acc=halves/);
@@ -204,13 +207,16 @@ Deno.test({
       await t.step("programmatic dependent launch is the default; pdl=0 turns it off and says so", () => {
         assert.doesNotMatch(config(Mode.Dense, 4096, 7168, 16384), /pdl/, "on unless named");
         assert.match(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "pdl=0" }), / jit=shape pdl=0$/);
-        assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "pdl=0,ahead=1" }), / ahead=1 pdl=0 split=14$/);
+        assert.match(
+          config(Mode.Dense, 64, 576, 7168, 1, { override: "pdl=0,ahead=1" }),
+          / ahead=1 spread=1 pdl=0 split=14$/,
+        );
         assert.match(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "pdl=1" }), /jit=shape$/);
       });
       await t.step("group=2 and group=4 are options the configuration string shows; the default issues alone", () => {
         assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /group=/);
-        assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "group=2" }), / jit=shape group=2$/);
-        assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "group=4,pdl=0" }), / pdl=0 group=4$/);
+        assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "group=2" }), / jit=shape spread=1 group=2$/);
+        assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "group=4,pdl=0" }), / spread=1 pdl=0 group=4$/);
         const r = choose(Mode.Dense, 64, 4096, 7168, 1, { override: "group=3" });
         assert.equal(r.status, GO_ERR_INVALID_ARGUMENT);
         assert.match(r.message, /bad item "group=3" \(expected .*group=1\|2\|4/);
@@ -220,10 +226,10 @@ Deno.test({
         // Two exchange buffers of 64 x 64 f32 (32 KB) take two of the 12 stages.
         assert.match(
           config(Mode.Dense, 64, 4096, 7168, 1, { override: "kalt=1" }),
-          /^bm=64 bn=64 stages=10 multicast=1 acc=single .* jit=shape kalt=1$/,
+          /^bm=64 bn=64 stages=10 multicast=1 acc=single .* jit=shape kalt=1 spread=1$/,
         );
         // 64 x 576 x 7168 would split K 14 ways: kalt=1 promotes in the kernel instead.
-        assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "kalt=1" }), / kalt=1$/);
+        assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "kalt=1" }), / kalt=1 spread=1$/);
         const cases: [string, RegExp][] = [
           ["kalt=1,bm=128", /kalt=1 needs bm=64/],
           ["kalt=1,acc=double", /kalt=1 runs one accumulator set per warpgroup: not with acc=double/],
@@ -239,6 +245,22 @@ Deno.test({
         }
         // At M = 4096 the heuristic's BLOCK_M is 256: kalt=1 needs bm=64 named.
         assert.match(choose(Mode.Dense, 4096, 7168, 16384, 1, { override: "kalt=1" }).message, /kalt=1 needs bm=64/);
+      });
+      await t.step("spread=1 is the default for dense GEMMs of one row block with at least 8 K blocks", () => {
+        // A trace of CTA 0 (dbg=64) showed the one issuing producer thread as the K loop's bound at small M.
+        assert.match(config(Mode.Dense, 64, 4096, 7168), / jit=shape spread=1$/);
+        assert.match(config(Mode.Dense, 128, 7168, 2048), / spread=1$/, "16 K blocks");
+        assert.doesNotMatch(config(Mode.Dense, 64, 32768, 512), /spread/, "4 K blocks");
+        assert.doesNotMatch(config(Mode.Dense, 129, 4096, 7168), /spread/, "two row blocks");
+        assert.doesNotMatch(config(Mode.Dense, 4096, 7168, 16384), /spread/, "M = 4096");
+        assert.doesNotMatch(config(Mode.Masked, 20, 4096, 7168, 8), /spread/, "grouped calls");
+        assert.match(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "spread=1" }), / jit=shape spread=1$/);
+        assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "spread=0" }), / jit=shape$/);
+        const r = choose(Mode.Dense, 64, 4096, 7168, 1, { override: "prod=1" });
+        assert.equal(r.status, GO_ERR_INVALID_ARGUMENT);
+        assert.match(r.message, /spread=1 issues from three producer warps: not with prod=1/);
+        assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "prod=1,spread=0" }), /prod=1 /);
+        assert.match(choose(Mode.Dense, 64, 4096, 7168, 1, { override: "spread=2" }).message, /spread=0\|1/);
       });
       await t.step("profiling kernels say that their results are wrong", () => {
         assert.match(
@@ -267,7 +289,7 @@ Deno.test({
           ["pdl=2", /bad item "pdl=2" \(expected .*pdl=0\|1/],
           ["bn=100", /bad item "bn=100"/],
           ["epi=global", /bad item "epi=global"/],
-          ["dbg=16", /bad item "dbg=16"/],
+          ["dbg=128", /bad item "dbg=128"/],
         ];
         for (const [override, reason] of cases) {
           const r = choose(Mode.Dense, 4096, 7168, 16384, 1, { override });
