@@ -90,8 +90,9 @@ struct FastChoice {
                              // second passing its raw results through shared memory to the first, which promotes
   int load_group = 1;   // the producer issues the loads of this many consecutive K blocks together, once all their
                         // stages are free (group=1|2|4; adjacent 128-byte row segments of B then reach DRAM together)
-  bool spread = false;   // spread=1: with SFA by TMA, three producer threads issue a stage's copies (SFA and A, B,
-                         // the SFB values) side by side instead of one thread issuing the TMA copies (needs prod=4)
+  int spread = 0;        // spread=1: with SFA by TMA, three producer threads issue a stage's copies (SFA and A, B,
+                         // the SFB values) side by side instead of one thread issuing the TMA copies; spread=2: four
+                         // (SFA on a thread of its own); both need prod=4
   bool pdl = true;      // programmatic dependent launch: the kernel (and a grouped call's gate kernel) may be scheduled
                         // while the kernel before it on the stream still runs, and waits for it in griddepcontrol.wait
                         // before touching global memory (pdl=0: a plain launch; the bits are the same)

@@ -166,7 +166,7 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "pdl" && num && (n == 0 || n == 1)) c->pdl = n == 1;
     else if (k == "group" && num && (n == 1 || n == 2 || n == 4)) c->load_group = static_cast<int>(n);
     else if (k == "kalt" && num && (n == 0 || n == 1)) c->k_alternate = n == 1;
-    else if (k == "spread" && num && (n == 0 || n == 1)) c->spread = n == 1;
+    else if (k == "spread" && num && n >= 0 && n <= 2) c->spread = static_cast<int>(n);
     else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
     else if (k == "regs" && num && (n == 40 || n == 56)) c->producer_regs = static_cast<int>(n);
@@ -178,7 +178,7 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), *split_set = true;
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
-             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, kalt=0|1, spread=0|1, pdl=0|1, group=1|2|4, prod=1|4, "
+             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, kalt=0|1, spread=0|1|2, pdl=0|1, group=1|2|4, prod=1|4, "
              "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=tma|smem|direct, split=1..64, dbg=0..127)";
       return false;
     }
@@ -197,7 +197,7 @@ std::string describe(const FastChoice& c, const char* how) {
   std::string out = buf;
   if (c.ahead) out += " ahead=1";
   if (c.k_alternate) out += " kalt=1";
-  if (c.spread) out += " spread=1";
+  if (c.spread) out += " spread=" + std::to_string(c.spread);
   if (!c.pdl) out += " pdl=0";
   if (c.load_group > 1) out += " group=" + std::to_string(c.load_group);
   if (c.split_k > 1) out += " split=" + std::to_string(c.split_k);
@@ -212,7 +212,7 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << (c.producer_regs == 56 ? 224 : 232) << "\n"
     << (c.debug ? "#define GO_FAST_DBG " + std::to_string(c.debug) + "  // profiling only: wrong results\n" : "")
     << (c.load_group > 1 ? "#define GO_FAST_LOAD_GROUP " + std::to_string(c.load_group) + "\n" : "")
-    << (c.spread ? "#define GO_FAST_SPREAD 1\n" : "")
+    << (c.spread ? "#define GO_FAST_SPREAD " + std::to_string(c.spread) + "\n" : "")
     << "#include \"sm90_fp8_fast_kernel.cuh\"\n"
     // The parameter block crosses from this library to the cubin: a header from another version fails to compile.
     << "static_assert(sizeof(go_sm90::FastParams) == " << sizeof(FastParams)
@@ -314,7 +314,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // issuing thread bounded the K loop (H200, ninth session, the 14 dense M <= 128 shapes: 64 x 2112 x 7168 106.3 ->
   // 133.6 TFLOPS, 64 x 4096 x 7168 203.1 -> 252.6, 128 x 4096 x 7168 373.5 -> 444.1; level at K = 512 and 64 x 576,
   // 2-5 % slower at M = 4096, where it stays off).
-  best.spread = p.mode == kFastNormal && p.m_blocks == 1 && (p.K + kFBK - 1) / kFBK >= 8;
+  best.spread = p.mode == kFastNormal && p.m_blocks == 1 && (p.K + kFBK - 1) / kFBK >= 8 ? 1 : 0;
   best.multicast = 1;
   best.stages = 0;  // as many as fit
   bool acc_set = false, bm_set = false, split_set = false;
@@ -348,7 +348,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     return false;
   }
   if (best.spread && best.producer_warps < 4) {
-    *err = "GO_CUDA_FAST_CFG: spread=1 issues from three producer warps: not with prod=1";
+    *err = "GO_CUDA_FAST_CFG: spread=" + std::to_string(best.spread) + " issues from several producer warps: not with prod=1";
     return false;
   }
   if (best.ahead && best.halves) {

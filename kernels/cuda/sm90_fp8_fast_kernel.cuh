@@ -73,7 +73,7 @@ __device__ long long go_fast_trace[5][256];
 #endif
 // spread=1 (FastChoice::spread; with SFA by TMA): a stage's copies are issued by three producer threads side by side,
 // thread 0 (SFA and A), thread 64 (B) and threads 32 .. 32 + kSfbSlots - 1 (the SFB values), each arriving for its
-// own part. A trace of CTA 0 (dbg bit 6, H200, 64 x 4096 x 7168) showed the single issuing thread as the bound at
+// own part; spread=2 moves SFA to thread 96 of its own (four issuing threads). A trace of CTA 0 (dbg bit 6, H200, 64 x 4096 x 7168) showed the single issuing thread as the bound at
 // small M: about 500 cycles per K block from one free stage to the next, the stages all free long before
 // (bench/RESULTS.md, ninth session).
 #ifndef GO_FAST_SPREAD
@@ -397,7 +397,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
                 kSlots = C::kSfbSlots;
   constexpr FastSmem L = fast_smem(BN, kStages, BM, C::kEpi, C::kKAlt);
   constexpr bool kSpread = GO_FAST_SPREAD && (GO_FAST_DBG & 2) == 0;
-  static_assert(!kSpread || C::kProducerWarps >= 3, "spread=1 issues from three producer warps");
+  static_assert(!kSpread || C::kProducerWarps == 4, "spread=1|2 issues from several producer warps");
   constexpr int kStageA = L.stage_a, kStageB = L.stage_b, kEpiPitch = L.pitch;
   const int N = C::kN ? C::kN : p.N;
   const int K = C::kK ? C::kK : p.K;
@@ -429,8 +429,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     if (p.d_tma) tma_prefetch_map(&map_d);
     for (int s = 0; s < kStages; ++s) {
       // Arrivals: every producer thread, or with SFA by TMA the threads that copy an SFB slot (thread 0 among them).
-      // spread=1: threads 0 and 64 and the SFB threads.
-      mbar_init(&full[s], (GO_FAST_DBG & 2) ? 1 : p.sfa_tma ? kSlots + (kSpread ? 2 : 0) : 32 * C::kProducerWarps);
+      // spread=1: threads 0 and 64 and the SFB threads; spread=2: thread 96 too.
+      mbar_init(&full[s], (GO_FAST_DBG & 2) ? 1 : p.sfa_tma ? kSlots + (kSpread ? GO_FAST_SPREAD + 1 : 0) : 32 * C::kProducerWarps);
       // Every math warp (or thread) of the cluster.
       mbar_init(&empty[s], (C::kReleasePerWarp ? 4 : 128) * C::kMathWGs * MC);
     }
@@ -472,13 +472,17 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         // kRowsPer consecutive SFA rows per producer thread (one warp, BM 128: lane l copies rows 4l .. 4l + 3).
         constexpr int kRowsPer = BM >= 32 * C::kProducerWarps ? BM / (32 * C::kProducerWarps) : 1;
         const int r0 = kRowsPer * tid, nv = max(0, min(kRowsPer, ti.sfa_rows - r0));
-        // spread=1 (with SFA by TMA): thread 0 copies SFA and A, thread 64 B, threads 32 + j SFB slot j. Otherwise
+        // spread=1 (with SFA by TMA): thread 0 copies SFA and A, thread 64 B, threads 32 + j SFB slot j (spread=2:
+        // thread 96 SFA, thread 0 A alone). Otherwise
         // thread 0 copies A and B (and SFA by TMA), threads j < kSlots SFB slot j, and, SFA copied, every thread SFA.
         const bool spread = kSpread && p.sfa_tma;
         const int slot = spread ? tid - 32 : tid;
         const int sfb_idx = ti.n0 / 128 + slot;
         const bool sfb_ok = slot >= 0 && slot < kSlots && sfb_idx < sfb_rows;
-        if (spread ? (tid != 0 && tid != 64 && (slot < 0 || slot >= kSlots)) : (p.sfa_tma && tid >= kSlots)) continue;
+        constexpr bool kSfaAlone = GO_FAST_SPREAD == 2;
+        if (spread ? (tid != 0 && tid != 64 && !(kSfaAlone && tid == 96) && (slot < 0 || slot >= kSlots))
+                   : (p.sfa_tma && tid >= kSlots))
+          continue;
         for (int kb = ti.kb0; kb < ti.kb1; ++kb, ++it) {
           const int s = it % kStages;
           mbar_wait(empty_u + 8 * s, ((it / kStages) & 1) ^ 1);
@@ -512,9 +516,12 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
           };
           if (spread) {
             if (tid == 0) {
-              tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb);
+              if (!kSfaAlone) tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb);
               load_a();
-              mbar_arrive_expect_tx(full_u + 8 * s, kTxA + BM * 4);
+              mbar_arrive_expect_tx(full_u + 8 * s, kTxA + (kSfaAlone ? 0 : BM * 4));
+            } else if (kSfaAlone && tid == 96) {
+              tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb);
+              mbar_arrive_expect_tx(full_u + 8 * s, BM * 4);
             } else if (tid == 64) {
               load_b();
               mbar_arrive_expect_tx(full_u + 8 * s, kTxB);

@@ -24,7 +24,7 @@ const CONFIGS: [
   boolean?,
   number?,
   boolean?,
-  boolean?,
+  number?,
 ][] = [
   [128, 5, 2, true, 7168, 16384], // M = 4096 class, multicast, two accumulator sets (TMA-store epilogue, 128B boxes)
   [128, 5, 1, true, 7168, 16384, 128, 56, "smem"], // the epilogue of 16-byte stores by the math threads
@@ -46,8 +46,8 @@ const CONFIGS: [
   [64, 12, 1, true, 4096, 7168, 64, 56, "tma", false, false, false, 4], // group=4: K blocks issued four at a time
   [64, 10, 1, false, 4096, 7168, 64, 56, "tma", false, false, false, 1, true], // kalt=1: alternate K blocks, BLOCK_M 64
   [48, 10, 2, false, 0, 0, 64, 56, "tma", false, false, false, 1, true], // kalt=1, multicast, straddling, generic
-  [64, 12, 1, true, 4096, 7168, 64, 56, "tma", false, false, false, 1, false, true], // spread=1: three issuing threads
-  [112, 5, 2, true, 0, 0, 128, 56, "tma", false, false, false, 1, false, true], // spread=1, multicast, 2 SFB slots
+  [64, 12, 1, true, 4096, 7168, 64, 56, "tma", false, false, false, 1, false, 1], // spread=1: three issuing threads
+  [112, 5, 2, true, 0, 0, 128, 56, "tma", false, false, false, 1, false, 2], // spread=2 (SFA alone), multicast, 2 SFB slots
 ];
 
 await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {
