@@ -152,6 +152,8 @@ using FuncSetAttribute = CUresult (*)(CUfunction, CUfunction_attribute, int);
 using LaunchKernelEx = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
 using GetErrorString = CUresult (*)(CUresult, const char**);
 using OccupancyMaxActiveClusters = CUresult (*)(int*, CUfunction, const CUlaunchConfig*);
+using FuncGetModule = CUresult (*)(CUmodule*, CUfunction);
+using ModuleGetGlobal = CUresult (*)(CUdeviceptr*, size_t*, CUmodule, const char*);
 
 // Runs argv, stdout and stderr into log_path; returns the exit status (-1: could not start).
 int run(const std::vector<std::string>& argv, const std::string& log_path) {
@@ -421,6 +423,35 @@ int max_active_clusters(CUfunction f, unsigned block_x, unsigned cluster_x, unsi
   make_config(&cfg, attrs, cluster_x, block_x, cluster_x, smem, nullptr, false);
   int n = 0;
   return occ(&n, f, &cfg) == CUDA_SUCCESS ? n : 0;
+}
+
+bool read_global(CUfunction f, const char* name, void* dst, size_t bytes, std::string* err) {
+  static const auto get_module = entry<FuncGetModule>("cuFuncGetModule", 11000);
+  static const auto get_global = entry<ModuleGetGlobal>("cuModuleGetGlobal", 3020);
+  if (!get_module || !get_global) {
+    *err = "JIT: the CUDA driver does not provide cuFuncGetModule / cuModuleGetGlobal";
+    return false;
+  }
+  CUmodule mod = nullptr;
+  CUresult r = get_module(&mod, f);
+  CUdeviceptr ptr = 0;
+  size_t size = 0;
+  if (r == CUDA_SUCCESS) r = get_global(&ptr, &size, mod, name);
+  if (r != CUDA_SUCCESS) {
+    *err = "JIT: the module's variable " + std::string(name) + ": " + driver_error(r);
+    return false;
+  }
+  if (size < bytes) {
+    *err = "JIT: the module's variable " + std::string(name) + " has " + std::to_string(size) + " bytes, not " +
+           std::to_string(bytes);
+    return false;
+  }
+  const cudaError_t e = cudaMemcpy(dst, reinterpret_cast<const void*>(ptr), bytes, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) {
+    *err = std::string("JIT: reading ") + name + ": " + cudaGetErrorString(e);
+    return false;
+  }
+  return true;
 }
 
 std::string driver_error(CUresult r) {

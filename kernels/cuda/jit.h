@@ -48,6 +48,11 @@ CUresult launch(CUfunction f, unsigned grid_x, unsigned block_x, unsigned cluste
 /// How many clusters of `cluster_x` CTAs can be resident at once (cuOccupancyMaxActiveClusters); 0 if unknown.
 int max_active_clusters(CUfunction f, unsigned block_x, unsigned cluster_x, unsigned smem);
 
+/// Copies `bytes` from the start of the __device__ variable `name` of f's module into host memory at dst
+/// (cuFuncGetModule, cuModuleGetGlobal, then a synchronous copy). False with *err when the module has no such variable
+/// of at least `bytes` bytes or a call fails.
+bool read_global(CUfunction f, const char* name, void* dst, size_t bytes, std::string* err);
+
 /// Human-readable text of a driver error.
 std::string driver_error(CUresult r);
 

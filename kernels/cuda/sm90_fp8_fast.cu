@@ -568,6 +568,34 @@ std::string describe_launch(const Prepared& k) {
   return s;
 }
 
+// dbg bit 6 (sm90_fp8_fast_kernel.cuh): after the 30th launch of a traced kernel, waits for the stream and prints
+// CTA 0's trace on stderr, one line per pipeline iteration, in cycles from the producer's start. A debugging aid: the
+// wait holds the host, and a failure to read the trace is reported, not returned.
+void print_fast_trace(const Prepared& k, cudaStream_t stream) {
+  static std::mutex mu;
+  static std::map<CUfunction, int> launches;
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    if (++launches[k.fn] != 30) return;
+  }
+  long long t[5][256];
+  std::string e;
+  const cudaError_t se = cudaStreamSynchronize(stream);
+  if (se != cudaSuccess) e = std::string("cudaStreamSynchronize: ") + cudaGetErrorString(se);
+  if (!e.empty() || !go_jit::read_global(k.fn, "go_fast_trace", t, sizeof t, &e)) {
+    std::fprintf(stderr, "fast trace (%s): %s\n", describe_launch(k).c_str(), e.c_str());
+    return;
+  }
+  const long long t0 = t[4][0], n = std::min<long long>(t[4][1], 256);
+  std::fprintf(stderr, "fast trace (%s): launch 30, CTA 0, %lld iterations, cycles from the producer's start\n",
+               describe_launch(k).c_str(), t[4][1]);
+  for (long long i = 0; i < n; ++i) {
+    std::fprintf(stderr, "trace %lld free %lld issued %lld full %lld released %lld\n", i, t[0][i] - t0, t[1][i] - t0,
+                 t[2][i] - t0, t[3][i] - t0);
+  }
+  std::fprintf(stderr, "trace end %lld\n", t[4][2] - t0);
+}
+
 cudaError_t launch_prepared(Prepared& k, int sms, cudaStream_t stream, std::string* err) {
   FastChoice& c = k.c;
   FastParams& p = k.p;
@@ -607,6 +635,7 @@ cudaError_t launch_prepared(Prepared& k, int sms, cudaStream_t stream, std::stri
       return e;
     }
   }
+  if (c.debug & 64) print_fast_trace(k, stream);
   return cudaSuccess;
 }
 

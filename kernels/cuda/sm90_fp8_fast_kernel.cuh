@@ -52,14 +52,16 @@ constexpr int kFastThreads = 384;
 #define GO_FAST_DBG 0
 #endif
 // dbg bit 6 (64) traces CTA 0: clock64 of the producer's thread 0 once a stage is free and once its loads are issued,
-// and of the first math thread once a stage is full and once it released it, per pipeline iteration; the 30th launch
-// of the module prints them (device printf, one line per iteration, cycles from the producer's start).
+// and of the first math thread once a stage is full and once it released it, per pipeline iteration (rows 0-3 of
+// go_fast_trace, the first 256 iterations), with the producer's start clock and the iteration count in row 4. Every
+// launch overwrites it; the launcher reads it after a module's 30th launch and prints it on stderr
+// (print_fast_trace in sm90_fp8_fast.cu), so the kernel needs no printf, which would serialise its wgmmas (C7510).
 #if GO_FAST_DBG & 64
-__device__ unsigned go_fast_trace_launch;
 __device__ long long go_fast_trace[5][256];
-#define GO_FAST_TRACE(ev, i)                                                                       \
-  do {                                                                                             \
-    if (blockIdx.x == 0 && (threadIdx.x == 0 || threadIdx.x == 128)) go_fast_trace[ev][(i) & 255] = clock64(); \
+#define GO_FAST_TRACE(ev, i)                                            \
+  do {                                                                  \
+    if (blockIdx.x == 0 && (threadIdx.x == 0 || threadIdx.x == 128))    \
+      go_fast_trace[ev][(i) & 255] = clock64();                         \
   } while (0)
 #else
 #define GO_FAST_TRACE(ev, i) \
@@ -73,9 +75,9 @@ __device__ long long go_fast_trace[5][256];
 #endif
 // spread=1 (FastChoice::spread; with SFA by TMA): a stage's copies are issued by three producer threads side by side,
 // thread 0 (SFA and A), thread 64 (B) and threads 32 .. 32 + kSfbSlots - 1 (the SFB values), each arriving for its
-// own part; spread=2 moves SFA to thread 96 of its own (four issuing threads). A trace of CTA 0 (dbg bit 6, H200, 64 x 4096 x 7168) showed the single issuing thread as the bound at
-// small M: about 500 cycles per K block from one free stage to the next, the stages all free long before
-// (bench/RESULTS.md, ninth session).
+// own part; spread=2 moves SFA to thread 96 of its own (four issuing threads). A trace of CTA 0 (dbg bit 6, H200,
+// 64 x 4096 x 7168) showed the single issuing thread as the bound at small M: about 500 cycles per K block from one
+// free stage to the next, the stages all free long before (bench/RESULTS.md, ninth session).
 #ifndef GO_FAST_SPREAD
 #define GO_FAST_SPREAD 0
 #endif
@@ -430,7 +432,9 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     for (int s = 0; s < kStages; ++s) {
       // Arrivals: every producer thread, or with SFA by TMA the threads that copy an SFB slot (thread 0 among them).
       // spread=1: threads 0 and 64 and the SFB threads; spread=2: thread 96 too.
-      mbar_init(&full[s], (GO_FAST_DBG & 2) ? 1 : p.sfa_tma ? kSlots + (kSpread ? GO_FAST_SPREAD + 1 : 0) : 32 * C::kProducerWarps);
+      mbar_init(&full[s], (GO_FAST_DBG & 2) ? 1
+                          : p.sfa_tma    ? kSlots + (kSpread ? GO_FAST_SPREAD + 1 : 0)
+                                         : 32 * C::kProducerWarps);
       // Every math warp (or thread) of the cluster.
       mbar_init(&empty[s], (C::kReleasePerWarp ? 4 : 128) * C::kMathWGs * MC);
     }
@@ -447,7 +451,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   // and wait above until this grid has completed.
   grid_launch_dependents();
 #if GO_FAST_DBG & 64
-  if (blockIdx.x == 0 && threadIdx.x == 0) go_fast_trace_launch += 1, go_fast_trace[4][0] = clock64();
+  if (blockIdx.x == 0 && threadIdx.x == 0) go_fast_trace[4][0] = clock64();
 #endif
   // Grouped calls: the gate kernel (grouped_gate.h) ran first on this stream. A bad layout, or groups that this
   // kernel's tile height was not launched for, and the whole grid returns here (every CTA of a cluster alike).
@@ -473,8 +477,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         constexpr int kRowsPer = BM >= 32 * C::kProducerWarps ? BM / (32 * C::kProducerWarps) : 1;
         const int r0 = kRowsPer * tid, nv = max(0, min(kRowsPer, ti.sfa_rows - r0));
         // spread=1 (with SFA by TMA): thread 0 copies SFA and A, thread 64 B, threads 32 + j SFB slot j (spread=2:
-        // thread 96 SFA, thread 0 A alone). Otherwise
-        // thread 0 copies A and B (and SFA by TMA), threads j < kSlots SFB slot j, and, SFA copied, every thread SFA.
+        // thread 96 SFA, thread 0 A alone). Otherwise thread 0 copies A and B (and SFA by TMA), threads j < kSlots
+        // SFB slot j, and, SFA copied, every thread SFA rows.
         const bool spread = kSpread && p.sfa_tma;
         const int slot = spread ? tid - 32 : tid;
         const int sfb_idx = ti.n0 / 128 + slot;
@@ -950,15 +954,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     // The TMA stores this thread issued finish (reading shared memory and writing D) before the CTA exits.
     if (C::kEpi == kEpiTma && tid == 0) bulk_wait_all();
 #if GO_FAST_DBG & 64
-    if (blockIdx.x == 0 && threadIdx.x == 128 && *static_cast<volatile unsigned*>(&go_fast_trace_launch) == 30) {
-      __threadfence();
-      const long long t0 = go_fast_trace[4][0];
-      for (uint32_t i = 0; i < it && i < 256; ++i) {
-        printf("trace %u free %lld issued %lld full %lld released %lld\n", i, go_fast_trace[0][i] - t0,
-               go_fast_trace[1][i] - t0, go_fast_trace[2][i] - t0, go_fast_trace[3][i] - t0);
-      }
-      printf("trace end %lld\n", clock64() - t0);
-    }
+    if (blockIdx.x == 0 && threadIdx.x == 128) go_fast_trace[4][1] = it, go_fast_trace[4][2] = clock64();
 #endif
   }
   // No CTA of a cluster leaves while a peer may still multicast into it or arrive on its barriers.

@@ -169,6 +169,11 @@ if has bench && [ -z "${HUNG:-}" ]; then
       timeout 45 bash .device/enter.sh deno run -A bench/gpu_table.ts --ours "$OUT/bench_ours.json" \
         --torch "$OUT/bench_torch.json" --warm "$OUT/bench_warm.json" --write bench/RESULTS.md --out "$OUT/gpu_table.md"
       echo "gpu_table exit $?"
+      # Cycle traces (GO_CUDA_FAST_CFG with dbg bit 6, e.g. BENCH_SWEEP="dbg=64;dbg=65"): their medians.
+      if grep -q "^trace end" "$OUT/bench.log"; then
+        echo "== traces (bench/trace_table.ts) =="
+        timeout 30 bash .device/enter.sh deno run -A bench/trace_table.ts "$OUT/bench.log"
+      fi
     else
       echo "table: skipped (.device/enter.sh not carried or no bench_ours.json)"
     fi

@@ -21,6 +21,7 @@
  * @param loadGroup `group=N` (N > 1): the producer issues N consecutive K blocks together (a `#define`, as the JIT writes it)
  * @param kalt `kalt=1` (BLOCK_M 64): the two math warpgroups take alternate K blocks
  * @param spread `spread=1|2`: three or four producer threads issue a stage's copies (a `#define`, as the JIT writes it)
+ * @param debug `dbg=N`: the profiling switches (a `#define`; nonzero builds give wrong results)
  * @returns the text
  * @example
  * ```ts
@@ -46,12 +47,14 @@ export function fastKernelSource(
   loadGroup = 1,
   kalt = false,
   spread = 0,
+  debug = 0,
 ): string {
   const epiName = { tma: "kEpiTma", smem: "kEpiSmem", direct: "kEpiDirect" }[epi];
   return [
     `#define GO_FAST_PRODUCER_REGS ${producerRegs}`,
     `#define GO_FAST_MATH_REGS ${producerRegs === 56 ? 224 : 232}`,
     ...(loadGroup > 1 ? [`#define GO_FAST_LOAD_GROUP ${loadGroup}`] : []),
+    ...(debug ? [`#define GO_FAST_DBG ${debug}`] : []),
     ...(spread ? [`#define GO_FAST_SPREAD ${spread}`] : []),
     `#include "sm90_fp8_fast_kernel.cuh"`,
     `extern "C" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)`,

@@ -25,6 +25,7 @@ const CONFIGS: [
   number?,
   boolean?,
   number?,
+  number?,
 ][] = [
   [128, 5, 2, true, 7168, 16384], // M = 4096 class, multicast, two accumulator sets (TMA-store epilogue, 128B boxes)
   [128, 5, 1, true, 7168, 16384, 128, 56, "smem"], // the epilogue of 16-byte stores by the math threads
@@ -48,6 +49,7 @@ const CONFIGS: [
   [48, 10, 2, false, 0, 0, 64, 56, "tma", false, false, false, 1, true], // kalt=1, multicast, straddling, generic
   [64, 12, 1, true, 4096, 7168, 64, 56, "tma", false, false, false, 1, false, 1], // spread=1: three issuing threads
   [112, 5, 2, true, 0, 0, 128, 56, "tma", false, false, false, 1, false, 2], // spread=2 (SFA alone), multicast, 2 SFB slots
+  [64, 12, 1, true, 4096, 7168, 64, 56, "tma", false, false, false, 1, false, 1, 64], // dbg=64: the cycle trace, no printf
 ];
 
 await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {

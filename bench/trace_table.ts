@@ -1,0 +1,166 @@
+/**
+ * Summary of the fast FP8 kernel's cycle traces (`GO_CUDA_FAST_CFG=dbg=N` with bit 6, 64, set;
+ * kernels/cuda/sm90_fp8_fast_kernel.cuh): per trace in a log, the medians over its pipeline iterations of the
+ * producer's free-to-free interval, of its issue time (free to issued), of the math warps' full-to-full interval and of
+ * the time a stage is held (full to released), in SM cycles.
+ *
+ *     deno run -A bench/trace_table.ts bench.log [--label dbg=64 --label dbg=65 ...]
+ *
+ * The log holds what tests/gpu/run.sh's bench step printed: a `fast trace (<config>): ...` header (from the launcher)
+ * before each trace, one `trace <i> free <c> issued <c> full <c> released <c>` line per iteration and `trace end <c>`.
+ * Traces without a header (the device printf of the ninth session's first builds) are numbered, or named by --label.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+
+/** One pipeline iteration of CTA 0: cycles from the producer's start; 0 or less where nothing was recorded. */
+export interface TraceIteration {
+  free: number;
+  issued: number;
+  full: number;
+  released: number;
+}
+
+/** One trace: its configuration (the header's, or a label) and its iterations. */
+export interface Trace {
+  config: string;
+  iterations: TraceIteration[];
+}
+
+/** The medians of one trace, in cycles (undefined where the trace lacks the events). */
+export interface TraceSummary {
+  config: string;
+  iterations: number;
+  freeToFree?: number;
+  issue?: number;
+  fullToFull?: number;
+  held?: number;
+}
+
+const LINE = /^trace (\d+) free (-?\d+) issued (-?\d+) full (-?\d+) released (-?\d+)$/;
+const HEADER = /^fast trace \((.*)\): launch \d+/;
+
+/**
+ * The traces of a log, in order.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseTraces } from "./trace_table.ts";
+ * const log = "fast trace (bm=64 dbg=64): launch 30, CTA 0, 2 iterations, cycles\n" +
+ *   "trace 0 free 10 issued 20 full 90 released 95\ntrace 1 free 30 issued 45 full 110 released 120\ntrace end 500\n";
+ * const [t] = parseTraces(log);
+ * assert.equal(t.config, "bm=64 dbg=64");
+ * assert.deepEqual(t.iterations[1], { free: 30, issued: 45, full: 110, released: 120 });
+ * ```
+ */
+export function parseTraces(log: string, labels: string[] = []): Trace[] {
+  const traces: Trace[] = [];
+  let header: string | undefined;
+  let current: TraceIteration[] = [];
+  for (const raw of log.split("\n")) {
+    const line = raw.trim();
+    const h = HEADER.exec(line);
+    if (h) {
+      header = h[1];
+      continue;
+    }
+    const m = LINE.exec(line);
+    if (m) {
+      const [free, issued, full, released] = m.slice(2).map(Number);
+      current.push({ free, issued, full, released });
+      continue;
+    }
+    if (line.startsWith("trace end")) {
+      const n = traces.length;
+      traces.push({ config: header ?? labels[n] ?? `trace ${n + 1}`, iterations: current });
+      header = undefined;
+      current = [];
+    }
+  }
+  return traces;
+}
+
+/** The median of xs (the mean of the middle two for an even count); undefined for none. */
+export function median(xs: number[]): number | undefined {
+  if (xs.length === 0) return undefined;
+  const s = [...xs].sort((a, b) => a - b), h = Math.floor(s.length / 2);
+  return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
+}
+
+/**
+ * The medians of a trace. A nonsense value (an event never recorded: the buffer's stale contents, far from the
+ * producer's start) leaves its interval out.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { summarize } from "./trace_table.ts";
+ * const it = (i: number) => ({ free: 100 * i, issued: 100 * i + 40, full: 100 * i + 300, released: 100 * i + 350 });
+ * const s = summarize({ config: "x", iterations: [0, 1, 2, 3].map(it) });
+ * assert.deepEqual(s, { config: "x", iterations: 4, freeToFree: 100, issue: 40, fullToFull: 100, held: 50 });
+ * ```
+ */
+export function summarize(t: Trace): TraceSummary {
+  const ok = (c: number) => c > 0;
+  const diffs = (pick: (x: TraceIteration) => number) => {
+    const out: number[] = [];
+    for (let i = 1; i < t.iterations.length; ++i) {
+      const a = pick(t.iterations[i - 1]), b = pick(t.iterations[i]);
+      if (ok(a) && ok(b)) out.push(b - a);
+    }
+    return out;
+  };
+  const spans = (from: (x: TraceIteration) => number, to: (x: TraceIteration) => number) =>
+    t.iterations.filter((x) => ok(from(x)) && ok(to(x))).map((x) => to(x) - from(x));
+  return {
+    config: t.config,
+    iterations: t.iterations.length,
+    freeToFree: median(diffs((x) => x.free)),
+    issue: median(spans((x) => x.free, (x) => x.issued)),
+    fullToFull: median(diffs((x) => x.full)),
+    held: median(spans((x) => x.full, (x) => x.released)),
+  };
+}
+
+/**
+ * The markdown table of the summaries.
+ *
+ * @example
+ * ```ts
+ * import { traceTable } from "./trace_table.ts";
+ * const md = traceTable([{ config: "x", iterations: 4, freeToFree: 100 }]);
+ * if (!md.includes("| x | 4 | 100 | — | — | — |")) throw new Error(md);
+ * ```
+ */
+export function traceTable(rows: TraceSummary[]): string {
+  const cell = (v?: number) => v === undefined ? "—" : String(v);
+  return [
+    "| trace | iterations | producer, free to free | issue (free → issued) | math, full to full | stage held (full → released) |",
+    "|---|---|---|---|---|---|",
+    ...rows.map((r) =>
+      `| ${r.config} | ${r.iterations} | ${cell(r.freeToFree)} | ${cell(r.issue)} | ${cell(r.fullToFull)} | ${
+        cell(r.held)
+      } |`
+    ),
+  ].join("\n");
+}
+
+if (import.meta.main) {
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    allowPositionals: true,
+    options: { label: { type: "string", multiple: true } },
+  });
+  if (positionals.length !== 1) {
+    console.error("usage: deno run -A bench/trace_table.ts bench.log [--label NAME ...]");
+    Deno.exit(2);
+  }
+  const traces = parseTraces(await Deno.readTextFile(positionals[0]), values.label ?? []);
+  if (traces.length === 0) {
+    console.error(`${positionals[0]}: no trace (lines "trace <i> free ..." ended by "trace end")`);
+    Deno.exit(1);
+  }
+  console.log(traceTable(traces.map(summarize)));
+}
