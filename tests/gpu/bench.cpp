@@ -20,7 +20,10 @@
 // (go_ext_jit_stats) and each shape's kernel configuration (go_ext_fast_last_config) are printed when exported.
 //
 // usage: bench CUDA_SO [--quick] [--json PATH] [--filter "SUBSTR|SUBSTR"] [--sweep "cfg1;cfg2;..."] [--sweep-only]
-//                      [--samples N] [--no-prepare]
+//                      [--samples N] [--no-prepare] [--stall S]
+//   --stall: a watchdog ends the process (exit 3, naming what it was timing) after S seconds without progress
+//            (default 30; 0: off), so that a kernel that never finishes (a profiling build, a bug) does not hold the
+//            GPU run until its outer timeout; the rows finished so far are already in the JSON.
 //   --sweep: for each config string, GO_CUDA_FAST_CFG=<cfg> (setenv) while timing every dense shape: rows of kind
 //            "dense-sweep" whose "config" is the swept string.
 // build: nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o bench tests/gpu/bench.cpp -ldl
@@ -294,6 +297,40 @@ static double now_us() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// The watchdog's view: when the timing last made progress, and what it is timing.
+static std::atomic<double> g_progress_us{0};
+static std::mutex g_doing_mu;
+static std::string g_doing = "setup";
+
+static void progress() { g_progress_us = now_us(); }
+static void doing(const std::string& what) {
+  {
+    std::lock_guard<std::mutex> lk(g_doing_mu);
+    g_doing = what;
+  }
+  progress();
+}
+
+static void start_watchdog(int stall_s) {
+  if (stall_s <= 0) return;
+  progress();
+  std::thread([stall_s] {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      if (now_us() - g_progress_us < stall_s * 1e6) continue;
+      std::string what;
+      {
+        std::lock_guard<std::mutex> lk(g_doing_mu);
+        what = g_doing;
+      }
+      std::printf("bench: no progress for %d s while timing %s (a kernel that never finishes?): exiting\n", stall_s,
+                  what.c_str());
+      std::fflush(stdout);
+      std::_Exit(3);  // the process's CUDA context, and with it the stuck kernel, ends here
+    }
+  }).detach();
+}
+
 struct Timing {
   std::vector<double> gpu, call;  // µs per call, one entry per sample
   double host_us = 0;             // median host time to issue one call
@@ -327,6 +364,7 @@ static int time_calls(Api& api, Timer& tm, F call, int sets, int samples, int ba
       std::printf("  cudaEventSynchronize: %s\n", cudaGetErrorString(e));
       return GO_ERR_DEVICE;
     }
+    progress();
     return 0;
   };
   for (int s = 0; s < samples; ++s) {
@@ -476,12 +514,12 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: bench CUDA_SO [--quick] [--json PATH] [--filter \"SUBSTR|SUBSTR\"] [--sweep \"cfg1;cfg2\"] [--sweep-only] "
-                 "[--samples N] [--no-prepare]\n");
+                 "[--samples N] [--no-prepare] [--stall S]\n");
     return 2;
   }
   bool quick = false, sweep_only = false, no_prepare = false;
   std::string json_path, filter, sweep_arg;
-  int samples = 25;
+  int samples = 25, stall_s = 30;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto val = [&]() -> std::string {
@@ -498,11 +536,13 @@ int main(int argc, char** argv) {
     else if (a == "--sweep-only") sweep_only = true;
     else if (a == "--no-prepare") no_prepare = true;
     else if (a == "--samples") samples = std::max(20, std::atoi(val().c_str()));
+    else if (a == "--stall") stall_s = std::atoi(val().c_str());
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
     }
   }
+  start_watchdog(stall_s);
   void* h = dlopen(argv[1], RTLD_NOW);
   if (!h) {
     std::fprintf(stderr, "%s\n", dlerror());
@@ -600,6 +640,7 @@ int main(int argc, char** argv) {
   else if (!api.prepare)
     std::printf("prepare: go_ext_fast_prepare not exported; kernels compile at their first call, inside the warm-up\n");
   else
+    doing("prepare (compiling / loading every kernel)");
     prepare_ms = prepare_all(api, timed, "", &prepare_threads);
   JitStats jit_prep;
   const bool have_jit = get_jit(api, &jit_prep);
@@ -678,6 +719,7 @@ int main(int argc, char** argv) {
         r.bytes = sh.bytes();
         r.error = std::string("setup failed: ") + api.last_error();
       } else {
+        doing(sh.name());
         r = bench_one(api, tm, sh, P, samples, kind_name(sh.kind));
       }
       r.config = r.last_config;
@@ -700,6 +742,7 @@ int main(int argc, char** argv) {
     for (const auto& c : sweep) {
       setenv("GO_CUDA_FAST_CFG", c.c_str(), 1);
       int th = 0;
+      doing("prepare [" + c + "]");
       if (!no_prepare) prepare_all(api, dense, (" [" + c + "]").c_str(), &th);
     }
     for (const Shape& sh : dense) {
@@ -716,6 +759,7 @@ int main(int argc, char** argv) {
           r.k = sh.k;
           r.error = std::string("setup failed: ") + api.last_error();
         } else {
+          doing(sh.name() + " [" + c + "]");
           r = bench_one(api, tm, sh, P, samples, "dense-sweep");
         }
         r.config = c;
