@@ -484,8 +484,13 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
         const int sfb_idx = ti.n0 / 128 + slot;
         const bool sfb_ok = slot >= 0 && slot < kSlots && sfb_idx < sfb_rows;
         constexpr bool kSfaAlone = GO_FAST_SPREAD == 2;
-        if (spread ? (tid != 0 && tid != 64 && !(kSfaAlone && tid == 96) && (slot < 0 || slot >= kSlots))
-                   : (p.sfa_tma && tid >= kSlots))
+        // Every thread that stays in the loop below arrives on each stage's full barrier: one that waited for free
+        // stages without arriving could be lapped by the others (a parity wait tells only two phases apart) and wait
+        // forever once they stop. dbg bit 1 (thread 0 alone arrives) keeps thread 0 alone: with SFA copied, the
+        // other 127 threads hung the profiling build that way (bench/RESULTS.md, ninth session, run 5).
+        if ((GO_FAST_DBG & 2) ? tid != 0
+            : spread          ? (tid != 0 && tid != 64 && !(kSfaAlone && tid == 96) && (slot < 0 || slot >= kSlots))
+                              : (p.sfa_tma && tid >= kSlots))
           continue;
         for (int kb = ti.kb0; kb < ti.kb1; ++kb, ++it) {
           const int s = it % kStages;
