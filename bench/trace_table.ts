@@ -6,7 +6,7 @@
  *
  *     deno run -A bench/trace_table.ts bench.log [--label dbg=64 --label dbg=65 ...]
  *
- * The log holds what tests/gpu/run.sh's bench step printed: a `fast trace (<config>): ...` header (from the launcher)
+ * The log holds what tests/gpu/run.sh's bench step printed: a `fast trace (<M>x<N>x<K> <config>): ...` header (from the launcher)
  * before each trace, one `trace <i> free <c> issued <c> full <c> released <c>` line per iteration and `trace end <c>`.
  * Traces without a header (the device printf of the ninth session's first builds) are numbered, or named by --label.
  *
@@ -91,7 +91,9 @@ export function median(xs: number[]): number | undefined {
 
 /**
  * The medians of a trace. A nonsense value (an event never recorded: the buffer's stale contents, far from the
- * producer's start) leaves its interval out.
+ * producer's start) leaves its interval out. With `ktma=N` in the configuration the producer copies N K blocks at a
+ * time (its events repeat for each of them): its columns come from the first iteration of each group, free to free
+ * divided by N (per K block) and the issue time per group of N.
  *
  * @example
  * ```ts
@@ -100,27 +102,32 @@ export function median(xs: number[]): number | undefined {
  * const it = (i: number) => ({ free: 100 * i, issued: 100 * i + 40, full: 100 * i + 300, released: 100 * i + 350 });
  * const s = summarize({ config: "x", iterations: [0, 1, 2, 3].map(it) });
  * assert.deepEqual(s, { config: "x", iterations: 4, freeToFree: 100, issue: 40, fullToFull: 100, held: 50 });
+ * const g = summarize({ config: "x ktma=2", iterations: [1, 1, 2, 2].map(it) });
+ * assert.equal(g.freeToFree, 50);
  * ```
  */
 export function summarize(t: Trace): TraceSummary {
   const ok = (c: number) => c > 0;
-  const diffs = (pick: (x: TraceIteration) => number) => {
+  const group = Number(/ ktma=(\d+)/.exec(t.config)?.[1] ?? 1);
+  const starts = t.iterations.filter((_, i) => i % group === 0);
+  const diffs = (xs: TraceIteration[], pick: (x: TraceIteration) => number) => {
     const out: number[] = [];
-    for (let i = 1; i < t.iterations.length; ++i) {
-      const a = pick(t.iterations[i - 1]), b = pick(t.iterations[i]);
+    for (let i = 1; i < xs.length; ++i) {
+      const a = pick(xs[i - 1]), b = pick(xs[i]);
       if (ok(a) && ok(b)) out.push(b - a);
     }
     return out;
   };
-  const spans = (from: (x: TraceIteration) => number, to: (x: TraceIteration) => number) =>
-    t.iterations.filter((x) => ok(from(x)) && ok(to(x))).map((x) => to(x) - from(x));
+  const spans = (xs: TraceIteration[], from: (x: TraceIteration) => number, to: (x: TraceIteration) => number) =>
+    xs.filter((x) => ok(from(x)) && ok(to(x))).map((x) => to(x) - from(x));
+  const perGroup = median(diffs(starts, (x) => x.free));
   return {
     config: t.config,
     iterations: t.iterations.length,
-    freeToFree: median(diffs((x) => x.free)),
-    issue: median(spans((x) => x.free, (x) => x.issued)),
-    fullToFull: median(diffs((x) => x.full)),
-    held: median(spans((x) => x.full, (x) => x.released)),
+    freeToFree: perGroup === undefined ? undefined : perGroup / group,
+    issue: median(spans(starts, (x) => x.free, (x) => x.issued)),
+    fullToFull: median(diffs(t.iterations, (x) => x.full)),
+    held: median(spans(t.iterations, (x) => x.full, (x) => x.released)),
   };
 }
 
@@ -137,7 +144,7 @@ export function summarize(t: Trace): TraceSummary {
 export function traceTable(rows: TraceSummary[]): string {
   const cell = (v?: number) => v === undefined ? "—" : String(v);
   return [
-    "| trace | iterations | producer, free to free | issue (free → issued) | math, full to full | stage held (full → released) |",
+    "| trace | iterations | producer, free to free (per K block) | issue (free → issued; ktma=N: per N K blocks) | math, full to full | stage held (full → released) |",
     "|---|---|---|---|---|---|",
     ...rows.map((r) =>
       `| ${r.config} | ${r.iterations} | ${cell(r.freeToFree)} | ${cell(r.issue)} | ${cell(r.fullToFull)} | ${

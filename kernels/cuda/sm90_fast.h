@@ -93,6 +93,9 @@ struct FastChoice {
   int spread = 0;        // spread=1: with SFA by TMA, three producer threads issue a stage's copies (SFA and A, B,
                          // the SFB values) side by side instead of one thread issuing the TMA copies; spread=2: four
                          // (SFA on a thread of its own); both need prod=4
+  int ktma = 1;          // ktma=2|4: one TMA copy (a box this many K blocks deep) fills as many consecutive stages of
+                         // A, B and SFA, whose loads complete on the first stage's full barrier (mc=1, unsplit, K a
+                         // multiple of 128 with its K blocks a multiple of ktma, stages a multiple of ktma)
   bool pdl = true;      // programmatic dependent launch: the kernel (and a grouped call's gate kernel) may be scheduled
                         // while the kernel before it on the stream still runs, and waits for it in griddepcontrol.wait
                         // before touching global memory (pdl=0: a plain launch; the bits are the same)

@@ -64,9 +64,23 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
   return fn;
 }
 
-bool make_map(CUtensorMap* map, const void* base, uint64_t rows, uint64_t k, uint64_t row_stride_bytes, uint32_t box_rows) {
+// An FP8 operand of `rows` rows of K bytes: a 2D map with a box of 128 bytes of K x box_rows, or with ktma > 1 a 3D
+// map of [K / 128 blocks (stride 128 bytes)][rows][128 bytes] with a box ktma blocks deep, whose planes land one
+// after another (one stage each). The 3D form needs K a multiple of 128 (choose_fast_config checks it): a partial
+// last block would read the next row's bytes instead of TMA's zero fill.
+bool make_map(CUtensorMap* map, const void* base, uint64_t rows, uint64_t k, uint64_t row_stride_bytes, uint32_t box_rows,
+              int ktma = 1) {
   auto fn = encode_fn();
   if (!fn) return false;
+  if (ktma > 1) {
+    const cuuint64_t dims[3] = {kFBK, rows, k / kFBK};
+    const cuuint64_t strides[2] = {row_stride_bytes, kFBK};
+    const cuuint32_t box[3] = {kFBK, box_rows, static_cast<cuuint32_t>(ktma)};
+    const cuuint32_t estr[3] = {1, 1, 1};
+    return fn(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(base), dims, strides, box, estr,
+              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  }
   const cuuint64_t dims[2] = {k, rows};
   const cuuint64_t strides[1] = {row_stride_bytes};
   const cuuint32_t box[2] = {kFBK, box_rows};
@@ -76,11 +90,11 @@ bool make_map(CUtensorMap* map, const void* base, uint64_t rows, uint64_t k, uin
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// SFA by TMA: an f32 map over [M rows (contiguous), batches x K blocks] with a box of BLOCK_M rows x 1, where the
+// SFA by TMA: an f32 map over [M rows (contiguous), batches x K blocks] with a box of BLOCK_M rows x ktma, where the
 // layout is MN-major with 16-byte aligned columns (DeepGEMM's "TMA-aligned" scale layout) and, for a batch, the K
 // blocks of consecutive batches follow each other. Sets p->sfa_tma (0: the kernel copies SFA with cp.async; the map
 // is then zeroed and unused).
-void make_sfa_map(FastParams* p, int bm, bool want, CUtensorMap* map) {
+void make_sfa_map(FastParams* p, int bm, int ktma, bool want, CUtensorMap* map) {
   std::memset(map, 0, sizeof *map);
   p->sfa_tma = 0;
   auto fn = encode_fn();
@@ -90,7 +104,7 @@ void make_sfa_map(FastParams* p, int bm, bool want, CUtensorMap* map) {
     return;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(p->M), static_cast<cuuint64_t>(batches * nkb)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(p->sfa_s_kb) * 4};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(bm), 1};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(bm), static_cast<cuuint32_t>(ktma)};
   const cuuint32_t estr[2] = {1, 1};
   if (fn(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(p->sfa), dims, strides, box, estr,
          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
@@ -167,6 +181,7 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "group" && num && (n == 1 || n == 2 || n == 4)) c->load_group = static_cast<int>(n);
     else if (k == "kalt" && num && (n == 0 || n == 1)) c->k_alternate = n == 1;
     else if (k == "spread" && num && n >= 0 && n <= 2) c->spread = static_cast<int>(n);
+    else if (k == "ktma" && num && (n == 1 || n == 2 || n == 4)) c->ktma = static_cast<int>(n);
     else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
     else if (k == "regs" && num && (n == 40 || n == 56)) c->producer_regs = static_cast<int>(n);
@@ -178,7 +193,7 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), *split_set = true;
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
-             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, kalt=0|1, spread=0|1|2, pdl=0|1, group=1|2|4, prod=1|4, "
+             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, kalt=0|1, spread=0|1|2, ktma=1|2|4, pdl=0|1, group=1|2|4, prod=1|4, "
              "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=tma|smem|direct, split=1..64, dbg=0..127)";
       return false;
     }
@@ -198,6 +213,7 @@ std::string describe(const FastChoice& c, const char* how) {
   if (c.ahead) out += " ahead=1";
   if (c.k_alternate) out += " kalt=1";
   if (c.spread) out += " spread=" + std::to_string(c.spread);
+  if (c.ktma > 1) out += " ktma=" + std::to_string(c.ktma);
   if (!c.pdl) out += " pdl=0";
   if (c.load_group > 1) out += " group=" + std::to_string(c.load_group);
   if (c.split_k > 1) out += " split=" + std::to_string(c.split_k);
@@ -213,6 +229,7 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << (c.debug ? "#define GO_FAST_DBG " + std::to_string(c.debug) + "  // profiling only: wrong results\n" : "")
     << (c.load_group > 1 ? "#define GO_FAST_LOAD_GROUP " + std::to_string(c.load_group) + "\n" : "")
     << (c.spread ? "#define GO_FAST_SPREAD " + std::to_string(c.spread) + "\n" : "")
+    << (c.ktma > 1 ? "#define GO_FAST_KTMA " + std::to_string(c.ktma) + "\n" : "")
     << "#include \"sm90_fp8_fast_kernel.cuh\"\n"
     // The parameter block crosses from this library to the cubin: a header from another version fails to compile.
     << "static_assert(sizeof(go_sm90::FastParams) == " << sizeof(FastParams)
@@ -293,11 +310,13 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // masked Mmax 128 with every masked_m <= 64: its zero tiles (rows 64 .. 127) fell on every other CTA (the grid is
   // even), which left half the SMs without work: 32 x 20 x 6144 x 7168 took 571 us against 437 at BLOCK_M 128.
   if ((p.mode == kFastNormal || p.mode == kFastMasked) && p.M <= 64) best.bm = 64;
-  // BLOCK_N 32 for a dense GEMM of one 128-row block whose 64-wide tiles fill at most half the SMs, when 32-wide ones
-  // still fit in one wave: twice the CTAs stream B (H200, fifth session: 128 x 2112 x 7168 23.8 -> 20.1 us,
-  // 128 x 4096 x 7168 24.1 -> 20.8; at M = 64, where BLOCK_M 64 has 12 stages, it gained nothing).
-  if (p.mode == kFastNormal && best.bm == 128 && best.bn == 64 && p.m_blocks == 1 && 2 * tiles_of(p, 64) <= sms &&
-      tiles_of(p, 32) <= sms)
+  // BLOCK_N 32 for a dense GEMM of one row block (BLOCK_M 64 or 128) whose 64-wide tiles fill at most half the SMs,
+  // when 32-wide ones still fit in one wave: twice the CTAs stream B (H200, fifth session: 128 x 2112 x 7168 23.8 ->
+  // 20.1 us, 128 x 4096 x 7168 24.1 -> 20.8). At M = 64 it gained nothing while one thread issued the copies; with
+  // spread=1 it does (tenth session: 64 x 4096 x 7168 245.8 -> 271.5 TFLOPS, and at BLOCK_N 16 64 x 2112 x 7168
+  // 129.4 -> 147.7, 64 x 576 x 7168 34.6 split 14 ways -> 41.5 unsplit).
+  if (p.mode == kFastNormal && (best.bm == 128 || best.bm == 64) && best.bn == 64 && p.m_blocks == 1 &&
+      2 * tiles_of(p, 64) <= sms && tiles_of(p, 32) <= sms)
     best.bn = 32;
   // And BLOCK_N 16 on the same terms: 128 x 2112 x 7168, 132 tiles, 191.1 -> 205.6 TFLOPS. 16-wide tiles do not
   // split K unless split is named (below): 128 x 576 x 7168, 36 tiles, 52.9 TFLOPS at BLOCK_N 32 split 7 ways, 57.8 at
@@ -314,7 +333,16 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // issuing thread bounded the K loop (H200, ninth session, the 14 dense M <= 128 shapes: 64 x 2112 x 7168 106.3 ->
   // 133.6 TFLOPS, 64 x 4096 x 7168 203.1 -> 252.6, 128 x 4096 x 7168 373.5 -> 444.1; level at K = 512 and 64 x 576,
   // 2-5 % slower at M = 4096, where it stays off).
-  best.spread = p.mode == kFastNormal && p.m_blocks == 1 && (p.K + kFBK - 1) / kFBK >= 8 ? 1 : 0;
+  const bool one_row_block = p.mode == kFastNormal && p.m_blocks == 1 && (p.K + kFBK - 1) / kFBK >= 8;
+  best.spread = one_row_block ? 1 : 0;
+  // And there, at BLOCK_N 16 or 32, TMA boxes two K blocks deep (ktma=2; where K allows, below): a trace of CTA 0
+  // showed about 100 cycles of the issuing thread per TMA instruction whatever its bytes, and the narrow tiles move
+  // few bytes per instruction (H200, tenth session, TFLOPS: 64 x 2112 x 7168 148.5 -> 190.1, 64 x 576 x 7168 41.7 ->
+  // 54.1, 64 x 4096 x 7168 272.7 -> 328.6 (BLOCK_N 32), 128 x 2112 x 7168 256.9 -> 313.9, 128 x 576 x 7168 73.5 ->
+  // 94.5). At BLOCK_N 64 and wider it was level or slower (64 x 7168 x 16384 426.2 against 418.4, 128 x 24576 x 1536
+  // 615.8 against 587.9); ktma=4 was within 5 % of 2 at BLOCK_M 64 and slower at 128 (8 stages instead of 10).
+  // Decided below, on the BLOCK_N that an override leaves.
+  const bool ktma_named = override_text != nullptr && std::strstr(override_text, "ktma=") != nullptr;
   best.multicast = 1;
   best.stages = 0;  // as many as fit
   bool acc_set = false, bm_set = false, split_set = false;
@@ -326,6 +354,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     // An override of BLOCK_N past 128 or of two accumulator sets takes the heuristic's BLOCK_M 256 back to 128.
     if (!bm_set && best.bm == 256 && (best.bn > 128 || (acc_set && best.double_acc))) best.bm = 128;
   }
+  if (!ktma_named) best.ktma = one_row_block && best.bn <= 32 ? 2 : 1;
   // A contiguous layout's groups start on mk_alignment (128-row) boundaries, which a 256-row tile could straddle:
   // bm=256 applies to it only where every group fits 256-row tiles (p.tiles256); otherwise it keeps 128. A call does
   // not know which: the launcher asks for both and launches both, gated by the device check (choose_for_call).
@@ -364,7 +393,30 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     return false;
   }
   const int fit = max_stages(best.bn, best.bm, best.epi, best.k_alternate);
-  if (best.stages == 0) best.stages = fit;
+  if (best.ktma > 1) {
+    // ktma=N needs N-aligned groups of stages, at least two of them (sm90_fp8_fast_kernel.cuh: with one, the math
+    // would wait on the next group while it holds a stage of it), and no multicast, group=N or named split. A named
+    // ktma is refused without them; the heuristic's is dropped (an override of mc=2 keeps working).
+    const bool named = ktma_named;
+    const int stages = best.stages ? best.stages : fit - fit % best.ktma;
+    const char* why = best.multicast != 1   ? "needs mc=1 (a multicast share of a deep box would not land in its stages)"
+                      : best.load_group > 1 ? "is not combined with group=N"
+                      : (split_set && best.split_k > 1) ? "is not combined with split="
+                      : stages % best.ktma != 0         ? "needs the stages to be a multiple of N"
+                      : stages < 2 * best.ktma          ? "needs at least two groups of N stages (the math holds a stage "
+                                                          "of one group while it waits for the next)"
+                                                        : nullptr;
+    if (why && named) {
+      *err = "GO_CUDA_FAST_CFG: ktma=" + std::to_string(best.ktma) + " " + why + " (BLOCK_M " + std::to_string(best.bm) +
+             " x BLOCK_N " + std::to_string(best.bn) + ": " + std::to_string(stages) + " stages)";
+      return false;
+    }
+    // Where K is not a multiple of 128 (the box reads the K blocks as a third dimension) or its K blocks not a
+    // multiple of N, a call runs ktma=1, which the configuration string (go_ext_fast_last_config) shows, as with a
+    // named split.
+    if (why || p.K % kFBK != 0 || (p.K / kFBK) % best.ktma != 0) best.ktma = 1;
+  }
+  if (best.stages == 0) best.stages = fit - fit % best.ktma;  // ktma=N: a multiple of N
   if (best.stages > fit) {
     *err = "GO_CUDA_FAST_CFG: " + std::to_string(best.stages) + " stages of BLOCK_M " + std::to_string(best.bm) +
            " x BLOCK_N " + std::to_string(best.bn) + " need more than 227 KB of shared memory (at most " + std::to_string(fit) + ")";
@@ -378,7 +430,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   const int64_t nkb = (p.K + kFBK - 1) / kFBK;
   const int64_t mb = (p.M + best.bm - 1) / best.bm, nb = (p.N + best.bn - 1) / best.bn;
   if (!split_set && best.bn != 16 && p.mode == kFastNormal && best.multicast == 1 && !best.halves &&
-      !best.k_alternate && mb * nb * 3 <= sms && nkb >= 8) {
+      !best.k_alternate && best.ktma == 1 && mb * nb * 3 <= sms && nkb >= 8) {
     const int64_t s = std::min<int64_t>({sms / (mb * nb), nkb / 4, 16});
     if (s >= 2 && nkb * mb * best.bm * nb * best.bn * 4 <= (int64_t{20} << 20)) best.split_k = static_cast<int>(s);
   }
@@ -434,7 +486,7 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   if (!make_map(&ma, a, a_rows, p.K, a_stride, kFBM) || !make_map(&mb, b, b_rows, p.K, b_stride, c.bn)) {
     return cudaSuccess;
   }
-  make_sfa_map(&p, c.bm, c.sfa_tma, &msfa);
+  make_sfa_map(&p, c.bm, 1, c.sfa_tma, &msfa);
   make_d_map(&p, c.bn, false, &md);
   c.sfa_tma = p.sfa_tma != 0;
   *used = true;
@@ -552,10 +604,10 @@ bool prepare_maps(Prepared* k, const void* a, int64_t a_rows, int64_t a_row_stri
   FastChoice& c = k->c;
   FastParams& p = k->p;
   fill_blocks(&p, c);
-  if (!make_map(&k->ma, a, a_rows, p.K, a_row_stride, c.bm / c.multicast) ||
-      !make_map(&k->mb, b, b_rows, p.K, b_row_stride, c.bn))
+  if (!make_map(&k->ma, a, a_rows, p.K, a_row_stride, c.bm / c.multicast, c.ktma) ||
+      !make_map(&k->mb, b, b_rows, p.K, b_row_stride, c.bn, c.ktma))
     return false;
-  make_sfa_map(&p, c.bm, c.sfa_tma, &k->msfa);
+  make_sfa_map(&p, c.bm, c.ktma, c.sfa_tma, &k->msfa);
   c.sfa_tma = p.sfa_tma != 0;
   make_d_map(&p, c.bn, c.epi == kEpiTma, &k->md);
   return true;
@@ -582,13 +634,16 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
   std::string e;
   const cudaError_t se = cudaStreamSynchronize(stream);
   if (se != cudaSuccess) e = std::string("cudaStreamSynchronize: ") + cudaGetErrorString(se);
+  // The header names the launch's M x N x K (masked: M per group) and G before its configuration.
+  const std::string what = std::to_string(k.p.M) + "x" + std::to_string(k.p.N) + "x" + std::to_string(k.p.K) +
+                           (k.p.G > 1 ? " G=" + std::to_string(k.p.G) : "") + " " + describe_launch(k);
   if (!e.empty() || !go_jit::read_global(k.fn, "go_fast_trace", t, sizeof t, &e)) {
-    std::fprintf(stderr, "fast trace (%s): %s\n", describe_launch(k).c_str(), e.c_str());
+    std::fprintf(stderr, "fast trace (%s): %s\n", what.c_str(), e.c_str());
     return;
   }
   const long long t0 = t[4][0], n = std::min<long long>(t[4][1], 256);
   std::fprintf(stderr, "fast trace (%s): launch 30, CTA 0, %lld iterations, cycles from the producer's start\n",
-               describe_launch(k).c_str(), t[4][1]);
+               what.c_str(), t[4][1]);
   for (long long i = 0; i < n; ++i) {
     std::fprintf(stderr, "trace %lld free %lld issued %lld full %lld released %lld\n", i, t[0][i] - t0, t[1][i] - t0,
                  t[2][i] - t0, t[3][i] - t0);

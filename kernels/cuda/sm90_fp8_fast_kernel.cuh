@@ -56,8 +56,12 @@ constexpr int kFastThreads = 384;
 // go_fast_trace, the first 256 iterations), with the producer's start clock and the iteration count in row 4. Every
 // launch overwrites it; the launcher reads it after a module's 30th launch and prints it on stderr
 // (print_fast_trace in sm90_fp8_fast.cu), so the kernel needs no printf, which would serialise its wgmmas (C7510).
+// C linkage keeps the symbol's name unmangled inside namespace go_sm90, so cuModuleGetGlobal finds "go_fast_trace"
+// (with C++ linkage it is _ZN7go_sm9013go_fast_traceE: the H200's first try answered CUresult 500, not found).
 #if GO_FAST_DBG & 64
+extern "C" {
 __device__ long long go_fast_trace[5][256];
+}
 #define GO_FAST_TRACE(ev, i)                                            \
   do {                                                                  \
     if (blockIdx.x == 0 && (threadIdx.x == 0 || threadIdx.x == 128))    \
@@ -80,6 +84,15 @@ __device__ long long go_fast_trace[5][256];
 // free stage to the next, the stages all free long before (bench/RESULTS.md, ninth session).
 #ifndef GO_FAST_SPREAD
 #define GO_FAST_SPREAD 0
+#endif
+// ktma=N (FastChoice::ktma, 2 or 4; mc=1): the TMA copies of A, B and SFA are boxes N K blocks deep (A and B by a 3D
+// map of [K / 128][rows][128], SFA by a box of N K-block rows), each filling N consecutive stages (the stage count is
+// a multiple of N) and completing on the first one's full barrier, which the math waits on for all N; the SFB values
+// stay one cp.async per stage and slot. N times fewer TMA instructions per K block: the trace of the tenth session
+// (H200) showed about 100 cycles of the issuing thread per TMA instruction, whatever its bytes. The stages, their
+// contents and the math are the same, so the bits are too.
+#ifndef GO_FAST_KTMA
+#define GO_FAST_KTMA 1
 #endif
 static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168,
               "setmaxnreg would wait forever: the math registers exceed what the producer releases");
@@ -225,6 +238,14 @@ __device__ __forceinline__ void cp_async_arrive(uint64_t* bar) {
 // Fetches a tensor map into the TMA unit's descriptor cache ahead of its first copy (PTX ISA, "prefetch.tensormap").
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+// A box of a 3D map (ktma=N: {128 bytes of K, rows, N K blocks}) at coordinates (x, y, z).
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y, int z) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_addr(bar))
+      : "memory");
 }
 __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y) {
   asm volatile(
@@ -400,6 +421,14 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   constexpr FastSmem L = fast_smem(BN, kStages, BM, C::kEpi, C::kKAlt);
   constexpr bool kSpread = GO_FAST_SPREAD && (GO_FAST_DBG & 2) == 0;
   static_assert(!kSpread || C::kProducerWarps == 4, "spread=1|2 issues from several producer warps");
+  constexpr int kKtma = GO_FAST_KTMA;  // K blocks (stages) per TMA copy
+  static_assert(kKtma == 1 || kKtma == 2 || kKtma == 4, "ktma=1|2|4");
+  // At least two groups of stages: the math holds a stage while it waits for the next one (acc=double issues block
+  // kb + 1 before it releases kb), so with one group the producer would wait for that stage forever (H200, tenth
+  // session: 128 x 24576 x 1536 at ktma=4 with 4 stages hung).
+  static_assert(kStages % kKtma == 0 && kStages >= 2 * kKtma, "ktma=N needs a multiple of N stages, at least 2N");
+  static_assert(kKtma == 1 || (MC == 1 && !C::kSplitK && GO_FAST_LOAD_GROUP == 1),
+                "ktma=N: not with multicast, split K or group=N");
   constexpr int kStageA = L.stage_a, kStageB = L.stage_b, kEpiPitch = L.pitch;
   const int N = C::kN ? C::kN : p.N;
   const int K = C::kK ? C::kK : p.K;
@@ -492,10 +521,15 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
             : spread          ? (tid != 0 && tid != 64 && !(kSfaAlone && tid == 96) && (slot < 0 || slot >= kSlots))
                               : (p.sfa_tma && tid >= kSlots))
           continue;
-        for (int kb = ti.kb0; kb < ti.kb1; ++kb, ++it) {
+        // ktma=N: one pass per N K blocks (the launcher made the tile's K blocks a multiple of N), whose N stages
+        // s .. s + N - 1 are all in the same lap of the ring.
+        for (int kb = ti.kb0; kb < ti.kb1; kb += kKtma, it += kKtma) {
           const int s = it % kStages;
-          mbar_wait(empty_u + 8 * s, ((it / kStages) & 1) ^ 1);
-          GO_FAST_TRACE(0, it);
+#pragma unroll
+          for (int q = 0; q < kKtma; ++q) {
+            mbar_wait(empty_u + 8 * (s + q), ((it / kStages) & 1) ^ 1);
+            GO_FAST_TRACE(0, it + q);
+          }
           if constexpr (GO_FAST_LOAD_GROUP > 1) {
             // The group's later stages are freed after this one (in order), by blocks already issued: no deadlock.
             if ((kb - ti.kb0) % GO_FAST_LOAD_GROUP == 0) {
@@ -505,10 +539,15 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
               }
             }
           }
-          constexpr int kTxA = (GO_FAST_DBG & 16) ? 0 : kStageA, kTxB = (GO_FAST_DBG & 32) ? 0 : kStageB;
-          // This CTA's share of the A tile (multicast to the cluster), and the B tile, into stage s.
+          // Bytes per copy (ktma=N: N stages' worth).
+          constexpr int kTxA = (GO_FAST_DBG & 16) ? 0 : kKtma * kStageA, kTxB = (GO_FAST_DBG & 32) ? 0 : kKtma * kStageB,
+                        kTxSfa = kKtma * BM * 4;
+          // This CTA's share of the A tile (multicast to the cluster), and the B tile, into stage s (ktma=N: into
+          // stages s .. s + N - 1, one plane of the 3D box each).
           auto load_a = [&] {
             if (GO_FAST_DBG & 16) {
+            } else if (kKtma > 1) {
+              tma_load_3d(sA + s * kStageA, &map_a, &full[s], 0, ti.a_row, kb);
             } else if (MC == 1) {
               tma_load_2d(sA + s * kStageA, &map_a, &full[s], kb * kFBK, ti.a_row);
             } else {
@@ -518,19 +557,30 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
             }
           };
           auto load_b = [&] {
-            if ((GO_FAST_DBG & 32) == 0) tma_load_2d(sB + s * kStageB, &map_b, &full[s], kb * kFBK, ti.b_row);
+            if (GO_FAST_DBG & 32) {
+            } else if (kKtma > 1) {
+              tma_load_3d(sB + s * kStageB, &map_b, &full[s], 0, ti.b_row, kb);
+            } else {
+              tma_load_2d(sB + s * kStageB, &map_b, &full[s], kb * kFBK, ti.b_row);
+            }
           };
+          // SFA by TMA: a box of BM rows x N K blocks (ktma=N) into stages s .. s + N - 1.
+          auto load_sfa = [&] { tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb); };
           auto load_sfb = [&] {
-            cp_async4(&sSfb[s * 4 + slot], sfb_ok ? sfb_base + sfb_idx * p.sfb_s_row + kb * p.sfb_s_kb : p.sfb, sfb_ok);
+#pragma unroll
+            for (int q = 0; q < kKtma; ++q) {
+              cp_async4(&sSfb[(s + q) * 4 + slot], sfb_ok ? sfb_base + sfb_idx * p.sfb_s_row + (kb + q) * p.sfb_s_kb : p.sfb,
+                        sfb_ok);
+            }
           };
           if (spread) {
             if (tid == 0) {
-              if (!kSfaAlone) tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb);
+              if (!kSfaAlone) load_sfa();
               load_a();
-              mbar_arrive_expect_tx(full_u + 8 * s, kTxA + (kSfaAlone ? 0 : BM * 4));
+              mbar_arrive_expect_tx(full_u + 8 * s, kTxA + (kSfaAlone ? 0 : kTxSfa));
             } else if (kSfaAlone && tid == 96) {
-              tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb);
-              mbar_arrive_expect_tx(full_u + 8 * s, BM * 4);
+              load_sfa();
+              mbar_arrive_expect_tx(full_u + 8 * s, kTxSfa);
             } else if (tid == 64) {
               load_b();
               mbar_arrive_expect_tx(full_u + 8 * s, kTxB);
@@ -538,12 +588,12 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
               load_sfb();
               cp_async_arrive(&full[s]);
             }
-            GO_FAST_TRACE(1, it);
+            for (int q = 0; q < kKtma; ++q) GO_FAST_TRACE(1, it + q);
             continue;
           }
           if (tid == 0) {
-            mbar_expect_tx(&full[s], kTxA + kTxB + (p.sfa_tma ? BM * 4 : 0));
-            if (p.sfa_tma) tma_load_2d(&sSfa[s * BM], &map_sfa, &full[s], ti.m0, ti.z * nkb + kb);
+            mbar_expect_tx(&full[s], kTxA + kTxB + (p.sfa_tma ? kTxSfa : 0));
+            if (p.sfa_tma) load_sfa();
             load_a();
             load_b();
             if (GO_FAST_DBG & 2) mbar_arrive_local(full_u + 8 * s);
@@ -552,23 +602,27 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
           if (tid < kSlots) load_sfb();  // slot == tid here
           if (p.sfa_tma) {
             cp_async_arrive(&full[s]);
-            GO_FAST_TRACE(1, it);
+            for (int q = 0; q < kKtma; ++q) GO_FAST_TRACE(1, it + q);
             continue;
           }
-          float* dst = &sSfa[s * BM + r0];
-          if (r0 >= BM) {
-            // BLOCK_M 64 with four producer warps: threads 64 .. 127 copy nothing (but arrive).
-          } else if (kRowsPer % 4 == 0 && p.sfa_vec) {
 #pragma unroll
-            for (int e = 0; e < kRowsPer; e += 4) {
-              const int nq = max(0, min(4, nv - e));
-              cp_async16(dst + e, nq ? sfa_base + r0 + e + kb * p.sfa_s_kb : p.sfa, nq * 4);
-            }
-          } else {
+          for (int q = 0; q < kKtma; ++q) {  // SFA copied: stage s + q holds K block kb + q's rows
+            float* dst = &sSfa[(s + q) * BM + r0];
+            const int64_t kq = static_cast<int64_t>(kb + q) * p.sfa_s_kb;
+            if (r0 >= BM) {
+              // BLOCK_M 64 with four producer warps: threads 64 .. 127 copy nothing (but arrive).
+            } else if (kRowsPer % 4 == 0 && p.sfa_vec) {
 #pragma unroll
-            for (int e = 0; e < kRowsPer; ++e) {
-              const bool ok = e < nv;
-              cp_async4(dst + e, ok ? sfa_base + (r0 + e) * p.sfa_s_row + kb * p.sfa_s_kb : p.sfa, ok);
+              for (int e = 0; e < kRowsPer; e += 4) {
+                const int nq = max(0, min(4, nv - e));
+                cp_async16(dst + e, nq ? sfa_base + r0 + e + kq : p.sfa, nq * 4);
+              }
+            } else {
+#pragma unroll
+              for (int e = 0; e < kRowsPer; ++e) {
+                const bool ok = e < nv;
+                cp_async4(dst + e, ok ? sfa_base + (r0 + e) * p.sfa_s_row + kq : p.sfa, ok);
+              }
             }
           }
           cp_async_arrive(&full[s]);
@@ -623,7 +677,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       constexpr int NW = 2 * static_cast<int>(sizeof(acc) / sizeof(float));  // columns of this wgmma group
       const int s = at % kStages;
       if (wave == 0 && h == 0 && loaded) {
-        mbar_wait(full_u + 8 * s, (at / kStages) & 1);
+        // ktma=N: stage s's loads complete on the full barrier of the first stage of its group of N.
+        mbar_wait(full_u + 8 * (s - s % kKtma), (at / kStages) & 1);
         GO_FAST_TRACE(2, at);
       }
       Scales sc{};
@@ -740,7 +795,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       } else if constexpr ((GO_FAST_DBG & 1) != 0) {
         for (int kb = 0; kb < nk; ++kb, ++it) {
           if (C::kKAlt && w == 1) continue;  // kalt=1: warpgroup 0 releases every stage
-          mbar_wait(full_u + 8 * (it % kStages), (it / kStages) & 1);
+          mbar_wait(full_u + 8 * (it % kStages - it % kStages % kKtma), (it / kStages) & 1);
           GO_FAST_TRACE(2, it);
           release(it % kStages);
           GO_FAST_TRACE(3, it);
@@ -761,8 +816,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
             const int j = static_cast<int>(xi & 1);
             mbar_wait(xfull_u + 8 * j, (xi >> 1) & 1);
             // The stage's loads are complete (warpgroup 1 waited for them): this wait returns at once and makes
-            // the scales the TMA and cp.async wrote visible to this warpgroup.
-            mbar_wait(full_u + 8 * (it % kStages), (it / kStages) & 1);
+            // the scales the TMA and cp.async wrote visible to this warpgroup (ktma=N: the group's first barrier).
+            mbar_wait(full_u + 8 * (it % kStages - it % kStages % kKtma), (it / kStages) & 1);
             const float* x = sX + j * 64 * BN;
 #pragma unroll
             for (int i = 0; i < NA; ++i) P[i] = x[i * 128 + tid];

@@ -34,7 +34,7 @@ Deno.test("trace_table names traces by header, then label, then number, and take
   assert.equal(b.fullToFull, 175, "the median of 120 and 230");
   assert.equal(c.freeToFree, undefined, "one iteration has no interval");
   const md = traceTable([a, b]);
-  assert.match(md, /^\| trace \| iterations \| producer, free to free \|/);
+  assert.match(md, /^\| trace \| iterations \| producer, free to free \(per K block\) \|/);
   assert.match(md, /\| dbg=67 \| 3 \| 220 \| — \| 175 \| 10 \|/);
 });
 

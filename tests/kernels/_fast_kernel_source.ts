@@ -22,6 +22,7 @@
  * @param kalt `kalt=1` (BLOCK_M 64): the two math warpgroups take alternate K blocks
  * @param spread `spread=1|2`: three or four producer threads issue a stage's copies (a `#define`, as the JIT writes it)
  * @param debug `dbg=N`: the profiling switches (a `#define`; nonzero builds give wrong results)
+ * @param ktma `ktma=N` (N > 1): TMA boxes N K blocks deep, each filling N stages (a `#define`, as the JIT writes it)
  * @returns the text
  * @example
  * ```ts
@@ -48,6 +49,7 @@ export function fastKernelSource(
   kalt = false,
   spread = 0,
   debug = 0,
+  ktma = 1,
 ): string {
   const epiName = { tma: "kEpiTma", smem: "kEpiSmem", direct: "kEpiDirect" }[epi];
   return [
@@ -56,6 +58,7 @@ export function fastKernelSource(
     ...(loadGroup > 1 ? [`#define GO_FAST_LOAD_GROUP ${loadGroup}`] : []),
     ...(debug ? [`#define GO_FAST_DBG ${debug}`] : []),
     ...(spread ? [`#define GO_FAST_SPREAD ${spread}`] : []),
+    ...(ktma > 1 ? [`#define GO_FAST_KTMA ${ktma}`] : []),
     `#include "sm90_fp8_fast_kernel.cuh"`,
     `extern "C" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)`,
     `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,

@@ -89,7 +89,7 @@ Deno.test({
         assert.match(config(Mode.Masked, 128, 7168, 3072, 6), /^bm=128 bn=112 /, "336 and 384 tiles: 3 waves");
       });
       await t.step(
-        "M <= 64 takes BLOCK_M 64 with 12 stages; M = 128 takes 64 x 128 tiles, or BLOCK_N 32 or 16 for few tiles",
+        "M <= 64 takes BLOCK_M 64 with 12 stages; M = 128 takes 64 x 128 tiles; both take BLOCK_N 32 or 16 for few tiles",
         () => {
           assert.match(config(Mode.Dense, 64, 7168, 16384), /^bm=64 bn=64 stages=12 multicast=1 acc=double /);
           assert.match(config(Mode.Dense, 1, 768, 512), /^bm=64 /);
@@ -99,7 +99,9 @@ Deno.test({
           // 64 tiles of 64 columns: 128 of 32, one wave; 33: 132 of 16.
           assert.match(config(Mode.Dense, 128, 4096, 7168), /^bm=128 bn=32 /);
           assert.match(config(Mode.Dense, 128, 2112, 7168), /^bm=128 bn=16 /);
-          assert.match(config(Mode.Dense, 64, 4096, 7168), /^bm=64 bn=64 /, "BLOCK_M 64 keeps 64");
+          assert.match(config(Mode.Dense, 64, 4096, 7168), /^bm=64 bn=32 stages=16 /, "BLOCK_M 64 alike");
+          assert.match(config(Mode.Dense, 64, 2112, 7168), /^bm=64 bn=16 stages=16 /);
+          assert.match(config(Mode.Dense, 64, 7168, 7168), /^bm=64 bn=64 /, "112 tiles of 64 columns");
           assert.match(config(Mode.Dense, 256, 4096, 7168), /^bm=128 bn=64 /, "two 128-row blocks keep 64");
           assert.match(config(Mode.Masked, 128, 512, 7168, 1), /^bm=128 bn=64 /, "dense only");
           assert.match(config(Mode.Masked, 20, 4096, 7168, 32), /^bm=64 /, "masked with Mmax <= 64");
@@ -109,13 +111,22 @@ Deno.test({
       await t.step(
         "dense GEMMs whose tiles fill at most a third of the SMs split K, if the workspace stays in L2",
         () => {
-          // 64 x 576: 9 tiles of 64 x 64, 56 K blocks: 14 splits (132 / 9, 56 / 4), workspace 56 x 64 x 576 x 4 = 8 MB.
-          assert.match(config(Mode.Dense, 64, 576, 7168), /^bm=64 bn=64 .* split=14$/);
-          assert.doesNotMatch(config(Mode.Dense, 64, 2112, 7168), /split/, "33 tiles, but a 30 MB workspace");
-          assert.match(config(Mode.Dense, 64, 2112, 2048), /^bm=64 bn=64 .* split=4$/, "33 tiles, 8.6 MB");
+          // 256 x 576 x 2048: 18 tiles of 128 x 64, 16 K blocks: 4 splits (132 / 18, 16 / 4), workspace
+          // 16 x 256 x 576 x 4 = 9.4 MB. One row block would take 16-wide tiles instead (below).
+          assert.match(config(Mode.Dense, 256, 576, 2048), /^bm=128 bn=64 .* split=4$/);
+          assert.doesNotMatch(config(Mode.Dense, 256, 576, 7168), /split/, "18 tiles, but a 33 MB workspace");
+          // 64 x 576 x 7168: 9 tiles of 64 x 64 would split 14 ways (8 MB); 36 tiles of 16 columns, unsplit, with
+          // 2-deep TMA boxes, beat them (H200, tenth session: 34.6 against 54.1 TFLOPS). So does 64 x 2112 x 2048.
+          assert.match(config(Mode.Dense, 64, 576, 7168), /^bm=64 bn=16 .* jit=shape spread=1 ktma=2$/);
+          assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "bn=64" }), /^bm=64 bn=64 .* split=14$/);
+          assert.match(config(Mode.Dense, 64, 2112, 2048), /^bm=64 bn=16 .* spread=1 ktma=2$/);
           // 128 x 576: 36 tiles of 16 columns run unsplit (they beat 18 tiles of 32 split 7 ways, 16.5 MB).
-          assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=16 .* jit=shape spread=1$/);
-          assert.match(config(Mode.Dense, 128, 576, 7168, 1, { override: "bn=32" }), /^bm=128 bn=32 .* split=7$/);
+          assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=16 .* jit=shape spread=1 ktma=2$/);
+          assert.match(config(Mode.Dense, 128, 576, 7168, 1, { override: "bn=32" }), /^bm=128 bn=32 .* ktma=2$/);
+          assert.match(
+            config(Mode.Dense, 128, 576, 7168, 1, { override: "bn=32,ktma=1" }),
+            /^bm=128 bn=32 .* spread=1 split=7$/,
+          );
           assert.doesNotMatch(config(Mode.Dense, 128, 2112, 7168), /split/, "a 60 MB workspace would not stay in L2");
           assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /split/, "64 tiles fill half the SMs");
           assert.doesNotMatch(config(Mode.Dense, 64, 576, 896), /split/, "7 K blocks");
@@ -126,13 +137,13 @@ Deno.test({
             "one split per K block",
           );
           assert.doesNotMatch(config(Mode.Dense, 64, 576, 7168, 1, { override: "split=1" }), /split/);
-          // tests/gpu/check.cpp's dense cases that the heuristic splits (so its runs, and compute-sanitizer's --small
-          // run, cover split K without an override): 257 x 384 x 1152, 7 x 256 x 1152, 64 x 256 x 7168; its
-          // 128 x 512 cases take 32 unsplit tiles of 16 columns.
+          // tests/gpu/check.cpp's dense case that the heuristic splits (so its runs, and compute-sanitizer's --small
+          // run, cover split K without an override): 257 x 384 x 1152. Its one-row-block cases take unsplit tiles of
+          // 16 columns (7 x 256 x 1152 and 64 x 256 x 7168, which split before the tenth session, and 128 x 512).
           assert.match(config(Mode.Dense, 257, 384, 1152), / split=2$/);
-          assert.match(config(Mode.Dense, 7, 256, 1152), / split=2$/);
-          assert.match(config(Mode.Dense, 64, 256, 7168), / split=14$/);
-          assert.match(config(Mode.Dense, 128, 512, 2048), /^bm=128 bn=16 .* jit=shape spread=1$/);
+          assert.match(config(Mode.Dense, 7, 256, 1152), /^bm=64 bn=16 .* jit=shape spread=1$/, "9 K blocks: ktma=1");
+          assert.match(config(Mode.Dense, 64, 256, 7168), /^bm=64 bn=16 .* jit=shape spread=1 ktma=2$/);
+          assert.match(config(Mode.Dense, 128, 512, 2048), /^bm=128 bn=16 .* jit=shape spread=1 ktma=2$/);
         },
       );
       await t.step("contiguous layouts take BLOCK_M 256 only when their groups fit 256-row tiles", () => {
@@ -185,9 +196,9 @@ Deno.test({
           config(Mode.Dense, 4096, 7168, 16384, 1, { override: "acc=halves" }),
           /^bm=256 bn=128 stages=3 multicast=1 acc=halves /,
         );
-        // 64 x 576 x 7168 would split K 14 ways (split=14 above): the halves promote in the kernel instead.
-        const small = config(Mode.Dense, 64, 576, 7168, 1, { override: "acc=halves" });
-        assert.match(small, /^bm=64 bn=64 .* acc=halves /);
+        // 256 x 576 x 2048 would split K 4 ways (split=4 above): the halves promote in the kernel instead.
+        const small = config(Mode.Dense, 256, 576, 2048, 1, { override: "acc=halves" });
+        assert.match(small, /^bm=128 bn=64 .* acc=halves /);
         assert.doesNotMatch(small, /split=/);
       });
       await t.step("ahead=1 is an option the configuration string shows, refused with acc=halves", () => {
@@ -197,8 +208,8 @@ Deno.test({
           /^bm=256 bn=128 stages=3 multicast=1 acc=single .* jit=shape ahead=1$/,
         );
         assert.match(
-          config(Mode.Dense, 64, 576, 7168, 1, { override: "ahead=1" }),
-          /^bm=64 .* ahead=1 spread=1 split=14$/,
+          config(Mode.Dense, 256, 576, 2048, 1, { override: "ahead=1" }),
+          /^bm=128 .* ahead=1 split=4$/,
         );
         const r = choose(Mode.Dense, 4096, 7168, 16384, 1, { override: "ahead=1,acc=halves" });
         assert.equal(r.status, GO_ERR_INVALID_ARGUMENT);
@@ -208,13 +219,14 @@ Deno.test({
         assert.doesNotMatch(config(Mode.Dense, 4096, 7168, 16384), /pdl/, "on unless named");
         assert.match(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "pdl=0" }), / jit=shape pdl=0$/);
         assert.match(
-          config(Mode.Dense, 64, 576, 7168, 1, { override: "pdl=0,ahead=1" }),
-          / ahead=1 spread=1 pdl=0 split=14$/,
+          config(Mode.Dense, 256, 576, 2048, 1, { override: "pdl=0,ahead=1" }),
+          / ahead=1 pdl=0 split=4$/,
         );
         assert.match(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "pdl=1" }), /jit=shape$/);
       });
       await t.step("group=2 and group=4 are options the configuration string shows; the default issues alone", () => {
         assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /group=/);
+        // The heuristic's ktma=2 (below) gives way to a named group.
         assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "group=2" }), / jit=shape spread=1 group=2$/);
         assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "group=4,pdl=0" }), / spread=1 pdl=0 group=4$/);
         const r = choose(Mode.Dense, 64, 4096, 7168, 1, { override: "group=3" });
@@ -225,11 +237,13 @@ Deno.test({
         assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /kalt/, "off unless named");
         // Two exchange buffers of 64 x 64 f32 (32 KB) take two of the 12 stages.
         assert.match(
-          config(Mode.Dense, 64, 4096, 7168, 1, { override: "kalt=1" }),
+          config(Mode.Dense, 64, 4096, 7168, 1, { override: "kalt=1,bn=64" }),
           /^bm=64 bn=64 stages=10 multicast=1 acc=single .* jit=shape kalt=1 spread=1$/,
         );
-        // 64 x 576 x 7168 would split K 14 ways: kalt=1 promotes in the kernel instead.
-        assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "kalt=1" }), / kalt=1 spread=1$/);
+        // With the heuristic's BLOCK_N 16 and ktma=2.
+        assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "kalt=1" }), / bn=16 .* kalt=1 spread=1 ktma=2$/);
+        // 64 x 576 x 7168 at BLOCK_N 64 would split K 14 ways: kalt=1 promotes in the kernel instead.
+        assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "kalt=1,bn=64" }), / kalt=1 spread=1$/);
         const cases: [string, RegExp][] = [
           ["kalt=1,bm=128", /kalt=1 needs bm=64/],
           ["kalt=1,acc=double", /kalt=1 runs one accumulator set per warpgroup: not with acc=double/],
@@ -248,20 +262,53 @@ Deno.test({
       });
       await t.step("spread=1 is the default for dense GEMMs of one row block with at least 8 K blocks", () => {
         // A trace of CTA 0 (dbg=64) showed the one issuing producer thread as the K loop's bound at small M.
-        assert.match(config(Mode.Dense, 64, 4096, 7168), / jit=shape spread=1$/);
+        assert.match(config(Mode.Dense, 64, 4096, 7168), / jit=shape spread=1 ktma=2$/);
         assert.match(config(Mode.Dense, 128, 7168, 2048), / spread=1$/, "16 K blocks");
         assert.doesNotMatch(config(Mode.Dense, 64, 32768, 512), /spread/, "4 K blocks");
         assert.doesNotMatch(config(Mode.Dense, 129, 4096, 7168), /spread/, "two row blocks");
         assert.doesNotMatch(config(Mode.Dense, 4096, 7168, 16384), /spread/, "M = 4096");
         assert.doesNotMatch(config(Mode.Masked, 20, 4096, 7168, 8), /spread/, "grouped calls");
         assert.match(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "spread=1" }), / jit=shape spread=1$/);
-        assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "spread=0" }), / jit=shape$/);
+        assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "spread=0" }), / jit=shape ktma=2$/);
         const r = choose(Mode.Dense, 64, 4096, 7168, 1, { override: "prod=1" });
         assert.equal(r.status, GO_ERR_INVALID_ARGUMENT);
         assert.match(r.message, /spread=1 issues from several producer warps: not with prod=1/);
         assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "prod=1,spread=0" }), /prod=1 /);
-        assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "spread=2" }), / jit=shape spread=2$/);
+        assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "spread=2" }), / jit=shape spread=2 ktma=2$/);
         assert.match(choose(Mode.Dense, 64, 4096, 7168, 1, { override: "spread=3" }).message, /spread=0\|1\|2/);
+      });
+      await t.step("ktma=2 is the default at BLOCK_N 16 and 32 where spread=1 is, and where K allows it", () => {
+        // Boxes two K blocks deep halve the TMA instructions per K block (the issuing thread's bound at these tiles).
+        assert.match(config(Mode.Dense, 64, 2112, 7168), /^bm=64 bn=16 stages=16 .* jit=shape spread=1 ktma=2$/);
+        assert.match(config(Mode.Dense, 128, 2112, 7168), /^bm=128 bn=16 stages=10 .* jit=shape spread=1 ktma=2$/);
+        assert.match(config(Mode.Dense, 128, 4096, 7168), /^bm=128 bn=32 .* spread=1 ktma=2$/);
+        assert.doesNotMatch(config(Mode.Dense, 64, 7168, 16384), /ktma/, "BLOCK_N 64");
+        assert.doesNotMatch(config(Mode.Dense, 4096, 7168, 16384), /ktma/, "M = 4096");
+        assert.doesNotMatch(config(Mode.Masked, 20, 4096, 7168, 8), /ktma/, "grouped calls");
+        assert.doesNotMatch(config(Mode.Dense, 64, 2112, 1152), /ktma/, "9 K blocks: not a multiple of 2");
+        assert.doesNotMatch(config(Mode.Dense, 64, 2112, 7100), /ktma/, "K not a multiple of 128");
+        assert.doesNotMatch(config(Mode.Dense, 64, 2112, 7168, 1, { override: "mc=2" }), /ktma/, "gives way to mc=2");
+        assert.doesNotMatch(config(Mode.Dense, 64, 2112, 7168, 1, { override: "split=2" }), /ktma/, "and to split=");
+        // Named: on any shape whose K allows it, with a multiple of N stages, at least 2N.
+        assert.match(
+          config(Mode.Dense, 4096, 7168, 16384, 1, { override: "ktma=2,bm=128" }),
+          /^bm=128 bn=128 stages=4 .* jit=shape ktma=2$/,
+        );
+        assert.match(config(Mode.Dense, 64, 7168, 16384, 1, { override: "ktma=4" }), /stages=12 .* ktma=4$/);
+        assert.doesNotMatch(config(Mode.Dense, 64, 2112, 1152, 1, { override: "ktma=2" }), /ktma/, "runs ktma=1");
+        const cases: [string, RegExp][] = [
+          ["ktma=2,mc=2", /ktma=2 needs mc=1/],
+          ["ktma=2,group=2", /ktma=2 is not combined with group=N/],
+          ["ktma=2,split=2", /ktma=2 is not combined with split=/],
+          ["ktma=2,stages=5", /ktma=2 needs the stages to be a multiple of N/],
+          ["ktma=2,bm=256", /ktma=2 needs at least two groups of N stages .*\(BLOCK_M 256 x BLOCK_N 128: 2 stages\)/],
+          ["ktma=3", /bad item "ktma=3" \(expected .*ktma=1\|2\|4/],
+        ];
+        for (const [override, want] of cases) {
+          const r = choose(Mode.Dense, 4096, 7168, 16384, 1, { override });
+          assert.equal(r.status, GO_ERR_INVALID_ARGUMENT, override);
+          assert.match(r.message, want, override);
+        }
       });
       await t.step("profiling kernels say that their results are wrong", () => {
         assert.match(
@@ -269,8 +316,8 @@ Deno.test({
           /dbg=1 \(profiling: wrong results\)$/,
         );
         assert.match(
-          config(Mode.Dense, 64, 576, 7168, 1, { override: "dbg=1" }),
-          / split=14 dbg=1 \(profiling: wrong results\)$/,
+          config(Mode.Dense, 256, 576, 2048, 1, { override: "dbg=1" }),
+          / split=4 dbg=1 \(profiling: wrong results\)$/,
         );
       });
       await t.step("a bad override is refused with the reason", () => {

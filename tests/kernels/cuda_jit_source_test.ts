@@ -26,6 +26,7 @@ const CONFIGS: [
   boolean?,
   number?,
   number?,
+  number?,
 ][] = [
   [128, 5, 2, true, 7168, 16384], // M = 4096 class, multicast, two accumulator sets (TMA-store epilogue, 128B boxes)
   [128, 5, 1, true, 7168, 16384, 128, 56, "smem"], // the epilogue of 16-byte stores by the math threads
@@ -50,6 +51,9 @@ const CONFIGS: [
   [64, 12, 1, true, 4096, 7168, 64, 56, "tma", false, false, false, 1, false, 1], // spread=1: three issuing threads
   [112, 5, 2, true, 0, 0, 128, 56, "tma", false, false, false, 1, false, 2], // spread=2 (SFA alone), multicast, 2 SFB slots
   [64, 12, 1, true, 4096, 7168, 64, 56, "tma", false, false, false, 1, false, 1, 64], // dbg=64: the cycle trace, no printf
+  [16, 16, 1, true, 2112, 7168, 64, 56, "tma", false, false, false, 1, false, 1, 0, 2], // ktma=2: 2-deep boxes, spread=1
+  [32, 8, 1, true, 4096, 7168, 128, 56, "tma", false, false, false, 1, false, 0, 0, 4], // ktma=4, one issuing thread
+  [128, 4, 1, false, 0, 0, 256, 56, "tma", false, false, true, 1, false, 0, 0, 2], // ktma=2, BLOCK_M 256, ahead=1, generic
 ];
 
 await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {
@@ -93,6 +97,18 @@ await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {
           `config ${r.c.join(",")} spills ${Math.max(...spills)} bytes (at most ${limit}):\n${r.log}`,
         );
       }
+    },
+  );
+  await t.step(
+    "the dbg=64 cubin names its trace buffer go_fast_trace, unmangled, as the launcher's cuModuleGetGlobal looks it up",
+    async () => {
+      const i = CONFIGS.findIndex((c) => c[15] === 64);
+      const cubin = await Deno.readFile(`${dir}/k${i}.cubin`);
+      // The ELF string table holds each symbol name between NULs; C++ linkage would have stored
+      // _ZN7go_sm9013go_fast_traceE instead (the H200 answered CUresult 500, not found, on 2026-11-30).
+      const strings = new TextDecoder("latin1").decode(cubin);
+      assert.ok(strings.includes("\0go_fast_trace\0"), "no symbol go_fast_trace in the dbg=64 cubin");
+      assert.ok(!strings.includes("go_fast_traceE"), "the dbg=64 cubin has a mangled go_fast_trace");
     },
   );
 });
