@@ -36,6 +36,8 @@ export interface TraceSummary {
   issue?: number;
   fullToFull?: number;
   held?: number;
+  /** Cycles from the producer's start to its first free stage: the prologue (H200: 1400-2000). */
+  firstFree?: number;
 }
 
 const LINE = /^trace (\d+) free (-?\d+) issued (-?\d+) full (-?\d+) released (-?\d+)$/;
@@ -100,8 +102,16 @@ export function median(xs: number[]): number | undefined {
  * import assert from "node:assert/strict";
  * import { summarize } from "./trace_table.ts";
  * const it = (i: number) => ({ free: 100 * i, issued: 100 * i + 40, full: 100 * i + 300, released: 100 * i + 350 });
- * const s = summarize({ config: "x", iterations: [0, 1, 2, 3].map(it) });
- * assert.deepEqual(s, { config: "x", iterations: 4, freeToFree: 100, issue: 40, fullToFull: 100, held: 50 });
+ * const s = summarize({ config: "x", iterations: [1, 2, 3, 4].map(it) });
+ * assert.deepEqual(s, {
+ *   config: "x",
+ *   iterations: 4,
+ *   freeToFree: 100,
+ *   issue: 40,
+ *   fullToFull: 100,
+ *   held: 50,
+ *   firstFree: 100,
+ * });
  * const g = summarize({ config: "x ktma=2", iterations: [1, 1, 2, 2].map(it) });
  * assert.equal(g.freeToFree, 50);
  * ```
@@ -128,6 +138,7 @@ export function summarize(t: Trace): TraceSummary {
     issue: median(spans(starts, (x) => x.free, (x) => x.issued)),
     fullToFull: median(diffs(t.iterations, (x) => x.full)),
     held: median(spans(t.iterations, (x) => x.full, (x) => x.released)),
+    firstFree: t.iterations.length > 0 && ok(t.iterations[0].free) ? t.iterations[0].free : undefined,
   };
 }
 
@@ -138,18 +149,18 @@ export function summarize(t: Trace): TraceSummary {
  * ```ts
  * import { traceTable } from "./trace_table.ts";
  * const md = traceTable([{ config: "x", iterations: 4, freeToFree: 100 }]);
- * if (!md.includes("| x | 4 | 100 | — | — | — |")) throw new Error(md);
+ * if (!md.includes("| x | 4 | 100 | — | — | — | — |")) throw new Error(md);
  * ```
  */
 export function traceTable(rows: TraceSummary[]): string {
   const cell = (v?: number) => v === undefined ? "—" : String(v);
   return [
-    "| trace | iterations | producer, free to free (per K block) | issue (free → issued; ktma=N: per N K blocks) | math, full to full | stage held (full → released) |",
-    "|---|---|---|---|---|---|",
+    "| trace | iterations | producer, free to free (per K block) | issue (free → issued; ktma=N: per N K blocks) | math, full to full | stage held (full → released) | first free (prologue) |",
+    "|---|---|---|---|---|---|---|",
     ...rows.map((r) =>
       `| ${r.config} | ${r.iterations} | ${cell(r.freeToFree)} | ${cell(r.issue)} | ${cell(r.fullToFull)} | ${
         cell(r.held)
-      } |`
+      } | ${cell(r.firstFree)} |`
     ),
   ].join("\n");
 }

@@ -262,7 +262,8 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 // BLOCK_M 256 (dense, masked, and contiguous layouts whose groups fit 256-row tiles) with the BLOCK_N of 128, 112, 96
 // or 80 whose waves cost least, where that beats BLOCK_M 128 (the cost model is below: 4096 x 2112 takes 256 x 96,
 // 4096 x 576 256 x 80). At BLOCK_M <= 128, BLOCK_N 128 narrows to 112 or 96 where that needs no more waves; a dense
-// GEMM of one 128-row block takes BLOCK_N 32 or 16 for few tiles, or 64 x 128 tiles. Two accumulator sets up to 128
+// GEMM of one row block takes BLOCK_N 32 or 16 for few tiles (then with TMA boxes two K blocks deep, ktma=2), or
+// 64 x 128 tiles; with at least 8 K blocks its copies are issued by three producer threads (spread=1). Two accumulator sets up to 128
 // at BLOCK_M 128 (BLOCK_M 256 has room for one); no multicast (within +-8 % with this producer, 1.4-1.8x slower with
 // the one-warp producer); the four-warp producer with per-thread stage release; SFA by TMA where its layout allows
 // (+2-7 % over per-thread copies at BLOCK_M 128); the epilogue through shared memory and TMA stores (over the math
@@ -271,8 +272,8 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 // Stages: as many as fit in 227 KB. Programmatic dependent launch on (pdl=0, off, ran 0.975x as fast over all 45
 // shapes, 0.931x over the 14 small-M ones, eighth session). Measured and left as options: acc=halves and ahead=1, both
 // slower (geomean speed-ups 0.983x over the 21 dense shapes and 0.987x over all 45), and group=2 / group=4, slower on 12
-// and 13 of the 14 small-M shapes. kalt=1 (alternate K blocks over both math warpgroups at BLOCK_M 64) is built and
-// compiled but not yet run on a GPU. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and sweeps the others).
+// and 13 of the 14 small-M shapes, and kalt=1 (alternate K blocks over both math warpgroups at BLOCK_M 64), slower on
+// every small-M shape in the ninth and tenth sessions. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and sweeps the others).
 bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
   return choose_fast_config(p0, sms, std::getenv("GO_CUDA_FAST_CFG"), out, err);
 }
@@ -648,6 +649,10 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
     std::fprintf(stderr, "trace %lld free %lld issued %lld full %lld released %lld\n", i, t[0][i] - t0, t[1][i] - t0,
                  t[2][i] - t0, t[3][i] - t0);
   }
+  // Prologue marks (sm90_fp8_fast_kernel.cuh, GO_FAST_MARK): thread 0 before and after setmaxnreg.dec and after its
+  // first tile's coordinates, thread 128 after setmaxnreg.inc.
+  std::fprintf(stderr, "trace prologue dec %lld decd %lld tile %lld inc %lld\n", t[4][3] - t0, t[4][4] - t0,
+               t[4][5] - t0, t[4][6] - t0);
   std::fprintf(stderr, "trace end %lld\n", t[4][2] - t0);
 }
 

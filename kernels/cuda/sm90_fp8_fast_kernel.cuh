@@ -53,7 +53,8 @@ constexpr int kFastThreads = 384;
 #endif
 // dbg bit 6 (64) traces CTA 0: clock64 of the producer's thread 0 once a stage is free and once its loads are issued,
 // and of the first math thread once a stage is full and once it released it, per pipeline iteration (rows 0-3 of
-// go_fast_trace, the first 256 iterations), with the producer's start clock and the iteration count in row 4. Every
+// go_fast_trace, the first 256 iterations), with the producer's start clock, the iteration count, the end and the
+// prologue marks (GO_FAST_MARK, slots 3-6) in row 4. Every
 // launch overwrites it; the launcher reads it after a module's 30th launch and prints it on stderr
 // (print_fast_trace in sm90_fp8_fast.cu), so the kernel needs no printf, which would serialise its wgmmas (C7510).
 // C linkage keeps the symbol's name unmangled inside namespace go_sm90, so cuModuleGetGlobal finds "go_fast_trace"
@@ -67,9 +68,17 @@ __device__ long long go_fast_trace[5][256];
     if (blockIdx.x == 0 && (threadIdx.x == 0 || threadIdx.x == 128))    \
       go_fast_trace[ev][(i) & 255] = clock64();                         \
   } while (0)
+// Prologue marks in row 4 (slot 3 on: see print_fast_trace), by thread `t` of CTA 0.
+#define GO_FAST_MARK(slot, t)                                 \
+  do {                                                        \
+    if (blockIdx.x == 0 && threadIdx.x == (t)) go_fast_trace[4][slot] = clock64(); \
+  } while (0)
 #else
 #define GO_FAST_TRACE(ev, i) \
   do {                       \
+  } while (0)
+#define GO_FAST_MARK(slot, t) \
+  do {                        \
   } while (0)
 #endif
 // group=N (FastChoice::load_group): the producer waits until the stages of N consecutive K blocks are all free before
@@ -492,13 +501,16 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const int cluster = blockIdx.x / MC, clusters = gridDim.x / MC;
   const int sfb_rows = (N + 127) / 128;
   if (wg == 0) {
+    GO_FAST_MARK(3, 0);
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(GO_FAST_PRODUCER_REGS) : "memory");
+    GO_FAST_MARK(4, 0);
     if (warp < C::kProducerWarps) {
       // Producer: thread 0 issues the TMA copies of A (this CTA's share, multicast) and B; every producer thread
       // copies its SFA rows and threads < kSlots one SFB value by cp.async; all complete on the stage's full barrier.
       uint32_t it = 0;
       for (int u = cluster; u < p.units; u += clusters) {
         const FastTile ti = fast_tile<C>(p, u, rank, N);
+        if (it == 0) GO_FAST_MARK(5, 0);
         if (!ti.valid || !ti.compute) continue;
         const float* sfa_base = p.sfa + ti.z * p.sfa_s_batch + static_cast<int64_t>(ti.m0) * p.sfa_s_row;
         const float* sfb_base = p.sfb + ti.g * p.sfb_s_batch;
@@ -632,6 +644,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GO_FAST_MATH_REGS) : "memory");
+    GO_FAST_MARK(6, 128);
     const int w = wg - 1;
     // With BLOCK_M 64 the second math warpgroup has no rows: it walks no tiles and issues nothing (kalt=1: it takes
     // every other K block).

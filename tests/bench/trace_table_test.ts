@@ -28,6 +28,7 @@ Deno.test("trace_table names traces by header, then label, then number, and take
     issue: 350,
     fullToFull: 520,
     held: 900,
+    firstFree: 100,
   });
   assert.equal(b.issue, undefined, "an event never recorded gives no interval");
   assert.equal(b.freeToFree, 220);
@@ -35,7 +36,7 @@ Deno.test("trace_table names traces by header, then label, then number, and take
   assert.equal(c.freeToFree, undefined, "one iteration has no interval");
   const md = traceTable([a, b]);
   assert.match(md, /^\| trace \| iterations \| producer, free to free \(per K block\) \|/);
-  assert.match(md, /\| dbg=67 \| 3 \| 220 \| — \| 175 \| 10 \|/);
+  assert.match(md, /\| dbg=67 \| 3 \| 220 \| — \| 175 \| 10 \| 80 \|/);
 });
 
 Deno.test("trace_table finds no trace in a log without one", () => {
