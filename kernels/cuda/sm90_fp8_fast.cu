@@ -260,20 +260,21 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 // The heuristic, from the configuration sweeps on an H200 (bench/RESULTS.md): BLOCK_N 64 when 128-wide tiles would
 // leave SMs idle, else 128, except that 144 (one accumulator set) is taken where it needs at most 3/4 of 128's waves.
 // BLOCK_M 256 (dense, masked, and contiguous layouts whose groups fit 256-row tiles) with the BLOCK_N of 128, 112, 96
-// or 80 whose waves cost least, where that beats BLOCK_M 128 (the cost model is below: 4096 x 2112 takes 256 x 96,
-// 4096 x 576 256 x 80). At BLOCK_M <= 128, BLOCK_N 128 narrows to 112 or 96 where that needs no more waves; a dense
-// GEMM of one row block takes BLOCK_N 32 or 16 for few tiles (then with TMA boxes two K blocks deep, ktma=2), or
-// 64 x 128 tiles; with at least 8 K blocks its copies are issued by three producer threads (spread=1). Two accumulator sets up to 128
-// at BLOCK_M 128 (BLOCK_M 256 has room for one); no multicast (within +-8 % with this producer, 1.4-1.8x slower with
-// the one-warp producer); the four-warp producer with per-thread stage release; SFA by TMA where its layout allows
+// or 80 whose waves cost least, where that beats BLOCK_M 128 (the cost model is below: 4096 x 2112 takes 256 x 96, 4096
+// x 576 256 x 80). At BLOCK_M <= 128, BLOCK_N 128 narrows to 112 or 96 where that needs no more waves; a dense GEMM of
+// one row block takes BLOCK_N 32 or 16 for few tiles (then with TMA boxes two K blocks deep, ktma=2), or 64 x 128
+// tiles; with at least 8 K blocks its copies are issued by three producer threads (spread=1). Two accumulator sets up
+// to 128 at BLOCK_M 128 (BLOCK_M 256 has room for one); no multicast (within +-8 % with this producer, 1.4-1.8x slower
+// with the one-warp producer); the four-warp producer with per-thread stage release; SFA by TMA where its layout allows
 // (+2-7 % over per-thread copies at BLOCK_M 128); the epilogue through shared memory and TMA stores (over the math
 // threads' own 16-byte stores: 4096 x 32768 x 512 207 -> 179 us, 4096 x 24576 x 1536 323 -> 298, 3.8 % over all 45
-// benchmark shapes; from registers, which frees a stage, was slower or level almost everywhere); split K below.
-// Stages: as many as fit in 227 KB. Programmatic dependent launch on (pdl=0, off, ran 0.975x as fast over all 45
-// shapes, 0.931x over the 14 small-M ones, eighth session). Measured and left as options: acc=halves and ahead=1, both
-// slower (geomean speed-ups 0.983x over the 21 dense shapes and 0.987x over all 45), and group=2 / group=4, slower on 12
-// and 13 of the 14 small-M shapes, and kalt=1 (alternate K blocks over both math warpgroups at BLOCK_M 64), slower on
-// every small-M shape in the ninth and tenth sessions. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and sweeps the others).
+// benchmark shapes; from registers, which frees a stage, was slower or level almost everywhere); split K below. Stages:
+// as many as fit in 227 KB (with ktma=N, a multiple of N). Programmatic dependent launch on (pdl=0, off, ran 0.975x as fast over all 45 shapes, 0.931x
+// over the 14 small-M ones, eighth session). Measured and left as options: acc=halves and ahead=1, both slower (geomean
+// speed-ups 0.983x over the 21 dense shapes and 0.987x over all 45), and group=2 / group=4, slower on 12 and 13 of the
+// 14 small-M shapes, and kalt=1 (alternate K blocks over both math warpgroups at BLOCK_M 64), slower on every small-M
+// shape in the ninth and tenth sessions. GO_CUDA_FAST_CFG overrides any field (tests/gpu/run.sh checks and sweeps the
+// others).
 bool choose_fast_config(const FastParams& p0, int sms, FastChoice* out, std::string* err) {
   return choose_fast_config(p0, sms, std::getenv("GO_CUDA_FAST_CFG"), out, err);
 }
@@ -398,7 +399,6 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     // ktma=N needs N-aligned groups of stages, at least two of them (sm90_fp8_fast_kernel.cuh: with one, the math
     // would wait on the next group while it holds a stage of it), and no multicast, group=N or named split. A named
     // ktma is refused without them; the heuristic's is dropped (an override of mc=2 keeps working).
-    const bool named = ktma_named;
     const int stages = best.stages ? best.stages : fit - fit % best.ktma;
     const char* why = best.multicast != 1   ? "needs mc=1 (a multicast share of a deep box would not land in its stages)"
                       : best.load_group > 1 ? "is not combined with group=N"
@@ -407,7 +407,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
                       : stages < 2 * best.ktma          ? "needs at least two groups of N stages (the math holds a stage "
                                                           "of one group while it waits for the next)"
                                                         : nullptr;
-    if (why && named) {
+    if (why && ktma_named) {
       *err = "GO_CUDA_FAST_CFG: ktma=" + std::to_string(best.ktma) + " " + why + " (BLOCK_M " + std::to_string(best.bm) +
              " x BLOCK_N " + std::to_string(best.bn) + ": " + std::to_string(stages) + " stages)";
       return false;
@@ -423,7 +423,9 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
            " x BLOCK_N " + std::to_string(best.bn) + " need more than 227 KB of shared memory (at most " + std::to_string(fit) + ")";
     return false;
   }
-  // Split K where the tiles fill at most a third of the SMs (dense M <= 128 with small N: 64 x 576 runs 9 tiles):
+  // Split K where the tiles fill at most a third of the SMs and are not 16 wide or copied by ktma (since the tenth
+  // session a dense GEMM of one row block takes 16-wide tiles instead: 64 x 576 x 7168 ran 34.6 TFLOPS split 14 ways
+  // and 54.1 as 36 unsplit tiles with ktma=2; 256 x 576 x 2048, 18 tiles of 128 x 64, still splits):
   // S CTAs per tile, each on nkb / S K blocks (at least 4), the raw block results through a workspace of nkb x M x N
   // f32, then the promotion kernel. The workspace must stay well inside L2 (50 MB): on the H200, 64 x 576 x 7168
   // (8 MB, 14 splits) went from 18.7 to 16.3 us and 128 x 576 x 7168 (16.5 MB) from 23.7 to 19.5, while

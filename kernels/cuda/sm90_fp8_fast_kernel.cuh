@@ -418,8 +418,9 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
   return ti;
 }
 
-/// The kernel body; map_a's box is BM / kMulticast rows x 128 K, map_b's BN rows x 128 K (both 128B-swizzled),
-/// map_sfa's (p.sfa_tma only) BM rows x 1 K block of f32 over [M rows, batches x K blocks], map_d's (p.d_tma only)
+/// The kernel body; map_a's box is BM / kMulticast rows x 128 K, map_b's BN rows x 128 K (both 128B-swizzled; with
+/// ktma=N both are 3D maps of [K / 128][rows][128] with boxes N K blocks deep), map_sfa's (p.sfa_tma only) BM rows x 1
+/// K block (ktma=N: N K blocks) of f32 over [M rows, batches x K blocks], map_d's (p.d_tma only)
 /// fast_epi_box_cols(BN) columns x 64 rows x 1 batch of bf16 over [N, M, batches], swizzled to the box row's span.
 template <class C>
 __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CUtensorMap& map_b,
