@@ -2,7 +2,7 @@
  * Summary of the fast FP8 kernel's cycle traces (`GO_CUDA_FAST_CFG=dbg=N` with bit 6, 64, set;
  * kernels/cuda/sm90_fp8_fast_kernel.cuh): per trace in a log, the medians over its pipeline iterations of the
  * producer's free-to-free interval, of its issue time (free to issued), of the math warps' full-to-full interval and of
- * the time a stage is held (full to released), in SM cycles.
+ * the time a stage is held (full to released), in SM cycles, and the producer's first free stage (the prologue).
  *
  *     deno run -A bench/trace_table.ts bench.log [--label dbg=64 --label dbg=65 ...]
  *
