@@ -137,9 +137,10 @@ Deno.test({
             "one split per K block",
           );
           assert.doesNotMatch(config(Mode.Dense, 64, 576, 7168, 1, { override: "split=1" }), /split/);
-          // tests/gpu/check.cpp's dense case that the heuristic splits (so its runs, and compute-sanitizer's --small
-          // run, cover split K without an override): 257 x 384 x 1152. Its one-row-block cases take unsplit tiles of
-          // 16 columns (7 x 256 x 1152 and 64 x 256 x 7168, which split before the tenth session, and 128 x 512).
+          // tests/gpu/check.cpp's dense cases that the heuristic splits (so its runs, and compute-sanitizer's --small
+          // run, cover split K without an override): 257 x 384 x 1152, and 256 x 576 x 2048 (split=4 above, not in
+          // --small). Its one-row-block cases take unsplit tiles of 16 columns (7 x 256 x 1152 and 64 x 256 x 7168,
+          // which split before the tenth session, and 128 x 512).
           assert.match(config(Mode.Dense, 257, 384, 1152), / split=2$/);
           assert.match(config(Mode.Dense, 7, 256, 1152), /^bm=64 bn=16 .* jit=shape spread=1$/, "9 K blocks: ktma=1");
           assert.match(config(Mode.Dense, 64, 256, 7168), /^bm=64 bn=16 .* jit=shape spread=1 ktma=2$/);
