@@ -155,12 +155,16 @@ int64_t tiles_of(const FastParams& p, int bn) {
   return static_cast<int64_t>(p.m_blocks) * ((p.N + bn - 1) / bn) * (p.mode == kFastMasked ? p.G : 1);
 }
 
-// Parses GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0"; any subset) over *c; *acc_set and *bm_set say
-// whether it named the accumulator sets (otherwise they follow BLOCK_N and BLOCK_M), BLOCK_M, and the K split.
-bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set, bool* split_set, std::string* err) {
-  *acc_set = false;
-  *bm_set = false;
-  *split_set = false;
+// The fields an override named, where the heuristic derives them otherwise: the accumulator sets (from BLOCK_N and
+// BLOCK_M), BLOCK_M, the K split and ktma (from BLOCK_N).
+struct Named {
+  bool acc = false, bm = false, split = false, ktma = false;
+};
+
+// Parses GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0"; any subset) over *c; *named says which of the
+// derived fields it named.
+bool apply_override(const char* text, FastChoice* c, Named* named, std::string* err) {
+  *named = Named{};
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
@@ -174,23 +178,23 @@ bool apply_override(const char* text, FastChoice* c, bool* acc_set, bool* bm_set
     else if (k == "stages" && num && n >= 2 && n <= 16) c->stages = static_cast<int>(n);
     else if (k == "mc" && num && (n == 1 || n == 2)) c->multicast = static_cast<int>(n);
     else if (k == "acc" && (v == "single" || v == "double" || v == "halves"))
-      c->double_acc = v == "double", c->halves = v == "halves", *acc_set = true;
+      c->double_acc = v == "double", c->halves = v == "halves", named->acc = true;
     else if (k == "shape" && num && (n == 0 || n == 1)) c->shape = n == 1;
     else if (k == "ahead" && num && (n == 0 || n == 1)) c->ahead = n == 1;
     else if (k == "pdl" && num && (n == 0 || n == 1)) c->pdl = n == 1;
     else if (k == "group" && num && (n == 1 || n == 2 || n == 4)) c->load_group = static_cast<int>(n);
     else if (k == "kalt" && num && (n == 0 || n == 1)) c->k_alternate = n == 1;
     else if (k == "spread" && num && n >= 0 && n <= 2) c->spread = static_cast<int>(n);
-    else if (k == "ktma" && num && (n == 1 || n == 2 || n == 4)) c->ktma = static_cast<int>(n);
+    else if (k == "ktma" && num && (n == 1 || n == 2 || n == 4)) c->ktma = static_cast<int>(n), named->ktma = true;
     else if (k == "prod" && num && (n == 1 || n == 4)) c->producer_warps = static_cast<int>(n);
     else if (k == "rel" && (v == "warp" || v == "thread")) c->release_per_warp = v == "warp";
     else if (k == "regs" && num && (n == 40 || n == 56)) c->producer_regs = static_cast<int>(n);
-    else if (k == "bm" && num && (n == 64 || n == 128 || n == 256)) c->bm = static_cast<int>(n), *bm_set = true;
+    else if (k == "bm" && num && (n == 64 || n == 128 || n == 256)) c->bm = static_cast<int>(n), named->bm = true;
     else if (k == "dbg" && num && n >= 0 && n <= 127) c->debug = static_cast<int>(n);
     else if (k == "sfa" && (v == "tma" || v == "copy")) c->sfa_tma = v == "tma";
     else if (k == "epi" && (v == "direct" || v == "smem" || v == "tma"))
       c->epi = v == "direct" ? kEpiDirect : v == "smem" ? kEpiSmem : kEpiTma;
-    else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), *split_set = true;
+    else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), named->split = true;
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
              "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, kalt=0|1, spread=0|1|2, ktma=1|2|4, pdl=0|1, group=1|2|4, prod=1|4, "
@@ -344,24 +348,23 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // 94.5). At BLOCK_N 64 and wider it was level or slower (64 x 7168 x 16384 426.2 against 418.4, 128 x 24576 x 1536
   // 615.8 against 587.9); ktma=4 was within 5 % of 2 at BLOCK_M 64 and slower at 128 (8 stages instead of 10).
   // Decided below, on the BLOCK_N that an override leaves.
-  const bool ktma_named = override_text != nullptr && std::strstr(override_text, "ktma=") != nullptr;
   best.multicast = 1;
   best.stages = 0;  // as many as fit
-  bool acc_set = false, bm_set = false, split_set = false;
+  Named named;
   if (const char* o = override_text) {
     const int heuristic_bn = best.bn;
-    if (!apply_override(o, &best, &acc_set, &bm_set, &split_set, err)) return false;
+    if (!apply_override(o, &best, &named, err)) return false;
     // A named BLOCK_M 256 over the heuristic's BLOCK_N 144 (4096 x 576) takes BLOCK_N 128, which it has room for.
-    if (bm_set && best.bm == 256 && best.bn == heuristic_bn && best.bn > 128) best.bn = 128;
+    if (named.bm && best.bm == 256 && best.bn == heuristic_bn && best.bn > 128) best.bn = 128;
     // An override of BLOCK_N past 128 or of two accumulator sets takes the heuristic's BLOCK_M 256 back to 128.
-    if (!bm_set && best.bm == 256 && (best.bn > 128 || (acc_set && best.double_acc))) best.bm = 128;
+    if (!named.bm && best.bm == 256 && (best.bn > 128 || (named.acc && best.double_acc))) best.bm = 128;
   }
-  if (!ktma_named) best.ktma = one_row_block && best.bn <= 32 ? 2 : 1;
+  if (!named.ktma) best.ktma = one_row_block && best.bn <= 32 ? 2 : 1;
   // A contiguous layout's groups start on mk_alignment (128-row) boundaries, which a 256-row tile could straddle:
   // bm=256 applies to it only where every group fits 256-row tiles (p.tiles256); otherwise it keeps 128. A call does
   // not know which: the launcher asks for both and launches both, gated by the device check (choose_for_call).
   if (p.mode != kFastNormal && p.mode != kFastMasked && !p.tiles256 && best.bm == 256) best.bm = 128;
-  if (!acc_set) best.double_acc = best.bn <= 128 && best.bm != 256 && !best.k_alternate;
+  if (!named.acc) best.double_acc = best.bn <= 128 && best.bm != 256 && !best.k_alternate;
   if (best.k_alternate) {
     const char* why = best.bm != 64          ? "needs bm=64 (the one tile height with an idle math warpgroup)"
                       : best.double_acc      ? "runs one accumulator set per warpgroup: not with acc=double"
@@ -402,12 +405,12 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     const int stages = best.stages ? best.stages : fit - fit % best.ktma;
     const char* why = best.multicast != 1   ? "needs mc=1 (a multicast share of a deep box would not land in its stages)"
                       : best.load_group > 1 ? "is not combined with group=N"
-                      : (split_set && best.split_k > 1) ? "is not combined with split="
+                      : (named.split && best.split_k > 1) ? "is not combined with split="
                       : stages % best.ktma != 0         ? "needs the stages to be a multiple of N"
                       : stages < 2 * best.ktma          ? "needs at least two groups of N stages (the math holds a stage "
                                                           "of one group while it waits for the next)"
                                                         : nullptr;
-    if (why && ktma_named) {
+    if (why && named.ktma) {
       *err = "GO_CUDA_FAST_CFG: ktma=" + std::to_string(best.ktma) + " " + why + " (BLOCK_M " + std::to_string(best.bm) +
              " x BLOCK_N " + std::to_string(best.bn) + ": " + std::to_string(stages) + " stages)";
       return false;
@@ -432,7 +435,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // 64 x 2112 x 7168 (30 MB, 4 splits) went from 18.9 to 28.4 (bench/RESULTS.md, fourth session): at most 20 MB.
   const int64_t nkb = (p.K + kFBK - 1) / kFBK;
   const int64_t mb = (p.M + best.bm - 1) / best.bm, nb = (p.N + best.bn - 1) / best.bn;
-  if (!split_set && best.bn != 16 && p.mode == kFastNormal && best.multicast == 1 && !best.halves &&
+  if (!named.split && best.bn != 16 && p.mode == kFastNormal && best.multicast == 1 && !best.halves &&
       !best.k_alternate && best.ktma == 1 && mb * nb * 3 <= sms && nkb >= 8) {
     const int64_t s = std::min<int64_t>({sms / (mb * nb), nkb / 4, 16});
     if (s >= 2 && nkb * mb * best.bm * nb * best.bn * 4 <= (int64_t{20} << 20)) best.split_k = static_cast<int>(s);

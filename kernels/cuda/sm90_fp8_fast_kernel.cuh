@@ -666,6 +666,12 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
 #pragma unroll
     for (int i = 0; i < (C::kHalves ? NA / 2 : 1); ++i) Ph0[i] = Ph1[i] = 0.0f;
     const int r_lo = acc_row(tid, 0);
+    // Waits until the loads of pipeline iteration `at` have landed: on its stage's full barrier, or with ktma=N on the
+    // barrier of the first stage of its group of N, where the group's copies complete.
+    auto wait_full = [&](uint32_t at) {
+      const int s = at % kStages;
+      mbar_wait(full_u + 8 * (s - s % kKtma), (at / kStages) & 1);
+    };
     // Descriptor low words of stage 0: this warpgroup's first A row (wave 0), and B.
     const uint32_t lo_a0 = desc_lo_sw128(smem_addr(sA + (C::kKAlt ? 0 : w) * 64 * 128)),
                    lo_b0 = desc_lo_sw128(smem_addr(sB));
@@ -691,8 +697,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       constexpr int NW = 2 * static_cast<int>(sizeof(acc) / sizeof(float));  // columns of this wgmma group
       const int s = at % kStages;
       if (wave == 0 && h == 0 && loaded) {
-        // ktma=N: stage s's loads complete on the full barrier of the first stage of its group of N.
-        mbar_wait(full_u + 8 * (s - s % kKtma), (at / kStages) & 1);
+        wait_full(at);
         GO_FAST_TRACE(2, at);
       }
       Scales sc{};
@@ -809,7 +814,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       } else if constexpr ((GO_FAST_DBG & 1) != 0) {
         for (int kb = 0; kb < nk; ++kb, ++it) {
           if (C::kKAlt && w == 1) continue;  // kalt=1: warpgroup 0 releases every stage
-          mbar_wait(full_u + 8 * (it % kStages - it % kStages % kKtma), (it / kStages) & 1);
+          wait_full(it);
           GO_FAST_TRACE(2, it);
           release(it % kStages);
           GO_FAST_TRACE(3, it);
@@ -830,8 +835,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
             const int j = static_cast<int>(xi & 1);
             mbar_wait(xfull_u + 8 * j, (xi >> 1) & 1);
             // The stage's loads are complete (warpgroup 1 waited for them): this wait returns at once and makes
-            // the scales the TMA and cp.async wrote visible to this warpgroup (ktma=N: the group's first barrier).
-            mbar_wait(full_u + 8 * (it % kStages - it % kStages % kKtma), (it / kStages) & 1);
+            // the scales the TMA and cp.async wrote visible to this warpgroup.
+            wait_full(it);
             const float* x = sX + j * 64 * BN;
 #pragma unroll
             for (int i = 0; i < NA; ++i) P[i] = x[i * 128 + tid];
