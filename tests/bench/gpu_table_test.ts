@@ -18,7 +18,7 @@ const OURS = `{
           "load_ms_max": 0, "memory_hits": 500, "aot_launches": 0},
   "rows": [
     {"kind": "dense", "g": 1, "m": 64, "n": 4096, "k": 7168, "us": 10, "tflops": 375.8, "gbs": 3000, "bytes": 30e6,
-     "us_call": 14.5, "host_us": 6.25,
+     "us_call": 14.5, "host_us": 6.25, "floor_us": 7.5,
      "config": "bn=64 stages=6"},
     {"kind": "dense", "g": 1, "m": 128, "n": 2112, "k": 7168, "us": 8, "tflops": 484.4, "gbs": 2100, "bytes": 16.8e6,
      "config": "bn=128"},
@@ -92,7 +92,9 @@ Deno.test("gpu_table: table, summary, sweep, report", async (t) => {
     assert.equal(lines.length, 2 + j.length);
     // 64x4096x7168: 30e6 B at 4.8 TB/s = 6.25 µs of 10 µs -> 62.5 %; 375.8 / 313.2 = 1.20
     assert.match(lines[2], /^\| dense 64×4096×7168 \| 10\.0 \| 375\.8 \| 3000\.0 \| 62\.5 % \| 313\.2 \| 1\.20× \|/);
-    assert.match(lines[2], /\| 187\.9 \| 2\.00× \| 14\.5 \(6\.3\) \| bn=64 stages=6 \|$/);
+    // the streaming floor: 6.25 µs of traffic in 7.5 µs -> 83.3 %
+    assert.match(lines[2], /\| 187\.9 \| 2\.00× \| 7\.5 \(83\.3 %\) \| 14\.5 \(6\.3\) \| bn=64 stages=6 \|$/);
+    assert.match(lines[3], /\| — \| — \| bn=128 \|$/); // no floor, no per-call time
     assert.match(lines[3], /refused: Invalid scaling configuration \| — \| 242\.2 \|/);
     assert.match(lines[4], /\| dense 64×576×7168 \| error: status 3: unsupported \|/);
     // contiguous: cuBLASLt TFLOPS from us: 2·32768·4096·7168 / 1800 µs
@@ -111,6 +113,11 @@ Deno.test("gpu_table: table, summary, sweep, report", async (t) => {
     assert.equal(s.smallMHbm.count, 2);
     assert.ok(Math.abs(s.smallMHbm.min - 16.8e6 / 4.8e12 / 8e-6 * 100) < 1e-9); // 43.75 %
     assert.ok(Math.abs(s.smallMHbm.median - (62.5 + 43.75) / 2) < 1e-9);
+    // the floor: measured for one of the two shapes
+    assert.equal(s.smallMFloor.count, 1);
+    assert.ok(Math.abs(s.smallMFloor.median - 6.25 / 7.5 * 100) < 1e-9);
+    assert.equal(s.smallMFloor.atTarget, 1);
+    assert.ok(Math.abs(s.smallMFloor.oursOverFloor - 10 / 7.5) < 1e-12);
   });
   await t.step("formatSweep: the heuristic's row first, best configuration per shape in bold, errors shown", () => {
     const s = formatSweep(ours.rows);
@@ -127,6 +134,10 @@ Deno.test("gpu_table: table, summary, sweep, report", async (t) => {
     assert.match(md, /2026-11-30, NVIDIA H200, torch 2\.11\.0\./);
     assert.match(md, /4096×7168×16384: \*\*1503\.3 TFLOPS\*\* \(target ≥ 1450: met\)/);
     assert.match(md, /min \*\*43\.8 %\*\*, median \*\*53\.1 %\*\* over 2 \(target ≥ 70 %: not met\)/);
+    assert.match(
+      md,
+      /streaming floor of the same 1 shapes .*: min \*\*83\.3 %\*\*, median \*\*83\.3 %\*\* of the HBM bound; 1 of 1 reach 70 %; our time over the floor's, median \*\*1\.33×\*\*/,
+    );
     assert.match(md, /40 compiles, mean 2000\.0 ms, max 3100\.0 ms; parallel prepare 51234\.5 ms wall on 16 threads/);
     assert.match(md, /warm loads from the disk cache \(second run\): 4, mean 2\.5 ms, max 4\.5 ms/);
     assert.match(md, /### Configuration sweep/);

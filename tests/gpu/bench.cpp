@@ -20,7 +20,8 @@
 // (go_ext_jit_stats) and each shape's kernel configuration (go_ext_fast_last_config) are printed when exported.
 //
 // usage: bench CUDA_SO [--quick] [--json PATH] [--filter "SUBSTR|SUBSTR"] [--sweep "cfg1;cfg2;..."] [--sweep-only]
-//                      [--samples N] [--no-prepare] [--stall S]
+//                      [--samples N] [--no-prepare] [--stall S] [--no-floor]
+//   --no-floor: skip the streaming floor (stream_floor_kernel), timed by default after each dense shape.
 //   --stall: a watchdog ends the process (exit 3, naming what it was timing) after S seconds without progress
 //            (default 30; 0: off), so that a kernel that never finishes (a profiling build, a bug) does not hold the
 //            GPU run until its outer timeout; the rows finished so far are already in the JSON.
@@ -97,6 +98,7 @@ struct Row {
   int64_t g, m, n, k;
   double us = -1, us_min = -1, tflops = 0, gbs = 0, bytes = 0;  // GPU time (queue held full); -1: not measured
   double us_call = -1, host_us = -1;  // per call as issued (host-paced), and the host's queueing time per call
+  double floor_us = -1;  // dense: the streaming floor's GPU time (stream_floor_kernel); -1: not measured
   int samples = 0, batch = 0, sets = 0;
 };
 
@@ -394,6 +396,93 @@ static int time_calls(Api& api, Timer& tm, F call, int sets, int samples, int ba
   return api.sync();
 }
 
+// The streaming floor of a dense shape: one kernel that reads every byte the GEMM must read (A, B and both scale
+// tensors) and writes every byte it must write (D, zeros), and nothing else. It is launched and timed the way our
+// GEMM is (programmatic dependent launch on the legacy default stream, back to back behind the spin kernel, the same
+// rotating sets), so its time is what moving the minimum bytes costs on this board with one kernel per call: the
+// launch, the first load's latency and the transfer. The "% of HBM bound" target (bytes / 4.8 TB/s) cannot be beaten
+// by any kernel whose time is above this floor's. 16-byte loads (ld.global.nc, L1 no-allocate) four in flight per
+// thread, 8 CTAs of 256 threads per SM (128 KB in flight per SM, above the ~36 KB that 4.8 TB/s x 1 us of latency
+// spread over 132 SMs needs: Little's law), tails of fewer than 16 bytes read bytewise.
+struct FloorSegs {
+  const uint8_t* src[4];
+  long long src_bytes[4];
+  uint8_t* dst;
+  long long dst_bytes;
+  unsigned* sink;  // written only if the loaded bytes XOR to a value they never do, so the loads stay
+};
+
+__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+__global__ void __launch_bounds__(256) stream_floor_kernel(FloorSegs s) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");  // like the GEMM: no global access before the prior grid ends
+  const long long tid = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  unsigned acc = 0;
+  for (int q = 0; q < 4; ++q) {
+    const uint4* p = reinterpret_cast<const uint4*>(s.src[q]);
+    const long long n = s.src_bytes[q] / 16;
+    long long i = tid;
+    for (; i + 3 * stride < n; i += 4 * stride) {
+      const uint4 a = ld_stream(p + i), b = ld_stream(p + i + stride), c = ld_stream(p + i + 2 * stride),
+                  d = ld_stream(p + i + 3 * stride);
+      acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
+    }
+    for (; i < n; i += stride) {
+      const uint4 a = ld_stream(p + i);
+      acc ^= a.x ^ a.y ^ a.z ^ a.w;
+    }
+    if (tid == 0)
+      for (long long b = n * 16; b < s.src_bytes[q]; ++b) acc ^= s.src[q][b];
+  }
+  uint4* o = reinterpret_cast<uint4*>(s.dst);
+  const long long n = s.dst_bytes / 16;
+  for (long long i = tid; i < n; i += stride) o[i] = make_uint4(0, 0, 0, 0);
+  if (tid == 0)
+    for (long long b = n * 16; b < s.dst_bytes; ++b) s.dst[b] = 0;
+  if (acc == 0x9E3779B9u) atomicAdd(s.sink, 1u);
+}
+
+// Launches the streaming floor over one dense set (t: a, sfa, b, sfb, d); returns a go status.
+static int launch_floor(const std::vector<go_tensor>& t, const Shape& sh, unsigned* sink, int sms) {
+  const int64_t M = sh.m, N = sh.n, K = sh.k, KB = (K + 127) / 128, NB = (N + 127) / 128;
+  FloorSegs s;
+  s.src[0] = static_cast<const uint8_t*>(t[0].data);
+  s.src_bytes[0] = M * K;
+  s.src[1] = static_cast<const uint8_t*>(t[1].data);
+  s.src_bytes[1] = M * KB * 4;
+  s.src[2] = static_cast<const uint8_t*>(t[2].data);
+  s.src_bytes[2] = N * K;
+  s.src[3] = static_cast<const uint8_t*>(t[3].data);
+  s.src_bytes[3] = NB * KB * 4;
+  s.dst = static_cast<uint8_t*>(t[4].data);
+  s.dst_bytes = M * N * 2;
+  s.sink = sink;
+  cudaLaunchConfig_t cfg;
+  std::memset(&cfg, 0, sizeof cfg);
+  cfg.gridDim = dim3(static_cast<unsigned>(8 * sms));
+  cfg.blockDim = dim3(256);
+  cfg.stream = 0;
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, stream_floor_kernel, s);
+  if (e != cudaSuccess) {
+    std::printf("  stream_floor_kernel: %s\n", cudaGetErrorString(e));
+    return GO_ERR_DEVICE;
+  }
+  return 0;
+}
+
 struct Prepared {
   std::vector<std::vector<go_tensor>> sets;  // per set: a, sfa, b, sfb, d, index
   bool ok = false;
@@ -505,8 +594,9 @@ static void print_row(const std::string& name, const Row& r, const std::string& 
   if (!r.error.empty())
     std::printf("%-34s %s\n", name.c_str(), r.error.c_str());
   else
-    std::printf("%-34s %10.1f %10.1f %9.1f %9.1f %9.1f %7.1f %5d  %s\n", name.c_str(), r.us, r.us_min, r.tflops, r.gbs,
-                r.us_call, r.host_us, r.sets, cfg.c_str());
+    std::printf("%-34s %10.1f %10.1f %9.1f %9.1f %9.1f %7.1f %5d  %s%s\n", name.c_str(), r.us, r.us_min, r.tflops, r.gbs,
+                r.us_call, r.host_us, r.sets, cfg.c_str(),
+                r.floor_us > 0 ? (" [streaming floor " + std::to_string(r.floor_us) + " us]").c_str() : "");
   std::fflush(stdout);
 }
 
@@ -514,10 +604,10 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: bench CUDA_SO [--quick] [--json PATH] [--filter \"SUBSTR|SUBSTR\"] [--sweep \"cfg1;cfg2\"] [--sweep-only] "
-                 "[--samples N] [--no-prepare] [--stall S]\n");
+                 "[--samples N] [--no-prepare] [--stall S] [--no-floor]\n");
     return 2;
   }
-  bool quick = false, sweep_only = false, no_prepare = false;
+  bool quick = false, sweep_only = false, no_prepare = false, no_floor = false;
   std::string json_path, filter, sweep_arg;
   int samples = 25, stall_s = 30;
   for (int i = 2; i < argc; ++i) {
@@ -535,6 +625,7 @@ int main(int argc, char** argv) {
     else if (a == "--sweep") sweep_arg = val();
     else if (a == "--sweep-only") sweep_only = true;
     else if (a == "--no-prepare") no_prepare = true;
+    else if (a == "--no-floor") no_floor = true;
     else if (a == "--samples") samples = std::max(20, std::atoi(val().c_str()));
     else if (a == "--stall") stall_s = std::atoi(val().c_str());
     else {
@@ -639,15 +730,22 @@ int main(int argc, char** argv) {
     std::printf("prepare: skipped (--no-prepare); kernels compile at their first call, inside the warm-up\n");
   else if (!api.prepare)
     std::printf("prepare: go_ext_fast_prepare not exported; kernels compile at their first call, inside the warm-up\n");
-  else
+  else {
     doing("prepare (compiling / loading every kernel)");
     prepare_ms = prepare_all(api, timed, "", &prepare_threads);
+  }
   JitStats jit_prep;
   const bool have_jit = get_jit(api, &jit_prep);
   if (have_jit) print_jit("jit after prepare", jit_prep);
 
   std::vector<Row> rows;
   Timer tm;
+  const int sms = prop.multiProcessorCount;
+  unsigned* sink = nullptr;  // stream_floor_kernel's never-taken output
+  if (cudaMalloc(&sink, 4) != cudaSuccess) {
+    std::fprintf(stderr, "cudaMalloc (the streaming floor's sink): %s\n", cudaGetErrorString(cudaGetLastError()));
+    return 1;
+  }
   // The JSON is rewritten after every row, so a run cut short by a timeout still leaves its rows ("complete": false).
   auto write_json = [&](const std::vector<Row>& rs, bool complete) -> bool {
     if (json_path.empty()) return true;
@@ -684,7 +782,8 @@ int main(int argc, char** argv) {
              ",\"gbs\":" + json_num(r.gbs) + ",\"samples\":" + std::to_string(r.samples) +
              ",\"batch\":" + std::to_string(r.batch) + ",\"sets\":" + std::to_string(r.sets) +
              ",\"us_call\":" + json_num(r.us_call) + ",\"host_us\":" + json_num(r.host_us) +
-             ",\"timing\":" + json_str(r.timing);
+             ",\"timing\":" + json_str(r.timing) +
+             (r.floor_us > 0 ? ",\"floor_us\":" + json_num(r.floor_us) : std::string());
       else
         o += ",\"error\":" + json_str(r.error);
       o += ",\"bytes\":" + json_num(r.bytes) + ",\"config\":" + json_str(r.config);
@@ -721,6 +820,20 @@ int main(int argc, char** argv) {
       } else {
         doing(sh.name());
         r = bench_one(api, tm, sh, P, samples, kind_name(sh.kind));
+        if (sh.kind == DENSE && !no_floor && r.error.empty()) {
+          doing(sh.name() + " (streaming floor)");
+          const int sets = static_cast<int>(P.sets.size());
+          Timing tf;
+          const int st = time_calls(
+              api, tm, [&](int i) { return launch_floor(P.sets[static_cast<size_t>(i % sets)], sh, sink, sms); }, sets,
+              samples, 10, true, &tf);
+          if (st != 0 || tf.gpu.empty()) {
+            std::printf("  %s: the streaming floor failed (status %d); its column stays empty\n", sh.name().c_str(), st);
+            api.sync();
+          } else {
+            r.floor_us = median(tf.gpu);
+          }
+        }
       }
       r.config = r.last_config;
       print_row(sh.name(), r, r.config);
