@@ -177,8 +177,9 @@ bool apply_override(const char* text, FastChoice* c, Named* named, std::string* 
     if (k == "bn" && num && n >= 8 && n <= 256 && n % 8 == 0) c->bn = static_cast<int>(n);
     else if (k == "stages" && num && n >= 2 && n <= 16) c->stages = static_cast<int>(n);
     else if (k == "mc" && num && (n == 1 || n == 2)) c->multicast = static_cast<int>(n);
-    else if (k == "acc" && (v == "single" || v == "double" || v == "halves"))
-      c->double_acc = v == "double", c->halves = v == "halves", named->acc = true;
+    else if (k == "acc" && (v == "single" || v == "double" || v == "halves" || v == "triple" || v == "quad"))
+      c->double_acc = v == "double" || v == "triple" || v == "quad", c->halves = v == "halves",
+      c->acc_sets = v == "triple" ? 3 : v == "quad" ? 4 : 2, named->acc = true;
     else if (k == "shape" && num && (n == 0 || n == 1)) c->shape = n == 1;
     else if (k == "ahead" && num && (n == 0 || n == 1)) c->ahead = n == 1;
     else if (k == "pdl" && num && (n == 0 || n == 1)) c->pdl = n == 1;
@@ -197,7 +198,7 @@ bool apply_override(const char* text, FastChoice* c, Named* named, std::string* 
     else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), named->split = true;
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
-             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|halves, shape=0|1, ahead=0|1, kalt=0|1, spread=0|1|2, ktma=1|2|4, pdl=0|1, group=1|2|4, prod=1|4, "
+             "\" (expected bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|triple|quad|halves, shape=0|1, ahead=0|1, kalt=0|1, spread=0|1|2, ktma=1|2|4, pdl=0|1, group=1|2|4, prod=1|4, "
              "rel=warp|thread, regs=40|56, bm=64|128|256, sfa=tma|copy, epi=tma|smem|direct, split=1..64, dbg=0..127)";
       return false;
     }
@@ -210,7 +211,12 @@ thread_local std::string t_last_config;
 std::string describe(const FastChoice& c, const char* how) {
   char buf[220];
   std::snprintf(buf, sizeof buf, "bm=%d bn=%d stages=%d multicast=%d acc=%s prod=%d rel=%s regs=%d sfa=%s epi=%s %s",
-                c.bm, c.bn, c.stages, c.multicast, c.double_acc ? "double" : c.halves ? "halves" : "single", c.producer_warps,
+                c.bm, c.bn, c.stages, c.multicast,
+                !c.double_acc ? (c.halves ? "halves" : "single")
+                : c.acc_sets == 3 ? "triple"
+                : c.acc_sets == 4 ? "quad"
+                                  : "double",
+                c.producer_warps,
                 c.release_per_warp ? "warp" : "thread", c.producer_regs, c.sfa_tma ? "tma" : "copy",
                 c.epi == kEpiDirect ? "direct" : c.epi == kEpiSmem ? "smem" : "tma", how);
   std::string out = buf;
@@ -234,6 +240,7 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << (c.load_group > 1 ? "#define GO_FAST_LOAD_GROUP " + std::to_string(c.load_group) + "\n" : "")
     << (c.spread ? "#define GO_FAST_SPREAD " + std::to_string(c.spread) + "\n" : "")
     << (c.ktma > 1 ? "#define GO_FAST_KTMA " + std::to_string(c.ktma) + "\n" : "")
+    << (c.double_acc && c.acc_sets > 2 ? "#define GO_FAST_ACC_SETS " + std::to_string(c.acc_sets) + "\n" : "")
     << "#include \"sm90_fp8_fast_kernel.cuh\"\n"
     // The parameter block crosses from this library to the cubin: a header from another version fails to compile.
     << "static_assert(sizeof(go_sm90::FastParams) == " << sizeof(FastParams)
@@ -381,6 +388,18 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     *err = "GO_CUDA_FAST_CFG: acc=double needs bn <= 128";
     return false;
   }
+  // The field counts two-set kernels' sets only; with fewer K blocks than sets a call runs two (the configuration
+  // string says so), as ktma=N falls back to 1 where K does not allow it.
+  if (!best.double_acc || (p.K + kFBK - 1) / kFBK < best.acc_sets) best.acc_sets = 2;
+  if (best.double_acc && best.acc_sets > 2) {
+    const char* why = best.ahead        ? "is not combined with ahead=1"
+                      : best.bn > 64    ? "needs bn <= 64 (registers)"
+                                        : nullptr;
+    if (why) {
+      *err = std::string("GO_CUDA_FAST_CFG: acc=") + (best.acc_sets == 3 ? "triple " : "quad ") + why;
+      return false;
+    }
+  }
   if (best.spread && best.producer_warps < 4) {
     *err = "GO_CUDA_FAST_CFG: spread=" + std::to_string(best.spread) + " issues from several producer warps: not with prod=1";
     return false;
@@ -409,6 +428,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
                       : stages % best.ktma != 0         ? "needs the stages to be a multiple of N"
                       : stages < 2 * best.ktma          ? "needs at least two groups of N stages (the math holds a stage "
                                                           "of one group while it waits for the next)"
+                      : stages < best.ktma + best.acc_sets - 1 ? "needs N + sets - 1 stages (acc=triple|quad)"
                                                         : nullptr;
     if (why && named.ktma) {
       *err = "GO_CUDA_FAST_CFG: ktma=" + std::to_string(best.ktma) + " " + why + " (BLOCK_M " + std::to_string(best.bm) +
@@ -421,6 +441,12 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     if (why || p.K % kFBK != 0 || (p.K / kFBK) % best.ktma != 0) best.ktma = 1;
   }
   if (best.stages == 0) best.stages = fit - fit % best.ktma;  // ktma=N: a multiple of N
+  if (best.double_acc && best.acc_sets > 2 && best.stages < best.ktma + best.acc_sets - 1) {
+    *err = "GO_CUDA_FAST_CFG: " + std::to_string(best.stages) + " stages: acc=" + (best.acc_sets == 3 ? "triple" : "quad") +
+           " holds " + std::to_string(best.acc_sets - 1) + " while it waits for the next (at least " +
+           std::to_string(best.ktma + best.acc_sets - 1) + " with ktma=" + std::to_string(best.ktma) + ")";
+    return false;
+  }
   if (best.stages > fit) {
     *err = "GO_CUDA_FAST_CFG: " + std::to_string(best.stages) + " stages of BLOCK_M " + std::to_string(best.bm) +
            " x BLOCK_N " + std::to_string(best.bn) + " need more than 227 KB of shared memory (at most " + std::to_string(fit) + ")";
@@ -436,7 +462,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   const int64_t nkb = (p.K + kFBK - 1) / kFBK;
   const int64_t mb = (p.M + best.bm - 1) / best.bm, nb = (p.N + best.bn - 1) / best.bn;
   if (!named.split && best.bn != 16 && p.mode == kFastNormal && best.multicast == 1 && !best.halves &&
-      !best.k_alternate && best.ktma == 1 && mb * nb * 3 <= sms && nkb >= 8) {
+      !best.k_alternate && best.ktma == 1 && best.acc_sets == 2 && mb * nb * 3 <= sms && nkb >= 8) {
     const int64_t s = std::min<int64_t>({sms / (mb * nb), nkb / 4, 16});
     if (s >= 2 && nkb * mb * best.bm * nb * best.bn * 4 <= (int64_t{20} << 20)) best.split_k = static_cast<int>(s);
   }
@@ -448,6 +474,10 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   if (best.split_k > nkb) best.split_k = static_cast<int>(std::max<int64_t>(1, nkb));
   if (best.split_k > 1 && best.halves) {
     *err = "GO_CUDA_FAST_CFG: split=" + std::to_string(best.split_k) + " promotes in a second kernel: no acc=halves";
+    return false;
+  }
+  if (best.split_k > 1 && best.double_acc && best.acc_sets > 2) {
+    *err = "GO_CUDA_FAST_CFG: split=" + std::to_string(best.split_k) + " is not combined with acc=triple|quad";
     return false;
   }
   if (best.split_k > 1 && best.multicast != 1) {

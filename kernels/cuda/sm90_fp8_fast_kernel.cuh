@@ -103,6 +103,15 @@ __device__ long long go_fast_trace[5][256];
 #ifndef GO_FAST_KTMA
 #define GO_FAST_KTMA 1
 #endif
+// acc=triple|quad (FastChoice::acc_sets 3 or 4, with two-set kernels' kDoubleAcc): that many accumulator sets taken
+// in turn, K block b in set b % S, so S - 1 blocks' wgmma groups are on the tensor cores while the oldest is promoted
+// (acc=double keeps one in flight). Promotion order, and so the bits, are acc=double's. For narrow tiles at small M,
+// where a K block's chain of 4 dependent wgmmas takes longer than its promotion: the trace of the tenth session
+// (H200, BLOCK_N 16, ktma=2) put the math at 230-240 cycles per K block with two sets. Unsplit, without ahead=1,
+// with at least as many K blocks as sets (the launcher checks).
+#ifndef GO_FAST_ACC_SETS
+#define GO_FAST_ACC_SETS 2
+#endif
 static_assert(128 * GO_FAST_PRODUCER_REGS + 256 * GO_FAST_MATH_REGS <= 384 * 168,
               "setmaxnreg would wait forever: the math registers exceed what the producer releases");
 
@@ -295,6 +304,11 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void wgmma_wait1() { asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
+/// Waits until at most N wgmma groups of this warpgroup are pending (N a constant of the instruction).
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
 __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
@@ -439,6 +453,11 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   static_assert(kStages % kKtma == 0 && kStages >= 2 * kKtma, "ktma=N needs a multiple of N stages, at least 2N");
   static_assert(kKtma == 1 || (MC == 1 && !C::kSplitK && GO_FAST_LOAD_GROUP == 1),
                 "ktma=N: not with multicast, split K or group=N");
+  constexpr int kSets = C::kDoubleAcc ? GO_FAST_ACC_SETS : 1;  // accumulator sets per math warpgroup
+  static_assert(kSets == 1 || kSets == 2 || ((kSets == 3 || kSets == 4) && !C::kSplitK && !C::kAhead),
+                "acc=triple|quad: no split K, no ahead=1");
+  // The math holds kSets - 1 stages while it waits for the next: the group of kKtma stages after them must fit too.
+  static_assert(kStages >= kKtma + kSets - 1, "stages: at least ktma + accumulator sets - 1");
   constexpr int kStageA = L.stage_a, kStageB = L.stage_b, kEpiPitch = L.pitch;
   const int N = C::kN ? C::kN : p.N;
   const int K = C::kK ? C::kK : p.K;
@@ -658,6 +677,11 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     const uint32_t xfull_u = smem_addr(xfull), xempty_u = smem_addr(xempty);
     bool prev_chunk_tma = false;  // epi=tma: the last chunk this warpgroup stored went by TMA (one bulk group)
     float F[kWaves * NA], P[C::kHalves ? 1 : NA], P2[C::kDoubleAcc ? NA : 1];
+    float Q[kSets > 2 ? kSets : 1][kSets > 2 ? NA : 1];  // acc=triple|quad: the sets, indexed by constants only
+#pragma unroll
+    for (int j = 0; j < (kSets > 2 ? kSets : 1); ++j)
+#pragma unroll
+      for (int i = 0; i < (kSets > 2 ? NA : 1); ++i) Q[j][i] = 0.0f;
     float Ph0[C::kHalves ? NA / 2 : 1], Ph1[C::kHalves ? NA / 2 : 1];  // acc=halves: the set as two halves of BN / 2 columns
 #pragma unroll
     for (int i = 0; i < (C::kHalves ? 1 : NA); ++i) P[i] = 0.0f;
@@ -855,6 +879,47 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
             ++xi;
           }
         }
+      } else if constexpr (kSets > 2) {
+        // acc=triple|quad: block b in set b % S; at the top of each step the S - 1 blocks after the one promoted are
+        // in flight (fewer in the last S - 1 steps). Steps run in groups of S, so that every set index is a constant
+        // after unrolling (registers, not local memory), while a whole group still issues its next blocks; the r
+        // blocks left (S - 1 <= r <= 2S - 2) run in one of S unrolled tails. The host guarantees nk >= S. Like the
+        // two-set loop, the loop's bound is the run-time nk and the tail is chosen at run time: with the tail fixed
+        // at compile time (a constant K), ptxas (CUDA 13.0) serialised every wgmma, in this loop and in the two-set
+        // one ("C7514 ... non wgmma instructions reading accumulator registers"; the JIT source test checks).
+        constexpr int S = kSets;
+        Scales sq[S];
+#pragma unroll
+        for (int j = 0; j < S - 1; ++j) sq[j] = issue(Q[j], it + j);
+        int c = 0;
+        for (; c + 2 * S - 1 <= nk; c += S) {
+#pragma unroll
+          for (int j = 0; j < S; ++j) {
+            sq[(j + S - 1) % S] = issue(Q[(j + S - 1) % S], it + S - 1);
+            wgmma_wait<S - 1>();
+            promote(Q[j], it, sq[j]);
+            ++it;
+          }
+        }
+        auto tail = [&](auto blocks) {  // c is a multiple of S: step t's block is in set t % S
+          constexpr int R = decltype(blocks)::value;
+#pragma unroll
+          for (int t = 0; t < R; ++t) {
+            if (t + S - 1 < R) sq[(t + S - 1) % S] = issue(Q[(t + S - 1) % S], it + S - 1);
+            const int pending = R - 1 - t < S - 1 ? R - 1 - t : S - 1;  // a constant after unrolling
+            if (pending == 3) wgmma_wait<3>();
+            else if (pending == 2) wgmma_wait<2>();
+            else if (pending == 1) wgmma_wait<1>();
+            else wgmma_wait<0>();
+            promote(Q[t % S], it, sq[t % S]);
+            ++it;
+          }
+        };
+        const int r = nk - c;
+        if (r == S - 1) tail(std::integral_constant<int, S - 1>{});
+        else if (r == S) tail(std::integral_constant<int, S>{});
+        else if (r == S + 1) tail(std::integral_constant<int, S + 1>{});
+        else tail(std::integral_constant<int, 2 * S - 2 >= S + 1 ? 2 * S - 2 : S + 1>{});  // S = 4: r = 6
       } else if constexpr (C::kDoubleAcc) {
         // Two accumulator sets: the 4 wgmmas of block kb + 1 run on the tensor cores while block kb is promoted.
         // ahead=1: block 0 ran in P during the epilogue. Waiting for it here, before block 1 goes into P2, costs

@@ -23,6 +23,7 @@
  * @param spread `spread=1|2`: three or four producer threads issue a stage's copies (a `#define`, as the JIT writes it)
  * @param debug `dbg=N`: the profiling switches (a `#define`; nonzero builds give wrong results)
  * @param ktma `ktma=N` (N > 1): TMA boxes N K blocks deep, each filling N stages (a `#define`, as the JIT writes it)
+ * @param accSets with `doubleAcc`, `acc=triple|quad` (3 or 4): that many accumulator sets in turn (a `#define`)
  * @returns the text
  * @example
  * ```ts
@@ -50,6 +51,7 @@ export function fastKernelSource(
   spread = 0,
   debug = 0,
   ktma = 1,
+  accSets = 2,
 ): string {
   const epiName = { tma: "kEpiTma", smem: "kEpiSmem", direct: "kEpiDirect" }[epi];
   return [
@@ -59,6 +61,7 @@ export function fastKernelSource(
     ...(debug ? [`#define GO_FAST_DBG ${debug}`] : []),
     ...(spread ? [`#define GO_FAST_SPREAD ${spread}`] : []),
     ...(ktma > 1 ? [`#define GO_FAST_KTMA ${ktma}`] : []),
+    ...(doubleAcc && accSets > 2 ? [`#define GO_FAST_ACC_SETS ${accSets}`] : []),
     `#include "sm90_fp8_fast_kernel.cuh"`,
     `extern "C" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)`,
     `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,

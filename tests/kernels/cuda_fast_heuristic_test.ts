@@ -311,6 +311,46 @@ Deno.test({
           assert.match(r.message, want, override);
         }
       });
+      await t.step(
+        "acc=triple and acc=quad are options the configuration string shows, refused where they cannot run",
+        () => {
+          assert.match(config(Mode.Dense, 64, 2112, 7168), / acc=double /, "the default keeps two sets");
+          assert.match(
+            config(Mode.Dense, 64, 2112, 7168, 1, { override: "acc=quad" }),
+            /^bm=64 bn=16 stages=16 multicast=1 acc=quad .* spread=1 ktma=2$/,
+          );
+          assert.match(
+            config(Mode.Dense, 128, 4096, 7168, 1, { override: "acc=triple" }),
+            /^bm=128 bn=32 .* acc=triple /,
+          );
+          // The heuristic's ktma=2 gives way where its stages would not hold the sets (4 < 2 + 4 - 1).
+          assert.match(
+            config(Mode.Dense, 64, 2112, 7168, 1, { override: "acc=quad,stages=4" }),
+            /^bm=64 bn=16 stages=4 multicast=1 acc=quad .* spread=1$/,
+          );
+          // Fewer K blocks than sets: two sets, as the configuration string says.
+          assert.match(config(Mode.Dense, 64, 2112, 384, 1, { override: "acc=quad" }), / acc=double /);
+          assert.match(config(Mode.Dense, 64, 2112, 512, 1, { override: "acc=quad" }), / acc=quad /);
+          // A named acc over the heuristic's BLOCK_M 256 takes BLOCK_M 128.
+          assert.match(
+            config(Mode.Dense, 4096, 7168, 16384, 1, { override: "acc=quad,bn=64" }),
+            /^bm=128 bn=64 .* acc=quad /,
+          );
+          const cases: [string, number, RegExp][] = [
+            ["acc=quad", 16384, /acc=quad needs bn <= 64 \(registers\)/],
+            ["acc=quad,bn=64,ahead=1", 16384, /acc=quad is not combined with ahead=1/],
+            ["acc=triple,bn=64,split=2", 16384, /split=2 is not combined with acc=triple\|quad/],
+            ["acc=quad,bn=64,stages=3", 16384, /3 stages: acc=quad holds 3 while it waits for the next \(at least 4/],
+            ["acc=quad,bn=32,ktma=2,stages=4", 16384, /ktma=2 needs N \+ sets - 1 stages \(acc=triple\|quad\)/],
+            ["acc=quintuple", 16384, /bad item "acc=quintuple" \(expected .*acc=single\|double\|triple\|quad\|halves/],
+          ];
+          for (const [override, k, want] of cases) {
+            const r = choose(Mode.Dense, 4096, 7168, k, 1, { override });
+            assert.equal(r.status, GO_ERR_INVALID_ARGUMENT, override);
+            assert.match(r.message, want, override);
+          }
+        },
+      );
       await t.step("profiling kernels say that their results are wrong", () => {
         assert.match(
           config(Mode.Dense, 4096, 7168, 16384, 1, { override: "dbg=1" }),

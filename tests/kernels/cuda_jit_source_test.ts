@@ -27,6 +27,7 @@ const CONFIGS: [
   number?,
   number?,
   number?,
+  number?,
 ][] = [
   [128, 5, 2, true, 7168, 16384], // M = 4096 class, multicast, two accumulator sets (TMA-store epilogue, 128B boxes)
   [128, 5, 1, true, 7168, 16384, 128, 56, "smem"], // the epilogue of 16-byte stores by the math threads
@@ -54,6 +55,12 @@ const CONFIGS: [
   [16, 16, 1, true, 2112, 7168, 64, 56, "tma", false, false, false, 1, false, 1, 0, 2], // ktma=2: 2-deep boxes, spread=1
   [32, 8, 1, true, 4096, 7168, 128, 56, "tma", false, false, false, 1, false, 0, 0, 4], // ktma=4, one issuing thread
   [128, 4, 1, false, 0, 0, 256, 56, "tma", false, false, true, 1, false, 0, 0, 2], // ktma=2, BLOCK_M 256, ahead=1, generic
+  [16, 16, 1, true, 2112, 7168, 64, 56, "tma", false, false, false, 1, false, 1, 0, 2, 4], // acc=quad, BLOCK_N 16: 52 K blocks looped, 4 in a tail
+  [32, 16, 1, true, 4096, 7168, 64, 56, "tma", false, false, false, 1, false, 1, 0, 2, 3], // acc=triple: 54 looped, 2 in a tail
+  [16, 10, 1, true, 2112, 7168, 128, 56, "tma", false, false, false, 1, false, 1, 0, 2, 4], // acc=quad, BLOCK_M 128
+  [64, 12, 1, true, 32768, 512, 64, 56, "tma", false, false, false, 1, false, 0, 0, 1, 4], // acc=quad, 4 K blocks: no loop
+  [16, 16, 1, true, 0, 0, 64, 56, "tma", false, false, false, 1, false, 1, 0, 2, 4], // acc=quad, generic N and K
+  [48, 8, 2, true, 24576, 1536, 128, 56, "smem", false, false, false, 1, false, 0, 0, 1, 3], // acc=triple, multicast, 2 slots
 ];
 
 await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {
