@@ -273,7 +273,8 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 // BLOCK_M 256 (dense, masked, and contiguous layouts whose groups fit 256-row tiles) with the BLOCK_N of 128, 112, 96
 // or 80 whose waves cost least, where that beats BLOCK_M 128 (the cost model is below: 4096 x 2112 takes 256 x 96, 4096
 // x 576 256 x 80). At BLOCK_M <= 128, BLOCK_N 128 narrows to 112 or 96 where that needs no more waves; a dense GEMM of
-// one row block takes BLOCK_N 32 or 16 for few tiles (then with TMA boxes two K blocks deep, ktma=2), or 64 x 128
+// one row block takes BLOCK_N 32 or 16 for few tiles (then with TMA boxes two K blocks deep, ktma=2, or at BLOCK_M 64
+// and BLOCK_N 16 four deep with three accumulator sets, ktma=4 acc=triple), or 64 x 128
 // tiles; with at least 8 K blocks its copies are issued by three producer threads (spread=1). Two accumulator sets up
 // to 128 at BLOCK_M 128 (BLOCK_M 256 has room for one); no multicast (within +-8 % with this producer, 1.4-1.8x slower
 // with the one-warp producer); the four-warp producer with per-thread stage release; SFA by TMA where its layout allows
@@ -367,11 +368,19 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     if (!named.bm && best.bm == 256 && (best.bn > 128 || (named.acc && best.double_acc))) best.bm = 128;
   }
   if (!named.ktma) best.ktma = one_row_block && best.bn <= 32 ? 2 : 1;
+  // At BLOCK_M 64 and BLOCK_N 16, boxes four K blocks deep with three accumulator sets (acc=triple) where the K blocks
+  // are a multiple of 4 (H200, eleventh session, TFLOPS against ktma=2 with two sets: 64 x 2112 x 7168 188.6 ->
+  // 195.6, 64 x 576 x 7168 53.4 -> 58.9; ktma=4 alone 189.9 and 56.6; at BLOCK_N 32, 64 x 4096 x 7168, 329.1 -> 319.0,
+  // and at BLOCK_M 128 much slower: 128 x 2112 x 7168 313.4 -> 170.1).
+  const bool deep = !named.ktma && !named.acc && !best.k_alternate && best.ktma == 2 && best.bm == 64 && best.bn == 16 && p.K % kFBK == 0 &&
+                    (p.K / kFBK) % 4 == 0;
+  if (deep) best.ktma = 4;
   // A contiguous layout's groups start on mk_alignment (128-row) boundaries, which a 256-row tile could straddle:
   // bm=256 applies to it only where every group fits 256-row tiles (p.tiles256); otherwise it keeps 128. A call does
   // not know which: the launcher asks for both and launches both, gated by the device check (choose_for_call).
   if (p.mode != kFastNormal && p.mode != kFastMasked && !p.tiles256 && best.bm == 256) best.bm = 128;
   if (!named.acc) best.double_acc = best.bn <= 128 && best.bm != 256 && !best.k_alternate;
+  if (deep && best.double_acc) best.acc_sets = 3;
   if (best.k_alternate) {
     const char* why = best.bm != 64          ? "needs bm=64 (the one tile height with an idle math warpgroup)"
                       : best.double_acc      ? "runs one accumulator set per warpgroup: not with acc=double"
@@ -439,6 +448,7 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     // multiple of N, a call runs ktma=1, which the configuration string (go_ext_fast_last_config) shows, as with a
     // named split.
     if (why || p.K % kFBK != 0 || (p.K / kFBK) % best.ktma != 0) best.ktma = 1;
+    if (deep && best.ktma == 1) best.acc_sets = 2;  // the heuristic's three sets go with its ktma=4
   }
   if (best.stages == 0) best.stages = fit - fit % best.ktma;  // ktma=N: a multiple of N
   if (best.double_acc && best.acc_sets > 2 && best.stages < best.ktma + best.acc_sets - 1) {

@@ -116,10 +116,10 @@ Deno.test({
           assert.match(config(Mode.Dense, 256, 576, 2048), /^bm=128 bn=64 .* split=4$/);
           assert.doesNotMatch(config(Mode.Dense, 256, 576, 7168), /split/, "18 tiles, but a 33 MB workspace");
           // 64 x 576 x 7168: 9 tiles of 64 x 64 would split 14 ways (8 MB); 36 tiles of 16 columns, unsplit, with
-          // 2-deep TMA boxes, beat them (H200, tenth session: 34.6 against 54.1 TFLOPS). So does 64 x 2112 x 2048.
-          assert.match(config(Mode.Dense, 64, 576, 7168), /^bm=64 bn=16 .* jit=shape spread=1 ktma=2$/);
+          // deep TMA boxes, beat them (H200, tenth session: 34.6 against 54.1 TFLOPS). So does 64 x 2112 x 2048.
+          assert.match(config(Mode.Dense, 64, 576, 7168), /^bm=64 bn=16 .* jit=shape spread=1 ktma=4$/);
           assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "bn=64" }), /^bm=64 bn=64 .* split=14$/);
-          assert.match(config(Mode.Dense, 64, 2112, 2048), /^bm=64 bn=16 .* spread=1 ktma=2$/);
+          assert.match(config(Mode.Dense, 64, 2112, 2048), /^bm=64 bn=16 .* spread=1 ktma=4$/);
           // 128 x 576: 36 tiles of 16 columns run unsplit (they beat 18 tiles of 32 split 7 ways, 16.5 MB).
           assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=16 .* jit=shape spread=1 ktma=2$/);
           assert.match(config(Mode.Dense, 128, 576, 7168, 1, { override: "bn=32" }), /^bm=128 bn=32 .* ktma=2$/);
@@ -143,7 +143,7 @@ Deno.test({
           // which split before the tenth session, and 128 x 512).
           assert.match(config(Mode.Dense, 257, 384, 1152), / split=2$/);
           assert.match(config(Mode.Dense, 7, 256, 1152), /^bm=64 bn=16 .* jit=shape spread=1$/, "9 K blocks: ktma=1");
-          assert.match(config(Mode.Dense, 64, 256, 7168), /^bm=64 bn=16 .* jit=shape spread=1 ktma=2$/);
+          assert.match(config(Mode.Dense, 64, 256, 7168), /^bm=64 bn=16 .* jit=shape spread=1 ktma=4$/);
           assert.match(config(Mode.Dense, 128, 512, 2048), /^bm=128 bn=16 .* jit=shape spread=1 ktma=2$/);
         },
       );
@@ -279,8 +279,16 @@ Deno.test({
         assert.match(choose(Mode.Dense, 64, 4096, 7168, 1, { override: "spread=3" }).message, /spread=0\|1\|2/);
       });
       await t.step("ktma=2 is the default at BLOCK_N 16 and 32 where spread=1 is, and where K allows it", () => {
-        // Boxes two K blocks deep halve the TMA instructions per K block (the issuing thread's bound at these tiles).
-        assert.match(config(Mode.Dense, 64, 2112, 7168), /^bm=64 bn=16 stages=16 .* jit=shape spread=1 ktma=2$/);
+        // Boxes two K blocks deep halve the TMA instructions per K block (the issuing thread's bound at these tiles);
+        // at BLOCK_M 64 and BLOCK_N 16 four deep, with three accumulator sets, where the K blocks are a multiple of 4.
+        assert.match(
+          config(Mode.Dense, 64, 2112, 7168),
+          /^bm=64 bn=16 stages=16 multicast=1 acc=triple .* jit=shape spread=1 ktma=4$/,
+        );
+        assert.match(config(Mode.Dense, 64, 2112, 7424), / acc=double .* spread=1 ktma=2$/, "58 K blocks: ktma=2");
+        assert.match(config(Mode.Dense, 64, 2112, 7168, 1, { override: "mc=2" }), / acc=double .* spread=1$/);
+        assert.match(config(Mode.Dense, 64, 2112, 7168, 1, { override: "ktma=2" }), / acc=double .* ktma=2$/);
+        assert.match(config(Mode.Dense, 64, 2112, 7168, 1, { override: "acc=double" }), / acc=double .* ktma=2$/);
         assert.match(config(Mode.Dense, 128, 2112, 7168), /^bm=128 bn=16 stages=10 .* jit=shape spread=1 ktma=2$/);
         assert.match(config(Mode.Dense, 128, 4096, 7168), /^bm=128 bn=32 .* spread=1 ktma=2$/);
         assert.doesNotMatch(config(Mode.Dense, 64, 7168, 16384), /ktma/, "BLOCK_N 64");
@@ -314,7 +322,11 @@ Deno.test({
       await t.step(
         "acc=triple and acc=quad are options the configuration string shows, refused where they cannot run",
         () => {
-          assert.match(config(Mode.Dense, 64, 2112, 7168), / acc=double /, "the default keeps two sets");
+          assert.match(
+            config(Mode.Dense, 128, 2112, 7168),
+            / acc=double /,
+            "the default keeps two sets at BLOCK_M 128",
+          );
           assert.match(
             config(Mode.Dense, 64, 2112, 7168, 1, { override: "acc=quad" }),
             /^bm=64 bn=16 stages=16 multicast=1 acc=quad .* spread=1 ktma=2$/,
