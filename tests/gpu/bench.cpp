@@ -98,7 +98,8 @@ struct Row {
   int64_t g, m, n, k;
   double us = -1, us_min = -1, tflops = 0, gbs = 0, bytes = 0;  // GPU time (queue held full); -1: not measured
   double us_call = -1, host_us = -1;  // per call as issued (host-paced), and the host's queueing time per call
-  double floor_us = -1;  // dense: the streaming floor's GPU time (stream_floor_kernel); -1: not measured
+  double floor_us = -1;  // dense: the streaming floor's GPU time (stream_floor_kernel, its fastest variant); -1: none
+  std::string floor_variant;  // which: "U<loads in flight per thread> x<CTAs per SM>"
   int samples = 0, batch = 0, sets = 0;
 };
 
@@ -401,9 +402,10 @@ static int time_calls(Api& api, Timer& tm, F call, int sets, int samples, int ba
 // GEMM is (programmatic dependent launch on the legacy default stream, back to back behind the spin kernel, the same
 // rotating sets), so its time is what moving the minimum bytes costs on this board with one kernel per call: the
 // launch, the first load's latency and the transfer. The "% of HBM bound" target (bytes / 4.8 TB/s) cannot be beaten
-// by any kernel whose time is above this floor's. 16-byte loads (ld.global.nc, L1 no-allocate) four in flight per
-// thread, 8 CTAs of 256 threads per SM (128 KB in flight per SM, above the ~36 KB that 4.8 TB/s x 1 us of latency
-// spread over 132 SMs needs: Little's law), tails of fewer than 16 bytes read bytewise.
+// by any kernel whose time is above this floor's. 16-byte loads (ld.global.nc, L1 no-allocate), U in flight per
+// thread, G CTAs of 256 threads per SM, tails of fewer than 16 bytes read bytewise. Each shape times the six
+// variants of kFloorVariants (U 4 or 8, G 4, 8 or 16: from 64 KB to 512 KB in flight per SM, against the ~36 KB that
+// 4.8 TB/s x 1 us of latency over 132 SMs needs, Little's law) and keeps the fastest.
 struct FloorSegs {
   const uint8_t* src[4];
   long long src_bytes[4];
@@ -420,6 +422,7 @@ __device__ __forceinline__ uint4 ld_stream(const uint4* p) {
   return v;
 }
 
+template <int U>
 __global__ void __launch_bounds__(256) stream_floor_kernel(FloorSegs s) {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   asm volatile("griddepcontrol.wait;" ::: "memory");  // like the GEMM: no global access before the prior grid ends
@@ -430,10 +433,12 @@ __global__ void __launch_bounds__(256) stream_floor_kernel(FloorSegs s) {
     const uint4* p = reinterpret_cast<const uint4*>(s.src[q]);
     const long long n = s.src_bytes[q] / 16;
     long long i = tid;
-    for (; i + 3 * stride < n; i += 4 * stride) {
-      const uint4 a = ld_stream(p + i), b = ld_stream(p + i + stride), c = ld_stream(p + i + 2 * stride),
-                  d = ld_stream(p + i + 3 * stride);
-      acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
+    for (; i + (U - 1) * stride < n; i += U * stride) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) v[u] = ld_stream(p + i + u * stride);
+#pragma unroll
+      for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     }
     for (; i < n; i += stride) {
       const uint4 a = ld_stream(p + i);
@@ -450,8 +455,14 @@ __global__ void __launch_bounds__(256) stream_floor_kernel(FloorSegs s) {
   if (acc == 0x9E3779B9u) atomicAdd(s.sink, 1u);
 }
 
+// The variants each shape's floor is timed in: loads in flight per thread, CTAs per SM.
+struct FloorVariant {
+  int unroll, ctas_per_sm;
+};
+static const FloorVariant kFloorVariants[] = {{4, 4}, {4, 8}, {4, 16}, {8, 4}, {8, 8}, {8, 16}};
+
 // Launches the streaming floor over one dense set (t: a, sfa, b, sfb, d); returns a go status.
-static int launch_floor(const std::vector<go_tensor>& t, const Shape& sh, unsigned* sink, int sms) {
+static int launch_floor(const std::vector<go_tensor>& t, const Shape& sh, unsigned* sink, int sms, FloorVariant v) {
   const int64_t M = sh.m, N = sh.n, K = sh.k, KB = (K + 127) / 128, NB = (N + 127) / 128;
   FloorSegs s;
   s.src[0] = static_cast<const uint8_t*>(t[0].data);
@@ -467,7 +478,7 @@ static int launch_floor(const std::vector<go_tensor>& t, const Shape& sh, unsign
   s.sink = sink;
   cudaLaunchConfig_t cfg;
   std::memset(&cfg, 0, sizeof cfg);
-  cfg.gridDim = dim3(static_cast<unsigned>(8 * sms));
+  cfg.gridDim = dim3(static_cast<unsigned>(v.ctas_per_sm * sms));
   cfg.blockDim = dim3(256);
   cfg.stream = 0;
   cudaLaunchAttribute attr;
@@ -475,7 +486,8 @@ static int launch_floor(const std::vector<go_tensor>& t, const Shape& sh, unsign
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, stream_floor_kernel, s);
+  const cudaError_t e = v.unroll == 8 ? cudaLaunchKernelEx(&cfg, stream_floor_kernel<8>, s)
+                                      : cudaLaunchKernelEx(&cfg, stream_floor_kernel<4>, s);
   if (e != cudaSuccess) {
     std::printf("  stream_floor_kernel: %s\n", cudaGetErrorString(e));
     return GO_ERR_DEVICE;
@@ -596,7 +608,8 @@ static void print_row(const std::string& name, const Row& r, const std::string& 
   else
     std::printf("%-34s %10.1f %10.1f %9.1f %9.1f %9.1f %7.1f %5d  %s%s\n", name.c_str(), r.us, r.us_min, r.tflops, r.gbs,
                 r.us_call, r.host_us, r.sets, cfg.c_str(),
-                r.floor_us > 0 ? (" [streaming floor " + std::to_string(r.floor_us) + " us]").c_str() : "");
+                r.floor_us > 0 ? (" [streaming floor " + std::to_string(r.floor_us) + " us, " + r.floor_variant + "]").c_str()
+                               : "");
   std::fflush(stdout);
 }
 
@@ -783,7 +796,8 @@ int main(int argc, char** argv) {
              ",\"batch\":" + std::to_string(r.batch) + ",\"sets\":" + std::to_string(r.sets) +
              ",\"us_call\":" + json_num(r.us_call) + ",\"host_us\":" + json_num(r.host_us) +
              ",\"timing\":" + json_str(r.timing) +
-             (r.floor_us > 0 ? ",\"floor_us\":" + json_num(r.floor_us) : std::string());
+             (r.floor_us > 0 ? ",\"floor_us\":" + json_num(r.floor_us) + ",\"floor_variant\":" + json_str(r.floor_variant)
+                             : std::string());
       else
         o += ",\"error\":" + json_str(r.error);
       o += ",\"bytes\":" + json_num(r.bytes) + ",\"config\":" + json_str(r.config);
@@ -823,15 +837,22 @@ int main(int argc, char** argv) {
         if (sh.kind == DENSE && !no_floor && r.error.empty()) {
           doing(sh.name() + " (streaming floor)");
           const int sets = static_cast<int>(P.sets.size());
-          Timing tf;
-          const int st = time_calls(
-              api, tm, [&](int i) { return launch_floor(P.sets[static_cast<size_t>(i % sets)], sh, sink, sms); }, sets,
-              samples, 10, true, &tf);
-          if (st != 0 || tf.gpu.empty()) {
-            std::printf("  %s: the streaming floor failed (status %d); its column stays empty\n", sh.name().c_str(), st);
-            api.sync();
-          } else {
-            r.floor_us = median(tf.gpu);
+          for (const FloorVariant v : kFloorVariants) {
+            Timing tf;
+            const int st = time_calls(
+                api, tm, [&](int i) { return launch_floor(P.sets[static_cast<size_t>(i % sets)], sh, sink, sms, v); },
+                sets, samples, 10, true, &tf);
+            if (st != 0 || tf.gpu.empty()) {
+              std::printf("  %s: the streaming floor (U %d, %d CTAs per SM) failed (status %d)\n", sh.name().c_str(),
+                          v.unroll, v.ctas_per_sm, st);
+              api.sync();
+              continue;
+            }
+            const double us = median(tf.gpu);
+            if (r.floor_us < 0 || us < r.floor_us) {
+              r.floor_us = us;
+              r.floor_variant = "U" + std::to_string(v.unroll) + " x" + std::to_string(v.ctas_per_sm);
+            }
           }
         }
       }
