@@ -336,6 +336,20 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // split K unless split is named (below): 128 x 576 x 7168, 36 tiles, 52.9 TFLOPS at BLOCK_N 32 split 7 ways, 57.8 at
   // 16 unsplit, 49.2 at 16 split 3 ways; 64 x 576, 27.4 split against 27.7 unsplit (H200, seventh session).
   if (best.bn == 32 && 2 * tiles_of(p, 32) <= sms && tiles_of(p, 16) <= sms) best.bn = 16;
+  // Where that leaves 64 < M <= 128 on 128 x 16 tiles: BLOCK_M 64 (two row blocks; B is read twice, the second time
+  // mostly from L2) with the narrower of BLOCK_N 16 and 32 whose tiles fit one wave: twice the CTAs, each with half
+  // the A rows (H200, eleventh session, TFLOPS: 128 x 2112 x 7168 313.0 -> 353.1 at 64 x 32, 128 x 576 x 7168 94.0 ->
+  // 116.6 at 64 x 16 with ktma=4 and acc=triple, below; 128 x 4096 x 7168, whose 64 x 32 tiles would need two waves,
+  // keeps 128 x 32: 525.8 against 385.7).
+  if (p.mode == kFastNormal && best.bm == 128 && best.bn == 16 && p.M > 64 && p.m_blocks == 1) {
+    for (const int bn : {16, 32}) {
+      if (2 * tiles_of(p, bn) <= sms) {
+        best.bm = 64;
+        best.bn = bn;
+        break;
+      }
+    }
+  }
   // Where such a GEMM keeps BLOCK_N 64 (N too wide for 32), BLOCK_M 64 with BLOCK_N 128: as many tiles, each of one
   // math warpgroup on m64n128 wgmmas instead of two on m64n64 (H200, seventh session: 128 x 7168 x 16384 586 -> 640
   // TFLOPS, 128 x 7168 x 2048 356 -> 373; at 128 x 4096 x 7168, against BLOCK_N 32, it lost: 337 against 358).

@@ -96,9 +96,13 @@ Deno.test({
           // 112 tiles of 128 x 64 become 112 of 64 x 128 (one math warpgroup on m64n128).
           assert.match(config(Mode.Dense, 128, 7168, 16384), /^bm=64 bn=128 stages=7 /, "112 tiles of 64 x 128");
           assert.match(config(Mode.Dense, 128, 7168, 2048), /^bm=64 bn=128 /);
-          // 64 tiles of 64 columns: 128 of 32, one wave; 33: 132 of 16.
+          // 64 tiles of 64 columns: 128 of 32, one wave; 33: 132 of 16, which become 132 of 64 x 32 (two row blocks),
+          // and 128 x 576's 36 of 128 x 16 become 72 of 64 x 16; 128 x 4096 keeps 128 x 32 (64 x 32: two waves).
           assert.match(config(Mode.Dense, 128, 4096, 7168), /^bm=128 bn=32 /);
-          assert.match(config(Mode.Dense, 128, 2112, 7168), /^bm=128 bn=16 /);
+          assert.match(config(Mode.Dense, 128, 2112, 7168), /^bm=64 bn=32 .* spread=1 ktma=2$/);
+          assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=64 bn=16 .* acc=triple .* ktma=4$/);
+          assert.match(config(Mode.Dense, 100, 2112, 7168), /^bm=64 bn=32 /, "M = 100: two row blocks of 64");
+          assert.match(config(Mode.Dense, 128, 2112, 7168, 1, { override: "bm=128" }), /^bm=128 bn=32 /);
           assert.match(config(Mode.Dense, 64, 4096, 7168), /^bm=64 bn=32 stages=16 /, "BLOCK_M 64 alike");
           assert.match(config(Mode.Dense, 64, 2112, 7168), /^bm=64 bn=16 stages=16 /);
           assert.match(config(Mode.Dense, 64, 7168, 7168), /^bm=64 bn=64 /, "112 tiles of 64 columns");
@@ -120,12 +124,12 @@ Deno.test({
           assert.match(config(Mode.Dense, 64, 576, 7168), /^bm=64 bn=16 .* jit=shape spread=1 ktma=4$/);
           assert.match(config(Mode.Dense, 64, 576, 7168, 1, { override: "bn=64" }), /^bm=64 bn=64 .* split=14$/);
           assert.match(config(Mode.Dense, 64, 2112, 2048), /^bm=64 bn=16 .* spread=1 ktma=4$/);
-          // 128 x 576: 36 tiles of 16 columns run unsplit (they beat 18 tiles of 32 split 7 ways, 16.5 MB).
-          assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=128 bn=16 .* jit=shape spread=1 ktma=2$/);
-          assert.match(config(Mode.Dense, 128, 576, 7168, 1, { override: "bn=32" }), /^bm=128 bn=32 .* ktma=2$/);
+          // 128 x 576: 72 tiles of 64 x 16 run unsplit (36 of 128 x 16 beat 18 of 128 x 32 split 7 ways, 16.5 MB).
+          assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=64 bn=16 .* jit=shape spread=1 ktma=4$/);
+          assert.match(config(Mode.Dense, 128, 576, 7168, 1, { override: "bn=32" }), /^bm=64 bn=32 .* ktma=2$/);
           assert.match(
             config(Mode.Dense, 128, 576, 7168, 1, { override: "bn=32,ktma=1" }),
-            /^bm=128 bn=32 .* spread=1 split=7$/,
+            /^bm=64 bn=32 .* spread=1 split=3$/, // 36 tiles of 64 x 32
           );
           assert.doesNotMatch(config(Mode.Dense, 128, 2112, 7168), /split/, "a 60 MB workspace would not stay in L2");
           assert.doesNotMatch(config(Mode.Dense, 64, 4096, 7168), /split/, "64 tiles fill half the SMs");
@@ -144,7 +148,7 @@ Deno.test({
           assert.match(config(Mode.Dense, 257, 384, 1152), / split=2$/);
           assert.match(config(Mode.Dense, 7, 256, 1152), /^bm=64 bn=16 .* jit=shape spread=1$/, "9 K blocks: ktma=1");
           assert.match(config(Mode.Dense, 64, 256, 7168), /^bm=64 bn=16 .* jit=shape spread=1 ktma=4$/);
-          assert.match(config(Mode.Dense, 128, 512, 2048), /^bm=128 bn=16 .* jit=shape spread=1 ktma=2$/);
+          assert.match(config(Mode.Dense, 128, 512, 2048), /^bm=64 bn=16 .* jit=shape spread=1 ktma=4$/);
         },
       );
       await t.step("contiguous layouts take BLOCK_M 256 only when their groups fit 256-row tiles", () => {
@@ -289,7 +293,11 @@ Deno.test({
         assert.match(config(Mode.Dense, 64, 2112, 7168, 1, { override: "mc=2" }), / acc=double .* spread=1$/);
         assert.match(config(Mode.Dense, 64, 2112, 7168, 1, { override: "ktma=2" }), / acc=double .* ktma=2$/);
         assert.match(config(Mode.Dense, 64, 2112, 7168, 1, { override: "acc=double" }), / acc=double .* ktma=2$/);
-        assert.match(config(Mode.Dense, 128, 2112, 7168), /^bm=128 bn=16 stages=10 .* jit=shape spread=1 ktma=2$/);
+        assert.match(config(Mode.Dense, 128, 2112, 7168), /^bm=64 bn=32 stages=16 .* jit=shape spread=1 ktma=2$/);
+        assert.match(
+          config(Mode.Dense, 128, 2112, 7168, 1, { override: "bm=128,bn=16" }),
+          /^bm=128 bn=16 stages=10 .* jit=shape spread=1 ktma=2$/,
+        );
         assert.match(config(Mode.Dense, 128, 4096, 7168), /^bm=128 bn=32 .* spread=1 ktma=2$/);
         assert.doesNotMatch(config(Mode.Dense, 64, 7168, 16384), /ktma/, "BLOCK_N 64");
         assert.doesNotMatch(config(Mode.Dense, 4096, 7168, 16384), /ktma/, "M = 4096");
