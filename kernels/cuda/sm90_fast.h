@@ -73,7 +73,7 @@ struct FastChoice {
   int multicast = 1;    // CTAs per cluster sharing the A tile (1 or 2)
   bool double_acc = true;  // two accumulator sets (BN <= 128)
   int acc_sets = 2;        // with double_acc: 2, or 3 / 4 sets taken in turn (acc=triple|quad: unsplit, no ahead=1,
-                           // BN <= 64, at least as many K blocks as sets)
+                           // BN <= 64; with fewer K blocks than sets a call runs 2)
   bool halves = false;     // one set issued as two wgmma groups of BN / 2 columns: one is promoted while the other
                            // runs (acc=halves; BN a multiple of 16)
   bool ahead = false;      // the next tile's first K block is issued before this tile's epilogue (ahead=1)

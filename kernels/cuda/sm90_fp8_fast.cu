@@ -386,8 +386,8 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
   // are a multiple of 4 (H200, eleventh session, TFLOPS against ktma=2 with two sets: 64 x 2112 x 7168 188.6 ->
   // 195.6, 64 x 576 x 7168 53.4 -> 58.9; ktma=4 alone 189.9 and 56.6; at BLOCK_N 32, 64 x 4096 x 7168, 329.1 -> 319.0,
   // and at BLOCK_M 128 much slower: 128 x 2112 x 7168 313.4 -> 170.1).
-  const bool deep = !named.ktma && !named.acc && !best.k_alternate && best.ktma == 2 && best.bm == 64 && best.bn == 16 && p.K % kFBK == 0 &&
-                    (p.K / kFBK) % 4 == 0;
+  const bool deep = !named.ktma && !named.acc && !best.k_alternate && best.ktma == 2 && best.bm == 64 &&
+                    best.bn == 16 && p.K % kFBK == 0 && (p.K / kFBK) % 4 == 0;
   if (deep) best.ktma = 4;
   // A contiguous layout's groups start on mk_alignment (128-row) boundaries, which a 256-row tile could straddle:
   // bm=256 applies to it only where every group fits 256-row tiles (p.tiles256); otherwise it keeps 128. A call does

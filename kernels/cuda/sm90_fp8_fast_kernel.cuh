@@ -105,10 +105,11 @@ __device__ long long go_fast_trace[5][256];
 #endif
 // acc=triple|quad (FastChoice::acc_sets 3 or 4, with two-set kernels' kDoubleAcc): that many accumulator sets taken
 // in turn, K block b in set b % S, so S - 1 blocks' wgmma groups are on the tensor cores while the oldest is promoted
-// (acc=double keeps one in flight). Promotion order, and so the bits, are acc=double's. For narrow tiles at small M,
-// where a K block's chain of 4 dependent wgmmas takes longer than its promotion: the trace of the tenth session
-// (H200, BLOCK_N 16, ktma=2) put the math at 230-240 cycles per K block with two sets. Unsplit, without ahead=1,
-// with at least as many K blocks as sets (the launcher checks).
+// (acc=double keeps one in flight). Promotion order, and so the bits, are acc=double's. Built for narrow tiles at
+// small M, where the trace of the tenth session (H200, BLOCK_N 16, ktma=2) put the math at 230-240 cycles per K block
+// with two sets; alone it measured level there (eleventh session), with ktma=4 at BLOCK_M 64 x BLOCK_N 16 faster
+// (the heuristic's choice, sm90_fp8_fast.cu). Unsplit, without ahead=1, with at least as many K blocks as sets (the
+// launcher runs two sets otherwise).
 #ifndef GO_FAST_ACC_SETS
 #define GO_FAST_ACC_SETS 2
 #endif
