@@ -274,8 +274,9 @@ void fill_blocks(FastParams* p, const FastChoice& c) {
 // or 80 whose waves cost least, where that beats BLOCK_M 128 (the cost model is below: 4096 x 2112 takes 256 x 96, 4096
 // x 576 256 x 80). At BLOCK_M <= 128, BLOCK_N 128 narrows to 112 or 96 where that needs no more waves; a dense GEMM of
 // one row block takes BLOCK_N 32 or 16 for few tiles (then with TMA boxes two K blocks deep, ktma=2, or at BLOCK_M 64
-// and BLOCK_N 16 four deep with three accumulator sets, ktma=4 acc=triple), or 64 x 128
-// tiles; with at least 8 K blocks its copies are issued by three producer threads (spread=1). Two accumulator sets up
+// and BLOCK_N 16 four deep with three accumulator sets, ktma=4 acc=triple; M = 128 on 64-row tiles where that fills
+// more SMs), or 128 x 64 tiles (ktma=2 with at least 64 K blocks); with at least 8 K blocks its copies are issued by
+// three producer threads (spread=1). Two accumulator sets up
 // to 128 at BLOCK_M 128 (BLOCK_M 256 has room for one); no multicast (within +-8 % with this producer, 1.4-1.8x slower
 // with the one-warp producer); the four-warp producer with per-thread stage release; SFA by TMA where its layout allows
 // (+2-7 % over per-thread copies at BLOCK_M 128); the epilogue through shared memory and TMA stores (over the math
@@ -350,13 +351,10 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
       }
     }
   }
-  // Where such a GEMM keeps BLOCK_N 64 (N too wide for 32), BLOCK_M 64 with BLOCK_N 128: as many tiles, each of one
-  // math warpgroup on m64n128 wgmmas instead of two on m64n64 (H200, seventh session: 128 x 7168 x 16384 586 -> 640
-  // TFLOPS, 128 x 7168 x 2048 356 -> 373; at 128 x 4096 x 7168, against BLOCK_N 32, it lost: 337 against 358).
-  if (p.mode == kFastNormal && best.bm == 128 && best.bn == 64 && p.m_blocks == 1 && p.M > 64 && p.N % 128 == 0) {
-    best.bm = 64;
-    best.bn = 128;
-  }
+  // Where such a GEMM keeps BLOCK_N 64 (N too wide for 32) it keeps 128 x 64 tiles. From the seventh to the tenth
+  // session it took 64 x 128 instead (one math warpgroup on m64n128; then 128 x 7168 x 16384 586 -> 640 TFLOPS), which
+  // with three issuing producer threads (spread=1, below) no longer paid (H200, eleventh session: 128 x 7168 x 16384
+  // 720.2 at 64 x 128 against 757.7 at 128 x 64 and 783.7 with ktma=2, below; 128 x 7168 x 2048 437.7 against 450.0).
   // Three issuing producer threads (spread=1) for a dense GEMM of one row block with at least 8 K blocks, where one
   // issuing thread bounded the K loop (H200, ninth session, the 14 dense M <= 128 shapes: 64 x 2112 x 7168 106.3 ->
   // 133.6 TFLOPS, 64 x 4096 x 7168 203.1 -> 252.6, 128 x 4096 x 7168 373.5 -> 444.1; level at K = 512 and 64 x 576,
@@ -381,7 +379,10 @@ bool choose_fast_config(const FastParams& p0, int sms, const char* override_text
     // An override of BLOCK_N past 128 or of two accumulator sets takes the heuristic's BLOCK_M 256 back to 128.
     if (!named.bm && best.bm == 256 && (best.bn > 128 || (named.acc && best.double_acc))) best.bm = 128;
   }
-  if (!named.ktma) best.ktma = one_row_block && best.bn <= 32 ? 2 : 1;
+  // And 128 x 64 tiles with at least 64 K blocks (eleventh session: 128 x 7168 x 16384 757.7 -> 783.7; at 16 K blocks,
+  // 128 x 7168 x 2048, 450.0 -> 438.7).
+  const bool wide_deep = best.bm == 128 && best.bn == 64 && (p.K + kFBK - 1) / kFBK >= 64;
+  if (!named.ktma) best.ktma = one_row_block && (best.bn <= 32 || wide_deep) ? 2 : 1;
   // At BLOCK_M 64 and BLOCK_N 16, boxes four K blocks deep with three accumulator sets (acc=triple) where the K blocks
   // are a multiple of 4 (H200, eleventh session, TFLOPS against ktma=2 with two sets: 64 x 2112 x 7168 188.6 ->
   // 195.6, 64 x 576 x 7168 53.4 -> 58.9; ktma=4 alone 189.9 and 56.6; at BLOCK_N 32, 64 x 4096 x 7168, 329.1 -> 319.0,

@@ -89,13 +89,14 @@ Deno.test({
         assert.match(config(Mode.Masked, 128, 7168, 3072, 6), /^bm=128 bn=112 /, "336 and 384 tiles: 3 waves");
       });
       await t.step(
-        "M <= 64 takes BLOCK_M 64 with 12 stages; M = 128 takes 64 x 128 tiles; both take BLOCK_N 32 or 16 for few tiles",
+        "M <= 64 takes BLOCK_M 64 with 12 stages; M = 128 keeps 128 x 64 tiles; both take BLOCK_N 32 or 16 for few tiles",
         () => {
           assert.match(config(Mode.Dense, 64, 7168, 16384), /^bm=64 bn=64 stages=12 multicast=1 acc=double /);
           assert.match(config(Mode.Dense, 1, 768, 512), /^bm=64 /);
-          // 112 tiles of 128 x 64 become 112 of 64 x 128 (one math warpgroup on m64n128).
-          assert.match(config(Mode.Dense, 128, 7168, 16384), /^bm=64 bn=128 stages=7 /, "112 tiles of 64 x 128");
-          assert.match(config(Mode.Dense, 128, 7168, 2048), /^bm=64 bn=128 /);
+          // 112 tiles of 128 x 64 (64 x 128 from the seventh to the tenth session), with boxes two K blocks deep
+          // where there are at least 64 K blocks.
+          assert.match(config(Mode.Dense, 128, 7168, 16384), /^bm=128 bn=64 stages=\d+ .* spread=1 ktma=2$/);
+          assert.match(config(Mode.Dense, 128, 7168, 2048), /^bm=128 bn=64 .* spread=1$/, "16 K blocks: ktma=1");
           // 64 tiles of 64 columns: 128 of 32, one wave; 33: 132 of 16, which become 132 of 64 x 32 (two row blocks),
           // and 128 x 576's 36 of 128 x 16 become 72 of 64 x 16; 128 x 4096 keeps 128 x 32 (64 x 32: two waves).
           assert.match(config(Mode.Dense, 128, 4096, 7168), /^bm=128 bn=32 /);
