@@ -186,6 +186,9 @@ if has bench && [ -z "${HUNG:-}" ]; then
     note "bench $(grep -m1 -E '^- geometric mean' "$OUT/gpu_table.md")"
     note "bench $(grep -m1 -E '^- 4096×7168×16384' "$OUT/gpu_table.md")"
     note "bench $(grep -m1 -E '^- % of HBM bound' "$OUT/gpu_table.md")"
+    if grep -q -E '^- the streaming floor' "$OUT/gpu_table.md"; then
+      note "bench $(grep -m1 -E '^- the streaming floor' "$OUT/gpu_table.md")"
+    fi
   fi
   (cd "$OUT" && tar czf bench.tgz $(ls bench_ours.json bench_torch.json bench_warm.json bench_cfg2.json gpu_table.md clocks.csv 2>/dev/null)) 2>/dev/null
   rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/bench_cfg2.json" "$OUT/gpu_table.md" \
