@@ -677,7 +677,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     uint32_t xi = 0;  // kalt=1: exchanges so far (odd K blocks); buffer xi % 2, phase (xi / 2) % 2
     const uint32_t xfull_u = smem_addr(xfull), xempty_u = smem_addr(xempty);
     bool prev_chunk_tma = false;  // epi=tma: the last chunk this warpgroup stored went by TMA (one bulk group)
-    float F[kWaves * NA], P[C::kHalves ? 1 : NA], P2[C::kDoubleAcc ? NA : 1];
+    float F[kWaves * NA], P[C::kHalves ? 1 : NA], P2[kSets == 2 ? NA : 1];
     float Q[kSets > 2 ? kSets : 1][kSets > 2 ? NA : 1];  // acc=triple|quad: the sets, indexed by constants only
 #pragma unroll
     for (int j = 0; j < (kSets > 2 ? kSets : 1); ++j)
@@ -687,7 +687,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
 #pragma unroll
     for (int i = 0; i < (C::kHalves ? 1 : NA); ++i) P[i] = 0.0f;
 #pragma unroll
-    for (int i = 0; i < (C::kDoubleAcc ? NA : 1); ++i) P2[i] = 0.0f;
+    for (int i = 0; i < (kSets == 2 ? NA : 1); ++i) P2[i] = 0.0f;
 #pragma unroll
     for (int i = 0; i < (C::kHalves ? NA / 2 : 1); ++i) Ph0[i] = Ph1[i] = 0.0f;
     const int r_lo = acc_row(tid, 0);
