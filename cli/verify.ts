@@ -3,7 +3,11 @@
  * every backend that can run here, each against the reference model that backend declares, bit for bit. A table
  * and a one-line summary go to stdout, progress to stderr; `--json` / `--junit` write reports; `--baseline` fails
  * on any case that got worse; `--shard I/N` runs every N-th case (1-based I, like Jest and Playwright).
- * Exit status: 0 all pass, 1 any failure or regression, 2 unusable input or environment.
+ * Exit status: 0 all pass, 1 any failure, error or regression, 2 unusable input or environment.
+ *
+ * Every backend but the pseudo-backend `reference` runs out of process, in a backend host (`cli/host/`,
+ * `docs/backend-protocol.md`): a segfault, abort, CUDA fault or a case past `--case-timeout` is an ERROR row naming
+ * the signal or the timeout, the host is restarted, and the run goes on. The reports are rewritten after every case.
  *
  * With no `--backend`, the CPU backend always runs, CUDA runs where a GPU is present and is otherwise reported as
  * not available (its cases are skipped, never passed), and the pseudo-backend `reference` checks the stored
@@ -19,38 +23,49 @@
  * @module
  */
 import denoConfig from "../deno.json" with { type: "json" };
-import { type Backend, gpuPresent, openBackend } from "../ffi/backend.ts";
+import { gpuPresent, openBackend } from "../ffi/backend.ts";
 import { BackendNotAvailableError } from "../ffi/errors.ts";
 import { MODEL_CODES } from "../ffi/models.ts";
 import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
 import { runOp, runOpNames } from "./run_ops.ts";
 import { findRegressions, parseBaseline } from "./verify/baseline.ts";
-import { type CaseResult, formatSummary, formatTable, type Report, summarize, toJUnit } from "./verify/report.ts";
-import { baseResult, runCase, type VerifyBackend } from "./verify/runner.ts";
-import { collectCases, runOnDevices } from "./verify/devices.ts";
+import { hostCommand, HostedBackend } from "./host/hosted_backend.ts";
+import { HostStartError } from "./host/process.ts";
+import { hostedExecutor, inProcessExecutor } from "./verify/executors.ts";
+import { type CaseResult, formatSummary, formatTable, type Report } from "./verify/report.ts";
+import { ReportFiles } from "./verify/report_files.ts";
+import { baseResult, runCase, type VerifyBackend, type VerifyCase } from "./verify/runner.ts";
+import { collectCases, dealRoundRobin, runOnDevices } from "./verify/devices.ts";
 
-const USAGE =
-  `Usage: oracle verify [--backend cpu|cuda|reference|PATH.so]... [--ops GLOB] [--suite fixtures|edge|deepseek-v3|all]
-                     [--model NAME] [--sample FRACTION] [--seed N] [--shard I/N] [--json FILE] [--junit FILE]
-                     [--baseline FILE] [--workers N]
+const USAGE = `Usage: oracle verify [--backend cpu|cuda|reference|PATH.so|cmd:COMMAND]... [--ops GLOB]
+                     [--suite fixtures|edge|deepseek-v3|all] [--model NAME] [--sample FRACTION] [--seed N]
+                     [--shard I/N] [--json FILE] [--junit FILE] [--baseline FILE] [--workers N]
+                     [--case-timeout SECONDS] [--host-start-timeout SECONDS] [--in-process]
 
 Runs every case of the suites on every backend against the reference model the backend declares (bit for bit).
+Every backend but the reference runs in a child process (a backend host, docs/backend-protocol.md): a crash or a
+hang of the kernel is an ERROR row for that case, the host is restarted and the run goes on.
 
   --backend B      cpu (built on demand), cuda (where a GPU is present), reference (stored fixtures vs the current
-                   reference), or the path of any library implementing kernels/gemm_oracle.h. Repeatable.
-                   Default: reference, cpu and cuda (cuda reported as not available where there is no GPU).
+                   reference), the path of any library implementing kernels/gemm_oracle.h, or cmd:COMMAND, a
+                   program in any language that speaks the backend protocol (python: gemm_oracle.serve).
+                   Repeatable. Default: reference, cpu and cuda (cuda reported as not available without a GPU).
   --ops GLOB       only ops whose DeepGEMM name matches (e.g. 'fp8_gemm_*', 'm_grouped_*')
   --suite S        fixtures | edge | deepseek-v3 | all (default: fixtures and edge)
   --model NAME     check every backend against this model instead of the one it declares
   --sample F       fraction of output tiles checked for the DeepSeek-V3 shapes (default 0.02)
   --seed N         added to every generated case's seed (default 0: the recorded inputs)
   --shard I/N      run the I-th of N interleaved shards (1-based)
-  --json FILE      write the JSON report (interfaces.md §4)
-  --junit FILE     write JUnit XML
+  --json FILE      write the JSON report (rewritten after every case; "complete": true once finished)
+  --junit FILE     write JUnit XML (rewritten after every case)
   --baseline FILE  fail when a case got worse than in this earlier JSON report
   --workers N      reference Workers (default: all cores)
+  --case-timeout S seconds one case may take on a backend before its host is killed (default 300)
+  --host-start-timeout S
+                   seconds a backend host may take to start and say hello (default 120)
+  --in-process     load C ABI libraries into this process instead (no protection from their crashes or hangs)
 
-Exit status: 0 all pass, 1 any failure or regression, 2 unusable input or environment.
+Exit status: 0 all pass, 1 any failure, error, crash, timeout or regression, 2 unusable input or environment.
 `;
 
 /** Parses `I/N` (1 ≤ I ≤ N). */
@@ -74,49 +89,108 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^(?:${esc})$`);
 }
 
+/** The backends of a run, opened. */
 interface Opened {
+  /** Backends that run every case in one lane. */
   handles: VerifyBackend[];
-  /** GPU count per backend name (backends with more than one device run in one Worker per device). */
-  devices: Map<string, number>;
+  /** Backends on several GPUs: one handle per device, each taking every n-th case. */
+  spread: { name: string; devices: VerifyBackend[] }[];
+  /** C ABI libraries loaded in process on several GPUs (`--in-process`): name → device count (one Worker each). */
+  workerDevices: Map<string, number>;
   report: Report["backends"];
-  close(): void;
+  close(): Promise<void>;
 }
 
-async function openBackends(names: string[], explicit: boolean, io: CliIo): Promise<Opened> {
-  const handles: VerifyBackend[] = [], report: Report["backends"] = [], loaded: Backend[] = [];
-  const devices = new Map<string, number>();
-  for (const name of names) {
-    if (name === "reference") {
-      handles.push({ name, backend: null, modelFor: () => undefined });
-      report.push({ name, status: "available", model: "stored fixture outputs vs the current reference" });
-      continue;
-    }
-    if (name === "cuda" && !gpuPresent()) {
-      const message = "CUDA not available: no NVIDIA GPU or driver (/dev/nvidiactl absent)";
-      if (explicit) throw new BackendUnavailable(message);
-      report.push({ name, status: "unavailable", message });
-      io.stderr(`verify: ${message}; the cuda backend is skipped, not passed\n`);
-      continue;
-    }
-    try {
-      io.stderr(`verify: loading backend ${name} (building it if needed)\n`);
-      const b = await openBackend(name);
-      loaded.push(b);
-      const models = (b.info as unknown as { models?: Record<string, string> }).models ?? {};
-      handles.push({ name, backend: b, modelFor: (f) => models[f] });
-      const count = new Int32Array(1);
-      if (b.library.symbols.go_device_count(count) === 0 && count[0] > 1) devices.set(name, count[0]);
-      report.push({ name, status: "available", info: b.info });
-    } catch (e) {
-      if (e instanceof BackendNotAvailableError && !explicit) {
-        report.push({ name, status: "unavailable", message: e.message });
-        io.stderr(`verify: ${e.message}; the ${name} backend is skipped, not passed\n`);
+/** How backends are opened. */
+interface OpenOptions {
+  explicit: boolean;
+  inProcess: boolean;
+  caseTimeoutMs: number;
+  startTimeoutMs: number;
+}
+
+async function openBackends(names: string[], options: OpenOptions, io: CliIo): Promise<Opened> {
+  const opened: Opened = {
+    handles: [],
+    spread: [],
+    workerDevices: new Map(),
+    report: [],
+    close: async () => {
+      for (const c of closers.reverse()) await c();
+    },
+  };
+  const closers: (() => void | Promise<void>)[] = [];
+  const unavailable = (name: string, message: string) => {
+    if (options.explicit) throw new BackendUnavailable(`backend ${name}: ${message}`);
+    opened.report.push({ name, status: "unavailable", message });
+    io.stderr(`verify: ${message}; the ${name} backend is skipped, not passed\n`);
+  };
+  const log = (line: string) => io.stderr(`verify: ${line}\n`);
+  try {
+    for (const name of names) {
+      if (name === "reference") {
+        opened.handles.push({ name, exec: null });
+        opened.report.push({ name, status: "available", model: "stored fixture outputs vs the current reference" });
         continue;
       }
-      throw new BackendUnavailable(`backend ${name}: ${(e as Error).message}`);
+      if (name === "cuda" && !gpuPresent()) {
+        unavailable(name, "CUDA not available: no NVIDIA GPU or driver (/dev/nvidiactl absent)");
+        continue;
+      }
+      if (options.inProcess) {
+        if (name.startsWith("cmd:")) throw new UsageError(`--in-process loads C ABI libraries only, not ${name}`);
+        try {
+          io.stderr(`verify: loading backend ${name} in process (building it if needed)\n`);
+          const b = await openBackend(name);
+          closers.push(() => b.close());
+          const count = new Int32Array(1);
+          if (b.library.symbols.go_device_count(count) === 0 && count[0] > 1) opened.workerDevices.set(name, count[0]);
+          else opened.handles.push({ name, exec: inProcessExecutor(b) });
+          opened.report.push({ name, status: "available", info: b.info });
+        } catch (e) {
+          if (e instanceof BackendNotAvailableError) unavailable(name, e.message);
+          else throw new BackendUnavailable(`backend ${name}: ${(e as Error).message}`);
+        }
+        continue;
+      }
+      io.stderr(`verify: starting the backend host of ${name}\n`);
+      const hostOptions = { caseTimeoutMs: options.caseTimeoutMs, startTimeoutMs: options.startTimeoutMs, log };
+      let first: HostedBackend;
+      try {
+        first = await HostedBackend.open(hostCommand(name), hostOptions);
+      } catch (e) {
+        if (e instanceof HostStartError) throw new BackendUnavailable(`backend ${name}: ${e.message}`);
+        throw e;
+      }
+      closers.push(() => first.close());
+      if (first.hello.unavailable) {
+        unavailable(name, first.hello.unavailable);
+        continue;
+      }
+      const info = { ...first.hello.info, host: first.hello.name, ops: first.hello.ops };
+      opened.report.push({ name, status: "available", info });
+      const devices = Number(first.hello.info?.devices ?? 1);
+      if (!(Number.isSafeInteger(devices) && devices > 1)) {
+        opened.handles.push({ name, exec: hostedExecutor(first) });
+        continue;
+      }
+      // One host per GPU, each pinned to its device; the first host runs on device 0.
+      io.stderr(`verify: ${name} sees ${devices} devices: one backend host per device\n`);
+      const hosts = [first];
+      for (let d = 1; d < devices; d++) {
+        const h = await HostedBackend.open(hostCommand(name, d), hostOptions).catch((e) => {
+          throw new BackendUnavailable(`backend ${name} on device ${d}: ${(e as Error).message}`);
+        });
+        closers.push(() => h.close());
+        hosts.push(h);
+      }
+      opened.spread.push({ name, devices: hosts.map((h) => ({ name, exec: hostedExecutor(h) })) });
     }
+  } catch (e) {
+    await opened.close();
+    throw e;
   }
-  return { handles, report, devices, close: () => loaded.forEach((b) => b.close()) };
+  return opened;
 }
 
 class BackendUnavailable extends Error {}
@@ -132,6 +206,16 @@ export function knownModels(): string[] {
   return [...names].sort();
 }
 
+/** A positive number of seconds from a flag, in milliseconds. */
+function seconds(flag: string, value: unknown, dflt: number): number {
+  if (value === undefined) return dflt * 1000;
+  const v = Number(value);
+  if (!(Number.isFinite(v) && v > 0)) {
+    throw new UsageError(`--${flag} needs a positive number of seconds, got ${value}`);
+  }
+  return v * 1000;
+}
+
 async function verify(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, {
     backend: { type: "string", multiple: true },
@@ -145,6 +229,9 @@ async function verify(args: string[], io: CliIo): Promise<number> {
     junit: { type: "string" },
     baseline: { type: "string" },
     workers: { type: "string" },
+    "case-timeout": { type: "string" },
+    "host-start-timeout": { type: "string" },
+    "in-process": { type: "boolean" },
   }, "verify");
   if (values.help) {
     io.stdout(USAGE);
@@ -170,6 +257,8 @@ async function verify(args: string[], io: CliIo): Promise<number> {
   if (workers !== undefined && !(Number.isSafeInteger(workers) && workers >= 1)) {
     throw new UsageError(`--workers needs a positive integer, got ${values.workers}`);
   }
+  const caseTimeoutMs = seconds("case-timeout", values["case-timeout"], 300);
+  const startTimeoutMs = seconds("host-start-timeout", values["host-start-timeout"], 120);
   const shard = values.shard === undefined ? null : parseShard(values.shard as string);
   const baseline = values.baseline === undefined ? null : parseBaseline(
     await Deno.readTextFile(values.baseline as string).catch((e) => {
@@ -180,6 +269,9 @@ async function verify(args: string[], io: CliIo): Promise<number> {
 
   const explicit = values.backend !== undefined;
   const names = explicit ? (values.backend as string[]) : ["reference", "cpu", "cuda"];
+  for (const n of names) {
+    if (n.startsWith("cmd:") && !n.slice(4).trim()) throw new UsageError(`--backend ${n}: "cmd:" needs a command`);
+  }
 
   let cases = await collectCases(suite, sample, seed);
   if (values.ops !== undefined) {
@@ -191,7 +283,12 @@ async function verify(args: string[], io: CliIo): Promise<number> {
 
   let opened: Opened;
   try {
-    opened = await openBackends(names, explicit, io);
+    opened = await openBackends(names, {
+      explicit,
+      inProcess: values["in-process"] === true,
+      caseTimeoutMs,
+      startTimeoutMs,
+    }, io);
   } catch (e) {
     if (e instanceof BackendUnavailable) {
       io.stderr(`verify: ${e.message}\n`);
@@ -199,41 +296,57 @@ async function verify(args: string[], io: CliIo): Promise<number> {
     }
     throw e;
   }
+  const files = new ReportFiles(
+    { json: values.json as string | undefined, junit: values.junit as string | undefined },
+    denoConfig.version,
+    opened.report,
+  );
   const results: CaseResult[] = [];
+  const model = values.model as string | undefined;
   try {
-    const model = values.model as string | undefined;
-    const local = opened.handles.filter((h) => !opened.devices.has(h.name));
-    const perCase = new Map<string, CaseResult[]>();
-    // Backends with several GPUs: one Worker per device, in parallel with the local backends below.
-    const spread = Promise.all([...opened.devices].map(([name, n]) => {
-      io.stderr(`verify: spreading ${cases.length} cases over ${n} ${name} devices\n`);
-      return runOnDevices({ backend: name, suite, sample, seed, model }, cases, n, (l) => io.stderr(`verify: ${l}\n`));
-    }));
-    for (const [i, c] of cases.entries()) {
-      io.stderr(`verify: [${i + 1}/${cases.length}] ${c.id}\n`);
-      perCase.set(c.id, await runCase(c, local, { model, workers }));
+    await files.update(results, false);
+    const record = async (rows: CaseResult[]) => {
+      results.push(...rows);
+      await files.update(results, false);
+    };
+    // Lanes run side by side: the single-device backends over every case, and each device of a backend on several
+    // GPUs over every n-th case.
+    const lane = async (label: string, backends: VerifyBackend[], laneCases: readonly VerifyCase[]) => {
+      for (const [i, c] of laneCases.entries()) {
+        io.stderr(`verify: ${label}[${i + 1}/${laneCases.length}] ${c.id}\n`);
+        await record(await runCase(c, backends, { model, workers }));
+      }
+    };
+    const lanes: Promise<void>[] = [];
+    if (opened.handles.length) lanes.push(lane("", opened.handles, cases));
+    for (const { name, devices } of opened.spread) {
+      const hands = dealRoundRobin(cases, devices.length);
+      devices.forEach((d, i) => lanes.push(lane(`${name}:${i} `, [d], hands[i])));
     }
-    for (const rows of await spread) for (const r of rows) perCase.get(r.id)?.push(r);
-    for (const c of cases) results.push(...perCase.get(c.id)!);
+    for (const [name, n] of opened.workerDevices) {
+      io.stderr(`verify: spreading ${cases.length} cases over ${n} ${name} devices (in process)\n`);
+      lanes.push(
+        runOnDevices({ backend: name, suite, sample, seed, model }, cases, n, (l) => io.stderr(`verify: ${l}\n`))
+          .then(record),
+      );
+    }
+    await Promise.all(lanes);
     // The unavailable backends: one skipped row per case, so the summary counts them as skipped, never passed.
     for (const b of opened.report.filter((r) => r.status === "unavailable")) {
       for (const c of cases) results.push({ ...baseResult(c, b.name, "-", "-"), message: b.message });
     }
   } finally {
-    opened.close();
+    await opened.close();
   }
-
-  const report: Report = {
-    oracle: denoConfig.version,
-    backends: opened.report,
-    cases: results,
-    summary: summarize(results),
-  };
+  // Case order, then the order the backends were named in.
+  const caseIndex = new Map(cases.map((c, i) => [c.id, i]));
+  const backendIndex = new Map(names.map((n, i) => [n, i]));
+  results.sort((x, y) =>
+    (caseIndex.get(x.id)! - caseIndex.get(y.id)!) || (backendIndex.get(x.backend)! - backendIndex.get(y.backend)!)
+  );
+  await files.update(results, true);
+  const report = files.report(results, true);
   io.stdout(formatTable(results.filter((r) => !(r.status === "skip" && r.shape === "-"))) + "\n");
-  if (values.json !== undefined) {
-    await Deno.writeTextFile(values.json as string, JSON.stringify(report, null, 2) + "\n");
-  }
-  if (values.junit !== undefined) await Deno.writeTextFile(values.junit as string, toJUnit(report));
   let status: number = report.summary.fail + report.summary.error > 0 ? EXIT.failure : EXIT.ok;
   if (baseline) {
     const regressions = findRegressions(results, baseline.cases);

@@ -6,6 +6,7 @@
  */
 /// <reference lib="deno.worker" />
 import { openBackend } from "../../ffi/backend.ts";
+import { inProcessExecutor } from "./executors.ts";
 import { runCase } from "./runner.ts";
 import type { CaseResult } from "./report.ts";
 import { collectCases, type DeviceJob } from "./devices.ts";
@@ -17,12 +18,11 @@ self.onmessage = async (e: MessageEvent<DeviceJob>) => {
     using backend = await openBackend(job.backend);
     const st = backend.library.symbols.go_set_device(job.device);
     backend.library.check(st, "go_set_device");
-    const models = (backend.info as unknown as { models?: Record<string, string> }).models ?? {};
     const name = `${job.backend}:${job.device}`;
     const cases = (await collectCases(job.suite, job.sample, job.seed)).filter((c) => job.ids.includes(c.id));
     for (const c of cases) {
       self.postMessage({ progress: `${name} ${c.id}` });
-      const rows = await runCase(c, [{ name, backend, modelFor: (f) => models[f] }], {
+      const rows = await runCase(c, [{ name, exec: inProcessExecutor(backend) }], {
         model: job.model,
         workers: job.workers,
       });

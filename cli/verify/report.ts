@@ -6,7 +6,7 @@
  * ```ts
  * import assert from "node:assert/strict";
  * import { summarize } from "./report.ts";
- * assert.deepEqual(summarize([]), { pass: 0, fail: 0, skip: 0, error: 0 });
+ * assert.deepEqual(summarize([]), { pass: 0, fail: 0, skip: 0, error: 0, crashed: 0, timedOut: 0 });
  * ```
  * @module
  */
@@ -31,14 +31,18 @@ export interface CaseResult {
   tolerance: string;
   ms: number;
   message?: string;
+  /** For an ERROR row of a backend host: it crashed, timed out, or broke the protocol (`docs/backend-protocol.md`). */
+  fault?: "crash" | "timeout" | "protocol";
 }
 
-/** Counts per status. */
+/** Counts per status, and of the errors, how many crashed their backend host or timed out. */
 export interface Summary {
   pass: number;
   fail: number;
   skip: number;
   error: number;
+  crashed: number;
+  timedOut: number;
 }
 
 /** The whole report as written by `--json`. */
@@ -47,12 +51,18 @@ export interface Report {
   backends: { name: string; status: "available" | "unavailable"; model?: string; info?: unknown; message?: string }[];
   cases: CaseResult[];
   summary: Summary;
+  /** False while `verify` is still running (the report is rewritten after every case); true once it finished. */
+  complete: boolean;
 }
 
 /** Counts the results per status. */
 export function summarize(cases: readonly CaseResult[]): Summary {
-  const s: Summary = { pass: 0, fail: 0, skip: 0, error: 0 };
-  for (const c of cases) s[c.status]++;
+  const s: Summary = { pass: 0, fail: 0, skip: 0, error: 0, crashed: 0, timedOut: 0 };
+  for (const c of cases) {
+    s[c.status]++;
+    if (c.fault === "crash") s.crashed++;
+    if (c.fault === "timeout") s.timedOut++;
+  }
   return s;
 }
 
@@ -93,7 +103,8 @@ export function formatSummary(report: Report): string {
   const ids = new Set(report.cases.map((c) => c.id)).size;
   const unavailable = report.backends.filter((b) => b.status === "unavailable").map((b) => `${b.name} (${b.message})`);
   const tail = unavailable.length ? `; not available: ${unavailable.join(", ")}` : "";
-  return `verify: ${ids} cases, ${total} checks (case × backend): ${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped${tail}`;
+  const faults = s.crashed + s.timedOut ? ` (${s.crashed} crashed, ${s.timedOut} timed out)` : "";
+  return `verify: ${ids} cases, ${total} checks (case × backend): ${s.pass} passed, ${s.fail} failed, ${s.error} errors${faults}, ${s.skip} skipped${tail}`;
 }
 
 function xmlEscape(s: string): string {

@@ -13,13 +13,13 @@
  * ```
  * @module
  */
-import type { Backend } from "../../ffi/backend.ts";
 import type { Tensor } from "../../reference/tensor/tensor.ts";
 import { Tensor as TensorClass } from "../../reference/tensor/tensor.ts";
 import { compareTensors, type TensorComparison } from "../compare.ts";
 import { fixtureOp } from "../../fixtures/fixture_ops.ts";
 import { runOp } from "../run_ops.ts";
 import { backendOp, cloneTensor } from "./backend_ops.ts";
+import type { Executor } from "./executors.ts";
 import type { CaseResult } from "./report.ts";
 
 /** Reference outputs that say which elements are defined; they are masks, not outputs of a backend. */
@@ -43,12 +43,10 @@ export interface VerifyCase {
   readonly sample?: number;
 }
 
-/** A backend as `verify` uses it: the loaded library (or null for the pseudo-backend `reference`). */
+/** A backend as `verify` uses it: how it runs ops (null for the pseudo-backend `reference`). */
 export interface VerifyBackend {
   readonly name: string;
-  readonly backend: Backend | null;
-  /** The model the backend declares for a family (`go_backend_info` "models"). */
-  modelFor(family: string): string | undefined;
+  readonly exec: Executor | null;
 }
 
 /** `a=7x256 b=64x256`: the shapes of the inputs, for the report. */
@@ -166,11 +164,15 @@ export async function runCase(
   for (const vb of backends) {
     const t0 = performance.now();
     const bop = backendOp(c.op);
-    const family = bop?.family ?? c.op;
-    const model = options.model ?? (vb.backend ? vb.modelFor(family) : undefined) ?? refOp?.defaultModel ?? "exact";
+    const declared = vb.exec?.declaration(c.op);
+    const declaredModel = declared && "model" in declared ? declared.model : undefined;
+    // `--model` may use the ABI's spelling (tf32, sm90_mqa): the reference's name is what is compared against.
+    const model = options.model !== undefined
+      ? (bop?.referenceModel?.(options.model) ?? options.model)
+      : declaredModel ?? refOp?.defaultModel ?? "exact";
     const r = baseResult(c, vb.name, model, shape);
     try {
-      if (vb.backend === null) {
+      if (vb.exec === null) {
         // The pseudo-backend: stored fixture outputs against the current reference.
         if (!c.expected) continue; // the pseudo-backend checks stored fixtures only; generated cases have none
         let checked = 0, mismatches = 0, maxUlp = 0, calc = 0;
@@ -200,24 +202,27 @@ export async function runCase(
         });
         if (notes.length) r.message = notes.join("; ");
       } else {
-        if (!bop) {
-          r.message = `${vb.name}: the kernel ABI has no entry for ${c.op}`;
+        if (declared && "skip" in declared && options.model === undefined) {
+          r.message = declared.skip;
           results.push(r);
           continue;
         }
-        if (!vb.modelFor(family) && !options.model) {
-          r.message = `${vb.name} declares no model for ${family}`;
-          results.push(r);
-          continue;
-        }
-        const refModel = bop.referenceModel?.(model) ?? model;
-        const want = c.expected?.[refModel] ?? await reference(refModel);
-        const out: Record<string, Tensor> = {};
+        const want = c.expected?.[model] ?? await reference(model);
+        const initial: Record<string, Tensor> = {};
         for (const [name, t] of Object.entries(want)) {
           if (MASKS.has(name)) continue;
-          out[name] = built.inputs[name] ? cloneTensor(built.inputs[name]) : TensorClass.zeros(t.dtype, t.shape);
+          initial[name] = built.inputs[name] ? cloneTensor(built.inputs[name]) : TensorClass.zeros(t.dtype, t.shape);
         }
-        bop.run(vb.backend, built.inputs, built.scalars, model, out);
+        const got = await vb.exec.run(c.op, built.inputs, built.scalars, model, initial);
+        if (got.kind !== "ok") {
+          r.status = got.kind === "unsupported" ? "skip" : "error";
+          r.message = got.message;
+          if (got.kind === "crash" || got.kind === "timeout" || got.kind === "protocol") r.fault = got.kind;
+          r.ms = performance.now() - t0;
+          results.push(r);
+          continue;
+        }
+        const out = got.outputs;
         // Only the elements the reference defines are compared: sampled tiles, and for MQA logits the entries
         // DeepGEMM's contract specifies (the kernel leaves garbage elsewhere, deepgemm-ops.md §8.1).
         const mask = want.sample_mask ?? want.logits_defined ?? null;

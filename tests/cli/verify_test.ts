@@ -3,6 +3,7 @@ import type { Backend } from "../../ffi/backend.ts";
 import { verifyCommand } from "../../cli/verify.ts";
 import { findRegressions, parseBaseline } from "../../cli/verify/baseline.ts";
 import { type CaseResult, formatSummary, type Report, summarize, toJUnit } from "../../cli/verify/report.ts";
+import { inProcessExecutor } from "../../cli/verify/executors.ts";
 import { runCase, type VerifyBackend } from "../../cli/verify/runner.ts";
 import { edgeSuite } from "../../cli/verify/suites.ts";
 import type { Tensor } from "../../reference/tensor/tensor.ts";
@@ -28,7 +29,8 @@ function plantedBackend(flipIndex: number): VerifyBackend {
       d[flipIndex] ^= 1;
     },
   } as unknown as Backend;
-  return { name: "planted", backend: fake, modelFor: (f) => (f === "fp8_gemm" ? "sm90_1d2d" : undefined) };
+  const info = { name: "planted", models: { fp8_gemm: "sm90_1d2d" } };
+  return { name: "planted", exec: inProcessExecutor(Object.assign(fake, { info, name: "planted" }) as Backend) };
 }
 
 Deno.test("runCase()", async (t) => {
@@ -113,7 +115,7 @@ Deno.test("toJUnit()", async (t) => {
       status: "skip",
       message: "CUDA not available",
     }];
-    const report: Report = { oracle: "0", backends: [], cases, summary: summarize(cases) };
+    const report: Report = { oracle: "0", backends: [], cases, summary: summarize(cases), complete: true };
     const xml = toJUnit(report);
     assert.match(xml, /<testsuite name="cpu" tests="3" failures="1" errors="0" skipped="1"/);
     assert.match(xml, /<failure message="d: 1 &lt;mismatch&gt;"\/>/);
@@ -176,7 +178,15 @@ Deno.test("verify", async (t) => {
       assert.equal(c.status, "pass");
       assert.ok(c.elements > 0);
     }
-    assert.deepEqual(report.summary, { pass: report.cases.length, fail: 0, skip: 0, error: 0 });
+    assert.deepEqual(report.summary, {
+      pass: report.cases.length,
+      fail: 0,
+      skip: 0,
+      error: 0,
+      crashed: 0,
+      timedOut: 0,
+    });
+    assert.equal(report.complete, true);
     assert.match(
       out.stdout,
       /verify: \d+ cases, \d+ checks \(case × backend\): \d+ passed, 0 failed, 0 errors, 0 skipped/,

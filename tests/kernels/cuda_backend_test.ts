@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { gpuPresent, openBackend } from "../../ffi/backend.ts";
 import { runCase } from "../../cli/verify/runner.ts";
+import { inProcessExecutor } from "../../cli/verify/executors.ts";
 import { edgeSuite } from "../../cli/verify/suites.ts";
 
 const gpu = gpuPresent();
@@ -14,11 +15,10 @@ Deno.test({
   ignore: !gpu,
   async fn(t) {
     using backend = await openBackend("cuda");
-    const models = (backend.info as unknown as { models?: Record<string, string> }).models ?? {};
     let passed = 0;
     for (const c of edgeSuite()) {
       await t.step(`${c.id} equals the reference bit for bit`, async () => {
-        const [r] = await runCase(c, [{ name: "cuda", backend, modelFor: (f) => models[f] }]);
+        const [r] = await runCase(c, [{ name: "cuda", exec: inProcessExecutor(backend) }]);
         assert.ok(r.status === "pass" || r.status === "skip", `${r.status}: ${r.message ?? ""}`);
         if (r.status === "pass") {
           assert.equal(r.mismatches, 0);

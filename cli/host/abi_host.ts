@@ -1,0 +1,142 @@
+/**
+ * The C ABI backend host: `deno run -A cli/host/abi_host.ts cpu|cuda|PATH.so [--device N]` loads a library that
+ * implements `kernels/gemm_oracle.h` and serves it over the backend protocol (`docs/backend-protocol.md`), so that
+ * `verify` survives whatever the library does. It declares every op of `cli/verify/backend_ops.ts` whose family the
+ * library names a model for (`go_backend_info` "models"), under the reference's name for that model.
+ *
+ * A `GO_ERR_UNSUPPORTED` status answers `unsupported`; `GO_ERR_DEVICE` answers `error` with `restart`, since a CUDA
+ * fault leaves the context unusable; any other failure answers `error` with the library's message.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { abiModelFor } from "./abi_host.ts";
+ * assert.equal(abiModelFor("fp8_mqa_logits", "sm90"), "sm90_mqa");
+ * assert.equal(abiModelFor("fp8_gemm_nt", "sm90_1d2d"), "sm90_1d2d");
+ * ```
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { type Backend, openBackend } from "../../ffi/backend.ts";
+import { BackendNotAvailableError, NativeError } from "../../ffi/errors.ts";
+import { MODEL_CODES } from "../../ffi/models.ts";
+import { readSafetensors, SAFETENSORS_DTYPES, type SafetensorsDtype, writeSafetensors } from "../../io/mod.ts";
+import { Tensor } from "../../reference/tensor/tensor.ts";
+import { BACKEND_OPS, backendOp, cloneTensor } from "../verify/backend_ops.ts";
+import { BACKEND_PROTOCOL, PROTOCOL_VERSION } from "./protocol.ts";
+
+/**
+ * The ABI's name of a reference model for an op (the ABI calls the indexer's `sm90` model `sm90_mqa` and the HC
+ * prenorm's `tf32`); a name without a mapping passes through.
+ */
+export function abiModelFor(op: string, referenceModel: string): string {
+  const bop = backendOp(op);
+  if (!bop?.referenceModel) return referenceModel;
+  for (const m of Object.keys(MODEL_CODES)) {
+    if (bop.referenceModel(m) === referenceModel && m !== referenceModel) return m;
+  }
+  return referenceModel;
+}
+
+/** The ops a library declares: op → reference model, from its `go_backend_info` models per family. */
+function declaredOps(backend: Backend): Record<string, string> {
+  const models = (backend.info as unknown as { models?: Record<string, string> }).models ?? {};
+  const ops: Record<string, string> = {};
+  for (const [op, bop] of Object.entries(BACKEND_OPS)) {
+    const m = models[bop.family];
+    if (m) ops[op] = bop.referenceModel?.(m) ?? m;
+  }
+  return ops;
+}
+
+const encoder = new TextEncoder();
+function send(msg: unknown): void {
+  const bytes = encoder.encode(JSON.stringify(msg) + "\n");
+  for (let off = 0; off < bytes.length;) off += Deno.stdout.writeSync(bytes.subarray(off));
+}
+
+/** Answers one request. */
+async function serveOne(backend: Backend, req: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const id = req.id;
+  const op = String(req.op);
+  const bop = backendOp(op);
+  if (!bop) return { id, status: "unsupported", message: `${backend.name}: the kernel ABI has no entry for ${op}` };
+  const file = await readSafetensors(String(req.inputs));
+  const inputs = Object.fromEntries(file.tensors);
+  const out: Record<string, Tensor> = {};
+  for (const [name, spec] of Object.entries(req.out as Record<string, { dtype: SafetensorsDtype; shape: number[] }>)) {
+    const info = SAFETENSORS_DTYPES[spec.dtype];
+    if (!info) return { id, status: "error", message: `output "${name}": unknown dtype ${spec.dtype}` };
+    out[name] = inputs[name] ? cloneTensor(inputs[name]) : Tensor.zeros(info.dtype, spec.shape);
+  }
+  try {
+    bop.run(backend, inputs, (req.scalars ?? {}) as Record<string, unknown>, abiModelFor(op, String(req.model)), out);
+  } catch (e) {
+    if (e instanceof NativeError && e.code === "GO_ERR_UNSUPPORTED") {
+      return { id, status: "unsupported", message: e.message };
+    }
+    const restart = e instanceof NativeError && e.code === "GO_ERR_DEVICE";
+    return { id, status: "error", message: (e as Error).message || String(e), ...(restart ? { restart } : {}) };
+  }
+  await writeSafetensors(String(req.outputs), out);
+  return { id, status: "ok" };
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    options: { device: { type: "string" } },
+    allowPositionals: true,
+  });
+  if (positionals.length !== 1) {
+    console.error("usage: abi_host.ts cpu|cuda|PATH.so [--device N]");
+    return 2;
+  }
+  const spec = positionals[0];
+  let backend: Backend;
+  try {
+    backend = await openBackend(spec);
+  } catch (e) {
+    if (e instanceof BackendNotAvailableError) {
+      send({ protocol: BACKEND_PROTOCOL, version: PROTOCOL_VERSION, name: spec, ops: {}, unavailable: e.message });
+      return 0;
+    }
+    console.error(`abi_host: backend ${spec}: ${(e as Error).message}`);
+    return 2;
+  }
+  const info: Record<string, unknown> = { ...(backend.info as unknown as Record<string, unknown>) };
+  const count = new Int32Array(1);
+  if (backend.library.symbols.go_device_count(count) === 0) info.devices = count[0];
+  if (values.device !== undefined) {
+    const d = Number(values.device);
+    backend.library.check(backend.library.symbols.go_set_device(d), "go_set_device");
+    info.device = d;
+  }
+  send({ protocol: BACKEND_PROTOCOL, version: PROTOCOL_VERSION, name: backend.name, ops: declaredOps(backend), info });
+  let buf = "";
+  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+    buf += chunk;
+    let nl: number;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (!line) continue;
+      let req: Record<string, unknown>;
+      try {
+        req = JSON.parse(line);
+      } catch {
+        send({ id: null, status: "error", message: `not a JSON request: ${line.slice(0, 80)}` });
+        continue;
+      }
+      try {
+        send(await serveOne(backend, req));
+      } catch (e) {
+        send({ id: req.id, status: "error", message: (e as Error).message || String(e) });
+      }
+    }
+  }
+  backend.close();
+  return 0;
+}
+
+if (import.meta.main) Deno.exit(await main());
