@@ -1,7 +1,9 @@
 /**
  * `oracle run <op> [--model NAME] [--tensor-core P] [--promote 128|none] [--split-k S] [--out-dtype bf16|f32]
- * [--<scalar> VALUE]... IN OUT`: runs the reference of a DeepGEMM operation on the tensors of IN (DeepGEMM's argument
- * names; other tensors, such as a fixture's stored outputs, are ignored) and writes its outputs to OUT.
+ * [--backend B] [--<scalar> VALUE]... IN OUT`: runs the reference of a DeepGEMM operation on the tensors of IN
+ * (DeepGEMM's argument names; other tensors, such as a fixture's stored outputs, are ignored) and writes its outputs
+ * to OUT. With `--backend` (cpu, cuda, a `.so`, `cmd:COMMAND`) the backend computes them instead, in its backend
+ * host (`docs/backend-protocol.md`), so two backends can be compared on any input with `oracle compare`.
  * Scalar arguments come from `__metadata__` (a `scalars` JSON object, or one key per scalar) and are overridden by
  * flags spelled with dashes (`--expected-m 4` sets `expected_m`).
  *
@@ -18,7 +20,9 @@
 import type { ModelOptions } from "../reference/kernel_models/kernel_models.ts";
 import { KERNEL_MODELS } from "../reference/kernel_models/kernel_models.ts";
 import { GEMM_OPS } from "../reference/gemm/registry.ts";
-import type { Tensor } from "../reference/tensor/mod.ts";
+import { type Tensor, Tensor as TensorClass } from "../reference/tensor/mod.ts";
+import { hostCommand, HostedBackend } from "./host/hosted_backend.ts";
+import { HostStartError } from "./host/process.ts";
 import { F4_NIBBLE_ORDER_KEY, PACKED_UE8M0_KEY, readSafetensors, writeSafetensors } from "../io/mod.ts";
 import denoConfig from "../deno.json" with { type: "json" };
 import {
@@ -48,6 +52,8 @@ export function parseScalarText(text: string): unknown {
 
 const MODEL_FLAGS: OptionSpec = {
   model: { type: "string" },
+  backend: { type: "string" },
+  "case-timeout": { type: "string" },
   "tensor-core": { type: "string" },
   promote: { type: "string" },
   "split-k": { type: "string" },
@@ -56,7 +62,7 @@ const MODEL_FLAGS: OptionSpec = {
 
 function usage(op?: RunnableOp): string {
   const head = `Usage: oracle run <op> [--model NAME] [--tensor-core P] [--promote 128|none] [--split-k S]
-                  [--out-dtype bf16|f32] [--<scalar> VALUE]... IN OUT
+                  [--out-dtype bf16|f32] [--backend B [--case-timeout S]] [--<scalar> VALUE]... IN OUT
 
 Runs the reference of a DeepGEMM operation on the tensors of the safetensors file IN (named as DeepGEMM's
 arguments: a, sfa, b, sfb, c, grouped_layout, masked_m, ...) and writes its outputs (d, ...) to OUT.
@@ -68,8 +74,12 @@ Scalars come from IN's __metadata__ ("scalars" as a JSON object, or one key per 
   --promote 128|none  promotion interval overriding the model's
   --split-k S         split-K parts
   --out-dtype T       bf16 or f32, overriding the model's output type
+  --backend B         run a backend instead of the reference: cpu, cuda, PATH.so or cmd:COMMAND, in a backend
+                      host (docs/backend-protocol.md); --model then names the model asked of it (default: the one
+                      it declares for the op); the output names, dtypes and shapes come from the reference
+  --case-timeout S    seconds the backend may take (default 300)
 
-Exit status: 0 written, 2 bad arguments or unusable input.`;
+Exit status: 0 written, 1 the backend failed, crashed or timed out, 2 bad arguments or unusable input.`;
   if (op) {
     const scalars = Object.entries(op.scalars).map(([k, v]) => `  --${k.replaceAll("_", "-")}  ${v}`);
     return `${head}\n\n${op.name}: inputs ${op.inputs.join(", ")}; outputs ${op.outputs.join(", ")}; models ${
@@ -157,6 +167,9 @@ async function run(args: string[], io: CliIo): Promise<number> {
     const t = file.tensors.get(name);
     if (t !== undefined) inputs[name] = t;
   }
+  if (values.backend !== undefined) {
+    return await runOnBackend(op, values.backend as string, values, inputs, scalars, input, output, io);
+  }
   const outputs = op.run(inputs, scalars, model);
   const packed = Object.entries(outputs).filter(([n, t]) => t.dtype === "i32" && /(^|_)sf[ab]?$/.test(n)).map(([n]) =>
     n
@@ -175,6 +188,76 @@ async function run(args: string[], io: CliIo): Promise<number> {
   await writeSafetensors(output, outputs, metadata);
   io.stderr(`${op.name} (${metadata.model}) on ${input} → ${output}: ${Object.keys(outputs).join(", ")}\n`);
   return EXIT.ok;
+}
+
+/**
+ * `--backend`: the op on a backend host. The reference runs first on a tiny tile sample (GEMM ops; the others in
+ * full) only to learn the output names, dtypes and shapes the backend must write.
+ */
+async function runOnBackend(
+  op: RunnableOp,
+  backend: string,
+  values: Record<string, unknown>,
+  inputs: Record<string, Tensor>,
+  scalars: Record<string, unknown>,
+  input: string,
+  output: string,
+  io: CliIo,
+): Promise<number> {
+  for (const flag of ["tensor-core", "promote", "split-k", "out-dtype"]) {
+    if (values[flag] !== undefined) {
+      throw new UsageError(
+        `--${flag} does not apply with --backend (a backend computes its own arithmetic; --model names it)`,
+      );
+    }
+  }
+  const caseTimeout = values["case-timeout"] === undefined ? 300 : Number(values["case-timeout"]);
+  if (!(Number.isFinite(caseTimeout) && caseTimeout > 0)) {
+    throw new UsageError(`--case-timeout needs a positive number of seconds, got ${values["case-timeout"]}`);
+  }
+  let hosted: HostedBackend;
+  try {
+    hosted = await HostedBackend.open(hostCommand(backend), {
+      caseTimeoutMs: caseTimeout * 1000,
+      startTimeoutMs: 120_000,
+      log: (l) => io.stderr(`run: ${l}\n`),
+    });
+  } catch (e) {
+    if (e instanceof HostStartError || e instanceof TypeError) throw new UsageError(`backend ${backend}: ${e.message}`);
+    throw e;
+  }
+  try {
+    if (hosted.hello.unavailable) throw new UsageError(`backend ${backend}: ${hosted.hello.unavailable}`);
+    const model = (values.model as string | undefined) ?? hosted.declared(op.name);
+    if (model === undefined) {
+      throw new UsageError(`backend ${backend} does not declare ${op.name}; name the model to ask of it with --model`);
+    }
+    const sample = Object.hasOwn(GEMM_OPS, op.name) ? { sample: { fraction: 1e-9, seed: 0 } } : {};
+    const shapes = op.run(inputs, scalars, { model, ...sample });
+    const out: Record<string, Tensor> = {};
+    for (const [name, t] of Object.entries(shapes)) {
+      if (name === "sample_mask" || name === "logits_defined") continue;
+      out[name] = inputs[name] ? inputs[name].contiguous() : TensorClass.zeros(t.dtype, t.shape);
+    }
+    const got = await hosted.run(op.name, inputs, scalars, model, out);
+    if (got.kind !== "ok") {
+      io.stderr(`run: ${op.name} on ${backend} [${model}]: ${got.kind}: ${got.message}\n`);
+      return got.kind === "unsupported" ? EXIT.unusable : EXIT.failure;
+    }
+    await writeSafetensors(output, got.outputs, {
+      format_version: "1",
+      oracle_version: denoConfig.version,
+      op: op.name,
+      backend,
+      model,
+      scalars: JSON.stringify(scalars),
+      source: input,
+    });
+    io.stderr(`${op.name} on ${backend} [${model}] on ${input} → ${output}: ${Object.keys(got.outputs).join(", ")}\n`);
+    return EXIT.ok;
+  } finally {
+    await hosted.close();
+  }
 }
 
 /** The `run` subcommand. */
