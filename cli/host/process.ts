@@ -192,14 +192,18 @@ export class HostProcess {
       killGroup(child);
       child.stdin.close().catch(() => {});
       const t = tail.text.trim();
-      throw new HostStartError(`${cmd.name}: ${why}${t ? `; its stderr ends:\n${t}` : ""}`);
+      throw new HostStartError(`${why}${t ? `; its stderr ends:\n${t}` : ""}`);
     };
     if (got.kind === "timeout") return fail(`no hello within ${options.startTimeoutMs / 1000} s`);
     if (got.kind === "exit") {
       await new Promise((r) => setTimeout(r, 100)); // the last stderr lines
       return fail(`the host ${describeExit(got.status)} before its hello`);
     }
-    if (got.value === null) return fail("the host closed its stdout before its hello");
+    if (got.value === null) {
+      const st = await exitWithin(exit, 2000);
+      await new Promise((r) => setTimeout(r, 100)); // the last stderr lines
+      return fail(st ? `the host ${describeExit(st)} before its hello` : "the host closed its stdout before its hello");
+    }
     let hello: Hello;
     try {
       hello = parseHello(got.value);
