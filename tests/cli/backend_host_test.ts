@@ -169,3 +169,35 @@ Deno.test("the C ABI host", async (t) => {
     await Deno.remove(dir, { recursive: true });
   });
 });
+
+Deno.test("verify spreads a backend that reports several devices over one host per device", async () => {
+  // A host that says it sees two GPUs and answers every request with the device it was pinned to.
+  const script = [
+    `printf '%s\\n' '{"protocol":"gemm-oracle-backend","version":1,"name":"x","ops":{"fp8_gemm_nt":"sm90_1d2d"},"info":{"devices":2}}'`,
+    `while read -r line; do id=$(printf '%s' "$line" | sed 's/.*"id":\\([0-9]*\\).*/\\1/');`,
+    `printf '{"id":%s,"status":"unsupported","message":"pinned to %s"}\\n' "$id" "\${CUDA_VISIBLE_DEVICES:-0}"; done`,
+  ].join("\n");
+  const dir = await Deno.makeTempDir();
+  const r = await oracle([
+    "verify",
+    "--backend",
+    `cmd:${script}`,
+    "--ops",
+    "fp8_gemm_nt",
+    "--suite",
+    "fixtures",
+    "--json",
+    `${dir}/r.json`,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /sees 2 devices: one backend host per device/);
+  const report = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
+  const ids = report.cases.map((c: { id: string }) => c.id);
+  assert.equal(new Set(ids).size, ids.length, "every case once");
+  // Dealt round-robin and merged back in case order: device 0, 1, 0, 1, ...
+  report.cases.forEach((c: { status: string; message: string }, i: number) => {
+    assert.equal(c.status, "skip");
+    assert.equal(c.message, `pinned to ${i % 2}`);
+  });
+  await Deno.remove(dir, { recursive: true });
+});
