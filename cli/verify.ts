@@ -28,12 +28,12 @@ import { BackendNotAvailableError } from "../ffi/errors.ts";
 import { MODEL_CODES } from "../ffi/models.ts";
 import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
 import { runOp, runOpNames } from "./run_ops.ts";
-import { findRegressions, parseBaseline } from "./verify/baseline.ts";
+import { findRegressions, notExecuted, parseBaseline } from "./verify/baseline.ts";
 import { hostCommand, HostedBackend } from "./host/hosted_backend.ts";
 import { HostStartError } from "./host/process.ts";
 import { hostedExecutor, inProcessExecutor } from "./verify/executors.ts";
 import { type CaseResult, formatSummary, formatTable, type Report } from "./verify/report.ts";
-import { ReportFiles } from "./verify/report_files.ts";
+import { type Gate, ReportFiles } from "./verify/report_files.ts";
 import { baseResult, runCase, type VerifyBackend, type VerifyCase } from "./verify/runner.ts";
 import { collectCases, dealRoundRobin, runOnDevices } from "./verify/devices.ts";
 
@@ -41,6 +41,7 @@ const USAGE = `Usage: oracle verify [--backend cpu|cuda|reference|PATH.so|cmd:CO
                      [--suite fixtures|edge|deepseek-v3|all] [--model NAME] [--sample FRACTION] [--seed N]
                      [--shard I/N] [--json FILE] [--junit FILE] [--baseline FILE] [--workers N]
                      [--case-timeout SECONDS] [--host-start-timeout SECONDS] [--in-process]
+                     [--allow-subset] [--time-factor F] [--time-slack-ms MS] [--repeat N]
 
 Runs every case of the suites on every backend against the reference model the backend declares (bit for bit).
 Every backend but the reference runs in a child process (a backend host, docs/backend-protocol.md): a crash or a
@@ -58,14 +59,24 @@ hang of the kernel is an ERROR row for that case, the host is restarted and the 
   --shard I/N      run the I-th of N interleaved shards (1-based)
   --json FILE      write the JSON report (rewritten after every case; "complete": true once finished)
   --junit FILE     write JUnit XML (rewritten after every case)
-  --baseline FILE  fail when a case got worse than in this earlier JSON report
+  --baseline FILE  fail when a case got worse than in this earlier JSON report: pass → fail, error, skip or
+                   missing; more mismatches; larger max ULP or calc_diff. Regressions go into the JSON report
+                   ("regressions", both sides) and JUnit (a failing testcase each). Baseline cases this run did not
+                   execute fail the gate too, unless --allow-subset
+  --allow-subset   with --baseline: baseline cases filtered out by --ops, --shard or --suite are listed, not failed
+  --time-factor F  with --baseline: also fail a case more than F× slower than in the baseline (and --time-slack-ms
+                   slower); off by default, since one shared runner's times vary by more than 2×
+  --time-slack-ms MS
+                   the timing gate's absolute slack (default 250)
+  --repeat N       time each backend call N times and report the median (default 1)
   --workers N      reference Workers (default: all cores)
   --case-timeout S seconds one case may take on a backend before its host is killed (default 300)
   --host-start-timeout S
                    seconds a backend host may take to start and say hello (default 120)
   --in-process     load C ABI libraries into this process instead (no protection from their crashes or hangs)
 
-Exit status: 0 all pass, 1 any failure, error, crash, timeout or regression, 2 unusable input or environment.
+Exit status: 0 all pass, 1 any failure, error, crash, timeout or regression, or no check executed at all (every case
+skipped), 2 unusable input or environment.
 `;
 
 /** Parses `I/N` (1 ≤ I ≤ N). */
@@ -232,6 +243,10 @@ async function verify(args: string[], io: CliIo): Promise<number> {
     "case-timeout": { type: "string" },
     "host-start-timeout": { type: "string" },
     "in-process": { type: "boolean" },
+    "allow-subset": { type: "boolean" },
+    "time-factor": { type: "string" },
+    "time-slack-ms": { type: "string" },
+    repeat: { type: "string" },
   }, "verify");
   if (values.help) {
     io.stdout(USAGE);
@@ -260,12 +275,39 @@ async function verify(args: string[], io: CliIo): Promise<number> {
   const caseTimeoutMs = seconds("case-timeout", values["case-timeout"], 300);
   const startTimeoutMs = seconds("host-start-timeout", values["host-start-timeout"], 120);
   const shard = values.shard === undefined ? null : parseShard(values.shard as string);
-  const baseline = values.baseline === undefined ? null : parseBaseline(
-    await Deno.readTextFile(values.baseline as string).catch((e) => {
+  const timeFactor = values["time-factor"] === undefined ? undefined : Number(values["time-factor"]);
+  if (timeFactor !== undefined && !(Number.isFinite(timeFactor) && timeFactor >= 1)) {
+    throw new UsageError(`--time-factor needs a number ≥ 1, got ${values["time-factor"]}`);
+  }
+  const timeSlackMs = values["time-slack-ms"] === undefined ? 250 : Number(values["time-slack-ms"]);
+  if (!(Number.isFinite(timeSlackMs) && timeSlackMs >= 0)) {
+    throw new UsageError(`--time-slack-ms needs a non-negative number, got ${values["time-slack-ms"]}`);
+  }
+  const repeat = values.repeat === undefined ? 1 : Number(values.repeat);
+  if (!(Number.isSafeInteger(repeat) && repeat >= 1)) {
+    throw new UsageError(`--repeat needs a positive integer, got ${values.repeat}`);
+  }
+  if (values.baseline === undefined) {
+    for (const f of ["allow-subset", "time-factor", "time-slack-ms"]) {
+      if (values[f] !== undefined) throw new UsageError(`--${f} applies only with --baseline`);
+    }
+  }
+  let baseline: Report | null = null;
+  if (values.baseline !== undefined) {
+    const text = await Deno.readTextFile(values.baseline as string).catch((e) => {
       throw new UsageError(`cannot read baseline "${values.baseline}": ${e.message}`);
-    }),
-    values.baseline as string,
-  );
+    });
+    try {
+      baseline = parseBaseline(text, values.baseline as string);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+  }
+  if (baseline && values.model !== undefined && !baseline.cases.some((c) => c.model === values.model)) {
+    throw new UsageError(
+      `--model ${values.model} matches no case of baseline "${values.baseline}": it would gate nothing`,
+    );
+  }
 
   const explicit = values.backend !== undefined;
   const names = explicit ? (values.backend as string[]) : ["reference", "cpu", "cuda"];
@@ -314,7 +356,7 @@ async function verify(args: string[], io: CliIo): Promise<number> {
     const lane = async (label: string, backends: VerifyBackend[], laneCases: readonly VerifyCase[]) => {
       for (const [i, c] of laneCases.entries()) {
         io.stderr(`verify: ${label}[${i + 1}/${laneCases.length}] ${c.id}\n`);
-        await record(await runCase(c, backends, { model, workers }));
+        await record(await runCase(c, backends, { model, workers, repeat }));
       }
     };
     const lanes: Promise<void>[] = [];
@@ -344,15 +386,39 @@ async function verify(args: string[], io: CliIo): Promise<number> {
   results.sort((x, y) =>
     (caseIndex.get(x.id)! - caseIndex.get(y.id)!) || (backendIndex.get(x.backend)! - backendIndex.get(y.backend)!)
   );
-  await files.update(results, true);
-  const report = files.report(results, true);
-  io.stdout(formatTable(results.filter((r) => !(r.status === "skip" && r.shape === "-"))) + "\n");
-  let status: number = report.summary.fail + report.summary.error > 0 ? EXIT.failure : EXIT.ok;
-  if (baseline) {
-    const regressions = findRegressions(results, baseline.cases);
-    for (const r of regressions) io.stdout(`REGRESSION ${r.backend} ${r.id} [${r.model}]: ${r.reason}\n`);
-    if (regressions.length) status = EXIT.failure;
+  let status: number = EXIT.ok;
+  const gate: Gate = {};
+  const summaryNow = files.report(results, false).summary;
+  if (summaryNow.fail + summaryNow.error > 0) status = EXIT.failure;
+  const notes: string[] = [];
+  if (summaryNow.pass + summaryNow.fail + summaryNow.error === 0) {
+    notes.push("verify: no check was executed (every case was skipped): nothing was verified");
+    status = EXIT.failure;
   }
+  if (baseline) {
+    const executed = new Set(cases.map((c) => c.id));
+    const regressions = findRegressions(results, baseline.cases, { executed, timeFactor, timeSlackMs });
+    const missing = notExecuted(baseline.cases, executed);
+    gate.regressions = regressions;
+    gate.notExecuted = missing.map(({ id, backend, model }) => ({ id, backend, model }));
+    for (const r of regressions) notes.push(`REGRESSION ${r.backend} ${r.id} [${r.model}]: ${r.reason}`);
+    if (regressions.length) status = EXIT.failure;
+    if (missing.length) {
+      const ids = new Set(missing.map((m) => m.id));
+      notes.push(
+        `baseline: ${ids.size} of its cases (${missing.length} rows) were not executed by this run (--ops, --shard, --suite)${
+          values["allow-subset"]
+            ? "; allowed by --allow-subset"
+            : "; the gate fails (pass --allow-subset to gate a subset)"
+        }`,
+      );
+      if (!values["allow-subset"]) status = EXIT.failure;
+    }
+  }
+  await files.update(results, true, gate);
+  const report = files.report(results, true, gate);
+  io.stdout(formatTable(results.filter((r) => !(r.status === "skip" && r.shape === "-"))) + "\n");
+  for (const n of notes) io.stdout(n + "\n");
   io.stdout(formatSummary(report) + "\n");
   return status;
 }

@@ -45,6 +45,16 @@ export interface Summary {
   timedOut: number;
 }
 
+/** A baseline row that got worse (`--baseline`): both sides. */
+export interface RegressionRow {
+  id: string;
+  backend: string;
+  model: string;
+  reason: string;
+  before: CaseResult;
+  after: CaseResult | null;
+}
+
 /** The whole report as written by `--json`. */
 export interface Report {
   oracle: string;
@@ -53,6 +63,10 @@ export interface Report {
   summary: Summary;
   /** False while `verify` is still running (the report is rewritten after every case); true once it finished. */
   complete: boolean;
+  /** With `--baseline`: every row that got worse, with the baseline's and this run's rows. */
+  regressions?: RegressionRow[];
+  /** With `--baseline`: baseline rows whose case this run did not execute (`--ops`, `--shard`, `--suite`). */
+  notExecuted?: { id: string; backend: string; model: string }[];
 }
 
 /** Counts the results per status. */
@@ -139,6 +153,22 @@ export function toJUnit(report: Report): string {
       else if (c.status === "fail") lines.push(`${open}><failure message="${msg}"/></testcase>`);
       else if (c.status === "error") lines.push(`${open}><error message="${msg}"/></testcase>`);
       else lines.push(`${open}><skipped message="${msg}"/></testcase>`);
+    }
+    lines.push(`  </testsuite>`);
+  }
+  const regressions = report.regressions ?? [];
+  if (regressions.length) {
+    // A CI test reporter shows the gate's verdict only if it is a testcase: one failing testcase per regression.
+    lines.push(
+      `  <testsuite name="regressions" tests="${regressions.length}" failures="${regressions.length}" errors="0" skipped="0">`,
+    );
+    for (const r of regressions) {
+      const name = xmlEscape(`${r.id} [${r.model}]`);
+      lines.push(
+        `    <testcase classname="${xmlEscape(`regressions.${r.backend}`)}" name="${name}"><failure message="${
+          xmlEscape(r.reason)
+        }"/></testcase>`,
+      );
     }
     lines.push(`  </testsuite>`);
   }

@@ -17,6 +17,9 @@
  */
 import { type CaseResult, type Report, summarize, toJUnit } from "./report.ts";
 
+/** The baseline gate's parts of a report. */
+export type Gate = Pick<Report, "regressions" | "notExecuted">;
+
 /** The report's paths (either may be absent). */
 export interface ReportPaths {
   json?: string;
@@ -42,17 +45,25 @@ export class ReportFiles {
   }
 
   /** The report of these results. */
-  report(cases: readonly CaseResult[], complete: boolean): Report {
-    return { oracle: this.#oracle, backends: this.#backends, cases: [...cases], summary: summarize(cases), complete };
+  report(cases: readonly CaseResult[], complete: boolean, gate: Gate = {}): Report {
+    return {
+      oracle: this.#oracle,
+      backends: this.#backends,
+      cases: [...cases],
+      summary: summarize(cases),
+      complete,
+      ...gate,
+    };
   }
 
   /**
    * Rewrites both files with the results so far.
    * @param cases the results so far
    * @param complete whether the run has finished
+   * @param gate the baseline's verdict, once known
    */
-  update(cases: readonly CaseResult[], complete: boolean): Promise<void> {
-    const report = this.report(cases, complete);
+  update(cases: readonly CaseResult[], complete: boolean, gate: Gate = {}): Promise<void> {
+    const report = this.report(cases, complete, gate);
     this.#queue = this.#queue.then(async () => {
       if (this.#paths.json) await atomicWrite(this.#paths.json, JSON.stringify(report, null, 2) + "\n");
       if (this.#paths.junit) await atomicWrite(this.#paths.junit, toJUnit(report));

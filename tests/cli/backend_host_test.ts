@@ -94,7 +94,8 @@ Deno.test("verify with a backend host that cannot serve", async (t) => {
       "--json",
       json,
     ]);
-    assert.equal(r.code, 0);
+    assert.equal(r.code, 1, "a run that executed no check is not a pass");
+    assert.match(r.stdout, /no check was executed \(every case was skipped\)/);
     const report = JSON.parse(await Deno.readTextFile(json));
     assert.ok(report.cases.length > 0);
     for (const c of report.cases) {
@@ -189,7 +190,7 @@ Deno.test("verify spreads a backend that reports several devices over one host p
     "--json",
     `${dir}/r.json`,
   ]);
-  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.code, 1, r.stderr); // every case skipped: no check executed
   assert.match(r.stderr, /sees 2 devices: one backend host per device/);
   const report = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
   const ids = report.cases.map((c: { id: string }) => c.id);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Backend } from "../../ffi/backend.ts";
 import { verifyCommand } from "../../cli/verify.ts";
-import { findRegressions, parseBaseline } from "../../cli/verify/baseline.ts";
+import { findRegressions, notExecuted, parseBaseline } from "../../cli/verify/baseline.ts";
 import { type CaseResult, formatSummary, type Report, summarize, toJUnit } from "../../cli/verify/report.ts";
 import { inProcessExecutor } from "../../cli/verify/executors.ts";
 import { runCase, type VerifyBackend } from "../../cli/verify/runner.ts";
@@ -92,11 +92,32 @@ Deno.test("findRegressions()", async (t) => {
   });
   await t.step("an identical run has none", () => assert.deepEqual(findRegressions([row], [row]), []));
   await t.step("timing noise below both thresholds is not a regression", () => {
-    assert.deepEqual(findRegressions([{ ...row, ms: 200 }], [row]), []); // 20× but only +190 ms
-    assert.equal(findRegressions([{ ...row, ms: 2000 }], [row]).length, 1);
+    const timed = { timeFactor: 2 };
+    assert.deepEqual(findRegressions([{ ...row, ms: 200 }], [row], timed), []); // 20× but only +190 ms
+    assert.equal(findRegressions([{ ...row, ms: 2000 }], [row], timed).length, 1);
+  });
+  await t.step("without a time factor, time is not gated", () => {
+    assert.deepEqual(findRegressions([{ ...row, ms: 1e6 }], [row]), []);
+  });
+  await t.step("pass → skip, pass → error and pass → missing are regressions, with both sides", () => {
+    const skip = findRegressions([{ ...row, status: "skip" }], [row]);
+    assert.match(skip[0].reason, /was pass, now skip/);
+    assert.equal(skip[0].before, row);
+    assert.equal(skip[0].after?.status, "skip");
+    assert.match(findRegressions([{ ...row, status: "error" }], [row])[0].reason, /was pass, now error/);
+    const gone = findRegressions([{ ...row, backend: "cuda" }], [row]);
+    assert.match(gone[0].reason, /was pass, now missing/);
+    assert.equal(gone[0].after, null);
+  });
+  await t.step("a baseline case this run did not execute is out of scope, not missing", () => {
+    assert.deepEqual(findRegressions([], [row], { executed: new Set(["other"]) }), []);
+    assert.deepEqual(notExecuted([row], new Set(["other"])), [row]);
   });
   await t.step("a case absent from the baseline is new, not worse", () => {
-    assert.deepEqual(findRegressions([{ ...row, id: "new", status: "fail" }], [row]), []);
+    assert.deepEqual(
+      findRegressions([{ ...row, id: "new", status: "fail" }], [row], { executed: new Set(["new"]) }),
+      [],
+    );
   });
 });
 
@@ -104,6 +125,13 @@ Deno.test("parseBaseline()", async (t) => {
   await t.step("rejects non-JSON and non-reports naming the file", () => {
     assert.throws(() => parseBaseline("{", "b.json"), /Baseline "b.json" is not JSON/);
     assert.throws(() => parseBaseline("{}", "b.json"), /no "cases" array/);
+  });
+  await t.step("rejects a baseline that can gate nothing or is unfinished", () => {
+    assert.throws(() => parseBaseline('{"cases":[]}', "b.json"), /"b.json" has no cases: it can gate nothing/);
+    const one = JSON.stringify({ cases: [row], complete: false });
+    assert.throws(() => parseBaseline(one, "b.json"), /did not finish/);
+    const bad = JSON.stringify({ cases: [{ ...row, mismatches: "0" }] });
+    assert.throws(() => parseBaseline(bad, "b.json"), /case edge\/x has a non-numeric "mismatches"/);
   });
 });
 
@@ -213,11 +241,53 @@ Deno.test("verify", async (t) => {
         "1/3",
         "--baseline",
         `${dir}/base.json`,
+        "--time-factor",
+        "2",
+        "--allow-subset",
+        "--json",
+        `${dir}/gated.json`,
+        "--junit",
+        `${dir}/gated.xml`,
       ],
       cio,
     );
     assert.equal(status, 1);
     assert.match(out.stdout, /REGRESSION cpu edge\/fp8_nt_m1 \[sm90_1d2d\]: time/);
+    const gated = JSON.parse(await Deno.readTextFile(`${dir}/gated.json`)) as Report;
+    assert.ok(gated.regressions!.length > 0);
+    assert.ok(gated.regressions!.every((r) => r.before.ms === -1e9 && r.after !== null));
+    assert.deepEqual(gated.notExecuted, []);
+    assert.match(
+      await Deno.readTextFile(`${dir}/gated.xml`),
+      /<testsuite name="regressions" tests="\d+" failures="\d+"/,
+    );
+  });
+
+  await t.step("a subset of the baseline fails the gate unless --allow-subset", async () => {
+    const { io: cio, out } = io();
+    // Shard 1/6 of the same list is a strict subset of the baseline's shard 1/3.
+    const args = ["--backend", "cpu", "--suite", "edge", "--ops", "fp8_gemm_nt", "--shard", "1/6"];
+    const status = await verifyCommand.run([...args, "--baseline", `${dir}/r.json`], cio);
+    assert.equal(status, 1);
+    assert.match(out.stdout, /the gate fails \(pass --allow-subset to gate a subset\)/);
+    const allowed = io();
+    assert.equal(await verifyCommand.run([...args, "--baseline", `${dir}/r.json`, "--allow-subset"], allowed.io), 0);
+    assert.match(
+      allowed.out.stdout,
+      /baseline: 1 of its cases \(1 rows\) were not executed .*; allowed by --allow-subset/,
+    );
+  });
+
+  await t.step("a --model no baseline case has is exit 2, and so are gate flags without a baseline", async () => {
+    const { io: cio } = io();
+    await assert.rejects(
+      () => verifyCommand.run(["--backend", "cpu", "--baseline", `${dir}/r.json`, "--model", "exact"], cio),
+      /--model exact matches no case of baseline/,
+    );
+    await assert.rejects(
+      () => verifyCommand.run(["--allow-subset"], cio),
+      /--allow-subset applies only with --baseline/,
+    );
   });
 
   await t.step("an unknown suite or an explicit unavailable backend is exit 2", async () => {
