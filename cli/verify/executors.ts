@@ -20,8 +20,11 @@ import { abiModelFor } from "../host/abi_host.ts";
 import type { HostedBackend, HostedOutcome } from "../host/hosted_backend.ts";
 import { backendOp } from "./backend_ops.ts";
 
-/** What a backend declares for an op: the reference model it claims to match, or why it is skipped. */
-export type Declaration = { readonly model: string } | { readonly skip: string };
+/**
+ * What a backend declares for an op: the reference model it claims to match, or why it is skipped. `absent`: the
+ * backend has no such op at all, so `--model` cannot make it run either.
+ */
+export type Declaration = { readonly model: string } | { readonly skip: string; readonly absent: boolean };
 
 /** A backend's way of running ops. */
 export interface Executor {
@@ -49,7 +52,7 @@ export function hostedExecutor(hosted: HostedBackend): Executor {
   return {
     declaration(op) {
       const m = hosted.declared(op);
-      return m ? { model: m } : { skip: `${hosted.name} does not declare ${op}` };
+      return m ? { model: m } : { skip: `${hosted.name} does not declare ${op}`, absent: true };
     },
     run: (op, inputs, scalars, model, out) => hosted.run(op, inputs, scalars, model, out),
   };
@@ -61,9 +64,9 @@ export function inProcessExecutor(backend: Backend): Executor {
   return {
     declaration(op) {
       const bop = backendOp(op);
-      if (!bop) return { skip: `${backend.name}: the kernel ABI has no entry for ${op}` };
+      if (!bop) return { skip: `${backend.name}: the kernel ABI has no entry for ${op}`, absent: true };
       const m = models[bop.family];
-      if (!m) return { skip: `${backend.name} declares no model for ${bop.family}` };
+      if (!m) return { skip: `${backend.name} declares no model for ${bop.family}`, absent: false };
       return { model: bop.referenceModel?.(m) ?? m };
     },
     run(op, inputs, scalars, model, out) {

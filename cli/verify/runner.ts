@@ -211,8 +211,14 @@ export async function runCase(
         });
         if (notes.length) r.message = notes.join("; ");
       } else {
-        if (declared && "skip" in declared && options.model === undefined) {
+        if (declared && "skip" in declared && (declared.absent || options.model === undefined)) {
           r.message = declared.skip;
+          results.push(r);
+          continue;
+        }
+        if (refOp && !refOp.models.includes(model)) {
+          // An op the model does not apply to (`--model exact` for the HC prenorm GEMM) is a skip with the reason.
+          r.message = `${c.op} has no model ${model} (its models: ${refOp.models.join(", ")})`;
           results.push(r);
           continue;
         }

@@ -54,7 +54,7 @@ int32_t go_m_grouped_bf16_gemm_contiguous(const go_tensor* a_, const go_tensor* 
     no_overlap(d, {&a, &b, &gl});
     int32_t m = bf16_model(model);
     // As the FP8 form; SM90 (the bf16 model) zeroes 64-row chunks that start with -1.
-    std::vector<int64_t> group = contiguous_row_groups(gl, M, G, use_psum_layout, mk_alignment, m == GO_MODEL_BF16);
+    std::vector<int64_t> group = contiguous_row_groups(gl, M, G, use_psum_layout, mk_alignment, m == GO_MODEL_BF16 || m == GO_MODEL_EXACT);
     if (M == 0 || N == 0) return;
     std::vector<Dec> da(size_t(M * K)), db(size_t(G * N * K));
     decode_rows(a, 0, M, 0, K, false, da.data());
@@ -82,7 +82,7 @@ int32_t go_m_grouped_bf16_gemm_masked(const go_tensor* a_, const go_tensor* b_, 
     decode_groups(b, db.data());
     GemmPlan p = make_plan(m, GO_BF16, GO_BF16, N, d, View());
     // As the FP8 form: whole 128-row tiles, SM90 (bf16 model) zeroes 64-row chunks at or after masked_m.
-    add_masked_rows(p, mm, da.data(), db.data(), G, Mmax, N, K, ScaleRows{}, m == GO_MODEL_BF16, d);
+    add_masked_rows(p, mm, da.data(), db.data(), G, Mmax, N, K, ScaleRows{}, m == GO_MODEL_BF16 || m == GO_MODEL_EXACT, d);
     run_plan(p);
   });
 }

@@ -33,7 +33,11 @@ GemmPlan fp8_plan(int32_t model, const View& a, const View& b, int64_t N, const 
   return p;
 }
 
-bool is_sm90(int32_t model) { return model == GO_MODEL_SM90_1D2D || model == GO_MODEL_SM90_1D1D; }
+// Which rows an m-grouped kernel writes is the architecture's rule, not the arithmetic's: SM90 writes zeros for 64-row
+// chunks whose first row is -1 (contiguous) or at or past masked_m (masked), SM100 computes them (deepgemm-ops.md
+// §5.3, §5.4). The ABI names no architecture, so every model but SM100's takes SM90's rule, as the reference's default
+// arch does (reference/gemm/grouped_gemm.ts).
+bool sm90_row_rules(int32_t model) { return model != GO_MODEL_SM100_1D1D; }
 
 }  // namespace
 }  // namespace go
@@ -138,7 +142,7 @@ int32_t go_m_grouped_fp8_gemm_contiguous(const go_tensor* a_, const go_tensor* s
     no_overlap(d, {&a, &b, &sfa, &sfb, &gl});
     ScaleTable sa = scale_table(sfa), sb = scale_table(sfb);
     int32_t m = fp8_model(model, GO_MODEL_SM90_1D2D, gran_a_k, gran_b_k, sa, sb);
-    std::vector<int64_t> group = contiguous_row_groups(gl, M, G, use_psum_layout, mk_alignment, is_sm90(m));
+    std::vector<int64_t> group = contiguous_row_groups(gl, M, G, use_psum_layout, mk_alignment, sm90_row_rules(m));
     if (M == 0 || N == 0) return;
     std::vector<Dec> da(size_t(M * K)), db(size_t(G * N * K));
     decode_rows(a, 0, M, 0, K, false, da.data());
@@ -173,7 +177,7 @@ int32_t go_m_grouped_fp8_gemm_masked(const go_tensor* a_, const go_tensor* sfa_,
     decode_groups(b, db.data());
     GemmPlan p = fp8_plan(m, a, b, N, d, View(), gran_a_k, gran_b_k, gran_b_mn, sa, sb);
     ScaleRows sr{gran_a_mn, ceil_div(Mmax, gran_a_mn), ceil_div(N, gran_b_mn)};
-    add_masked_rows(p, mm, da.data(), db.data(), G, Mmax, N, K, sr, is_sm90(m), d);
+    add_masked_rows(p, mm, da.data(), db.data(), G, Mmax, N, K, sr, sm90_row_rules(m), d);
     run_plan(p);
   });
 }

@@ -50,6 +50,7 @@ import {
   type Plan,
   requireKMajor,
   requirePowerOfTwoScales,
+  requireScaledModel,
 } from "./op_spec.ts";
 import { makeOp } from "./run.ts";
 
@@ -76,6 +77,7 @@ function common(
   const fallback = !fp8 ? "bf16" : arch === "sm90" ? (out === "bf16" ? "sm90_1d2d" : "sm90_1d1d") : "sm100_1d1d";
   const model = { ...resolveModel(options, fallback), outDtype: options.outDtype ?? out };
   if (model.outDtype !== out) throw new TypeError(`${op}: output dtype must be ${out}`);
+  if (fp8) requireScaledModel(model, op);
   let granK = 128;
   const rec = recipeScalar(scalars, "recipe", 3, op);
   if (rec) granK = rec[2];
@@ -187,6 +189,7 @@ function mGrouped(layout: "nt" | "nn", fp8: boolean): OpSpec {
         const sfa = need(inputs, "sfa", name, SF_DTYPES, 2);
         let sfb = need(inputs, "sfb", name, SF_DTYPES, 3);
         if (layout === "nn") sfb = sfb.transpose(1, 2);
+        if (sfb.shape[0] !== G) throw new RangeError(`${name}: sfb has ${sfb.shape[0]} groups, b has ${G}`);
         const granB = sfbGranN(sfb, N);
         sfaV = decodeScales(sfa, M, sfk, 1, "sfa", name);
         const parts = Array.from({ length: G }, (_, g) => decodeScales(sfb.select(0, g), N, sfk, granB, "sfb", name));
@@ -261,6 +264,9 @@ function masked(fp8: boolean): OpSpec {
       const em = intScalar(scalars, "expected_m", name, 1);
       if (em <= 0) throw new RangeError(`${name}: expected_m must be > 0`);
       const BM = intScalar(scalars, "block_m", name, 128);
+      // BLOCK_M of DeepGEMM's masked kernels: 64 or 128 on SM90, 128 or 256 on SM100 (deepgemm-ops.md §5.4). Any
+      // other value (0 or negative made the tile end NaN and left D half unwritten) is refused.
+      if (![64, 128, 256].includes(BM)) throw new RangeError(`${name}: block_m must be 64, 128 or 256, got ${BM}`);
       const d = maybe(inputs, "d", name, ["bf16"], 3);
       const out = initialOutput(d, [G, Mmax, N], "bf16", name);
       if (Mmax === 0 || N === 0) return { job: null, d: out };
@@ -270,6 +276,9 @@ function masked(fp8: boolean): OpSpec {
       let sfaV: Float64Array | null = null, sfbV: Float64Array | null = null;
       if (fp8) {
         const sfa = need(inputs, "sfa", name, SF_DTYPES, 3), sfb = need(inputs, "sfb", name, SF_DTYPES, 3);
+        for (const [n, t] of [["sfa", sfa], ["sfb", sfb]] as const) {
+          if (t.shape[0] !== G) throw new RangeError(`${name}: ${n} has ${t.shape[0]} groups, b has ${G}`);
+        }
         const granB = sfbGranN(sfb, N);
         sfaV = new Float64Array(G * Mmax * sfk);
         sfbV = new Float64Array(G * N * sfk);

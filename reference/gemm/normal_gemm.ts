@@ -38,6 +38,7 @@ import {
   requireKMajor,
   requirePowerOfTwoScales,
   requireRowMajor,
+  requireScaledModel,
 } from "./op_spec.ts";
 import { makeOp } from "./run.ts";
 
@@ -213,6 +214,7 @@ export function planNormal(x: NormalArgs): Plan {
       model = resolveModel(options, "sm100_1d1d");
     }
     model = { ...model, outDtype };
+    requireScaledModel(model, op);
     const sfk = ceilDiv(K, granK);
     sfaV = decodeScales(sfa, M, sfk, rec.granA, "sfa", op);
     sfbV = decodeScales(sfb, N, sfk, rec.granB, "sfb", op);

@@ -13,7 +13,7 @@
 import { pow2 } from "../formats/_pow2.ts";
 import { bf16Rne, bf16ToF32, f32Bits } from "../fp32.ts";
 import { ceilDiv } from "../layout/tma_aligned.ts";
-import type { ModelOptions } from "../kernel_models/kernel_models.ts";
+import { KERNEL_MODELS, type ModelOptions, type ResolvedModel } from "../kernel_models/kernel_models.ts";
 import type { DType } from "../tensor/dtype.ts";
 import { Tensor } from "../tensor/tensor.ts";
 import type { TileResults } from "./engine.ts";
@@ -452,5 +452,28 @@ export function checkC(
   if (d !== null && c.data === d.data) {
     const same = c.offset === d.offset && c.strides.every((s, i) => s === d.strides[i]);
     if (!same) throw new TypeError(`${op}: "c" and "d" alias but have different sizes/strides`);
+  }
+}
+
+/**
+ * Refuses a model that applies no scale factors (`cublaslt`, `bf16`: `scales: "none"`) for an op given fine-grained
+ * scales: it would return unscaled products while the scale tensors are silently ignored.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { resolveModel } from "../kernel_models/kernel_models.ts";
+ * import { requireScaledModel } from "./op_spec.ts";
+ * requireScaledModel(resolveModel({ model: "sm90_1d2d" }), "fp8_gemm_nt");
+ * assert.throws(() => requireScaledModel(resolveModel({ model: "cublaslt" }), "fp8_gemm_nt"), /applies no scale factors/);
+ * ```
+ */
+export function requireScaledModel(model: ResolvedModel, op: string): void {
+  if (model.scales === "none") {
+    throw new TypeError(
+      `${op}: model ${model.name} applies no scale factors, so sfa and sfb would be ignored; use a model with ` +
+        `fine-grained scales (${
+          Object.values(KERNEL_MODELS).filter((m) => m.scales !== "none").map((m) => m.name).join(", ")
+        })`,
+    );
   }
 }

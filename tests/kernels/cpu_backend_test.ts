@@ -262,14 +262,15 @@ Deno.test("mGroupedFp8GemmContiguous()", async (t) => {
     const gl = Tensor.from("i32", [4], new Int32Array([-1, -1, -1, -1]));
     const args = {
       a: e4m3Tensor(rng, [4, 128]),
-      sfa: scaleTensor(rng, [4, 1], false),
+      sfa: Tensor.from("f32", [4, 1], new Float32Array(4).fill(1)), // powers of two, as SM100 takes
       b: Tensor.zeros("e4m3", [0, 128, 128]),
       sfb: Tensor.zeros("f32", [0, 1, 1]),
       d: Tensor.zeros("bf16", [4, 128]),
       groupedLayout: gl,
     };
+    // SM100's row rule computes -1 rows with group max(0, id) (deepgemm-ops.md §5.3); every other model takes SM90's.
     assert.throws(
-      () => be.mGroupedFp8GemmContiguous({ ...args, model: "exact" }),
+      () => be.mGroupedFp8GemmContiguous({ ...args, model: "sm100_1d1d" }),
       (e: unknown) =>
         e instanceof NativeError && e.code === "GO_ERR_INVALID_ARGUMENT" && /b has no groups/.test(e.message),
     );
@@ -529,7 +530,7 @@ Deno.test("mGroupedBf16GemmContiguous()", async (t) => {
           b: Tensor.zeros("bf16", [0, 8, 64]),
           d: Tensor.zeros("bf16", [2, 8]),
           groupedLayout: gl,
-          model: "exact",
+          model: "fp32_sequential", // computes -1 rows (only bf16 and exact take SM90's zero chunks)
         }),
       (e: unknown) => e instanceof NativeError && /b has no groups/.test(e.message),
     );

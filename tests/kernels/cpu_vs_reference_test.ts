@@ -138,6 +138,22 @@ Deno.test("CPU backend = TypeScript reference: mGroupedFp8GemmMasked()", async (
     const ref = gemmOp("m_grouped_fp8_gemm_nt_masked").run({ a, sfa, b, sfb, masked_m: mm }, { expected_m: 64 }, {}).d;
     sameBits(d, ref, "masked");
   });
+  await t.step("under exact too, SM90's rows: zero chunks past masked_m, not values from A's padding", () => {
+    // Which rows a masked kernel writes is SM90's rule whatever the arithmetic (deepgemm-ops.md §5.4); the CPU
+    // backend once computed the chunks past masked_m from A's padding under `exact` (first at [2, 64, 0]).
+    const rng = rngFor(4546);
+    const G = 3, Mmax = 256, N = 8, K = 128;
+    const a = e4m3Tensor(rng, [G, Mmax, K]), b = e4m3Tensor(rng, [G, N, K]);
+    const sfa = scaleTensor(rng, [G, Mmax, 1], false), sfb = scaleTensor(rng, [G, 1, 1], false);
+    const mm = Tensor.from("i32", [G], new Int32Array([70, 0, 33]));
+    const d = Tensor.zeros("bf16", [G, Mmax, N]);
+    be.mGroupedFp8GemmMasked({ a, sfa, b, sfb, d, maskedM: mm, model: "exact" });
+    const ref = gemmOp("m_grouped_fp8_gemm_nt_masked").run({ a, sfa, b, sfb, masked_m: mm }, { expected_m: 64 }, {
+      model: "exact",
+    }).d;
+    sameBits(d, ref, "masked exact");
+    assert.equal(d.at(2, 64, 0), 0);
+  });
 });
 
 Deno.test("CPU backend = TypeScript reference: kGroupedFp8Gemm()", async (t) => {
