@@ -94,7 +94,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   expectPositionals("cast", positionals, ["IN", "OUT"]);
-  if (typeof values.to !== "string") throw new UsageError("oracle cast: --to is required (see oracle cast --help)");
+  if (typeof values.to !== "string") throw new UsageError("--to is required (see oracle cast --help)");
   const [input, output] = positionals;
   const file = await readSafetensors(input);
   const profile = values.profile as string | undefined;

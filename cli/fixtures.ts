@@ -48,7 +48,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const verb = update ? ["written", "rewritten", "deleted"] : ["missing", "differs", "obsolete"];
   const lines: string[] = [];
   for (const f of diff.added) lines.push(`${verb[0]}: ${f}`);
-  for (const f of diff.changed) lines.push(`${verb[1]}: ${f}`);
+  for (const f of diff.changed) lines.push(`${verb[1]}: ${f}: ${diff.details[f]}`);
   for (const f of diff.removed) lines.push(`${verb[2]}: ${f}`);
   if (diff.indexChanged) lines.push(`${update ? "rewritten" : "differs"}: index.json`);
   const changes = diff.added.length + diff.changed.length + diff.removed.length + (diff.indexChanged ? 1 : 0);

@@ -78,7 +78,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   expectPositionals("quantize", positionals, ["IN", "OUT"]);
   const recipeName = values.recipe;
   if (typeof recipeName !== "string") {
-    throw new UsageError("oracle quantize: --recipe is required (see oracle quantize --help)");
+    throw new UsageError("--recipe is required (see oracle quantize --help)");
   }
   if (!Object.hasOwn(QUANT_RECIPES, recipeName)) {
     throw new UsageError(`--recipe "${recipeName}" is not one of ${QUANT_RECIPE_NAMES.join(", ")}`);

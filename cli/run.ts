@@ -14,6 +14,8 @@
  * assert.equal(parseScalarText("4"), 4);
  * assert.deepEqual(parseScalarText("[1,128,128]"), [1, 128, 128]);
  * assert.equal(parseScalarText("sm90"), "sm90");
+ * assert.throws(() => parseScalarText("9007199254740993"), /beyond 2\^53/);
+ * assert.throws(() => parseScalarText("[1, 1e309]"), /1e309 is out of range/);
  * ```
  * @module
  */
@@ -43,10 +45,25 @@ import { type RunnableOp, runOp, runOpNames } from "./run_ops.ts";
  * @returns the value
  */
 export function parseScalarText(text: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
-  } catch {
+    // The reviver sees each number's source text: one JSON would round (2^53 + 1) or overflow (1e309) is refused
+    // instead of being taken as another value.
+    value = JSON.parse(text, (_k, v, context?: { source?: string }) => {
+      if (typeof v === "number" && context?.source !== undefined) checkNumber(context.source, v);
+      return v;
+    });
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
     return text;
+  }
+  return value;
+}
+
+function checkNumber(source: string, v: number): void {
+  if (!Number.isFinite(v)) throw new UsageError(`the number ${source} is out of range`);
+  if (/^-?\d+$/.test(source) && !Number.isSafeInteger(v)) {
+    throw new UsageError(`the integer ${source} is beyond 2^53 and would be read as ${BigInt(v)}`);
   }
 }
 
@@ -170,7 +187,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   if (values.backend !== undefined) {
     return await runOnBackend(op, values.backend as string, values, inputs, scalars, input, output, io);
   }
-  const outputs = op.run(inputs, scalars, model);
+  const outputs = inputFault(input, () => op.run(inputs, scalars, model));
   const packed = Object.entries(outputs).filter(([n, t]) => t.dtype === "i32" && /(^|_)sf[ab]?$/.test(n)).map(([n]) =>
     n
   );
@@ -188,6 +205,16 @@ async function run(args: string[], io: CliIo): Promise<number> {
   await writeSafetensors(output, outputs, metadata);
   io.stderr(`${op.name} (${metadata.model}) on ${input} → ${output}: ${Object.keys(outputs).join(", ")}\n`);
   return EXIT.ok;
+}
+
+/** Runs `f`; the reference's complaints about the inputs (TypeError, RangeError) become usage errors naming the file. */
+function inputFault<T>(file: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof TypeError || e instanceof RangeError) throw new UsageError(`${file}: ${e.message}`);
+    throw e;
+  }
 }
 
 /**
@@ -233,7 +260,7 @@ async function runOnBackend(
       throw new UsageError(`backend ${backend} does not declare ${op.name}; name the model to ask of it with --model`);
     }
     const sample = Object.hasOwn(GEMM_OPS, op.name) ? { sample: { fraction: 1e-9, seed: 0 } } : {};
-    const shapes = op.run(inputs, scalars, { model, ...sample });
+    const shapes = inputFault(input, () => op.run(inputs, scalars, { model, ...sample }));
     const out: Record<string, Tensor> = {};
     for (const [name, t] of Object.entries(shapes)) {
       if (name === "sample_mask" || name === "logits_defined") continue;
