@@ -22,6 +22,7 @@ import { compareCommand } from "./cli/compare.ts";
 import { fixturesCommand } from "./cli/fixtures.ts";
 import { quantizeCommand } from "./cli/quantize.ts";
 import { runCommand } from "./cli/run.ts";
+import { serveCommand } from "./cli/serve.ts";
 import { verifyCommand } from "./cli/verify.ts";
 import { SafetensorsError } from "./io/mod.ts";
 
@@ -31,6 +32,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = Object.freeze({
   compare: compareCommand,
   quantize: quantizeCommand,
   run: runCommand,
+  serve: serveCommand,
   fixtures: fixturesCommand,
   verify: verifyCommand,
 });
