@@ -19,12 +19,11 @@ import type { Tensor } from "../../reference/tensor/tensor.ts";
 import { type HostCommand, HostProcess, HostStartError } from "./process.ts";
 import type { Hello, OutSpec } from "./protocol.ts";
 
-/** The repository root (the working directory of `cmd:` hosts). */
-const ROOT = new URL("../../", import.meta.url).pathname;
 const ABI_HOST = new URL("./abi_host.ts", import.meta.url).pathname;
 
 /**
- * How to start the host of a backend spec: `cmd:COMMAND` runs COMMAND under `/bin/sh -c` in the repository root;
+ * How to start the host of a backend spec: `cmd:COMMAND` runs COMMAND under `/bin/sh -c` in the directory the user
+ * ran the oracle from (`INIT_CWD`, which `deno task` sets to it, else the current directory);
  * `cpu`, `cuda` and library paths run the C ABI host (`cli/host/abi_host.ts`) in a fresh Deno.
  * @param spec the `--backend` value
  * @param device the GPU the host selects (C ABI hosts; `cmd:` hosts get `CUDA_VISIBLE_DEVICES`)
@@ -36,7 +35,7 @@ export function hostCommand(spec: string, device?: number): HostCommand {
     return {
       name: spec,
       argv: ["/bin/sh", "-c", command],
-      cwd: ROOT,
+      cwd: Deno.env.get("INIT_CWD") || Deno.cwd(),
       ...(device !== undefined ? { env: { CUDA_VISIBLE_DEVICES: String(device) } } : {}),
     };
   }
