@@ -4,7 +4,7 @@
  * with `STEPS="build bench"`). Each benchmark prints its own table; measured numbers are recorded by hand, with the
  * machine and the date, in `bench/RESULTS.md`.
  *
- * Usage: deno run -A bench/run_all.ts [--only formats,quant,gemm,cpu,mqa,gpu]
+ * Usage: deno run -A bench/run_all.ts [--only formats,quant,gemm,cpu,mqa,safetensors,gpu]
  * @module
  */
 import { parseArgs } from "node:util";
@@ -16,6 +16,7 @@ const BENCHES: Readonly<Record<string, string[]>> = {
   gemm: ["deno", "run", "-A", "bench/gemm_bench.ts"],
   cpu: ["deno", "run", "-A", "bench/cpu_backend_bench.ts"],
   mqa: ["deno", "run", "-A", "bench/mqa_bench.ts"],
+  safetensors: ["deno", "run", "-A", "bench/safetensors_bench.ts"],
   gpu: ["bash", "tests/gpu/run.sh"],
 };
 

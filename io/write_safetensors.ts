@@ -36,6 +36,14 @@ function compareUtf8(a: string, b: string): number {
   return x.length - y.length;
 }
 
+/**
+ * Refuses a string holding a lone surrogate: JSON.stringify would write it as a `\uD800` escape, which the
+ * reference reader refuses (serde-rs/json src/read.rs `parse_unicode_escape`), and so does this package's reader.
+ */
+function wellFormed(what: string, s: string): void {
+  if (!s.isWellFormed()) throw new TypeError(`${what} ${JSON.stringify(s)} holds a lone surrogate (not valid Unicode)`);
+}
+
 function entriesOf(tensors: TensorsToWrite): [string, Tensor][] {
   if (tensors instanceof Map) return [...tensors.entries()];
   if (tensors === null || typeof tensors !== "object") {
@@ -73,7 +81,8 @@ function tensorBytes(name: string, t: Tensor): Uint8Array {
  * @param tensors name → tensor (any strides; written row-major)
  * @param metadata string → string, stored as `__metadata__`
  * @returns the file's bytes
- * @throws {TypeError} for a non-string metadata value or a reserved / non-string name
+ * @throws {TypeError} for a non-string metadata value, a reserved / non-string name, or a name, metadata key or
+ * value holding a lone surrogate
  * @throws {RangeError} for an odd F4 element count or an e2m1 code above 15
  * @example
  * ```ts
@@ -94,6 +103,8 @@ export function serializeSafetensors(
   for (const k of Object.keys(metadata)) {
     const v = metadata[k];
     if (typeof v !== "string") throw new TypeError(`Metadata "${k}" must be a string, got ${typeof v}`);
+    wellFormed("Metadata key", k);
+    wellFormed(`Metadata value of ${JSON.stringify(k)}`, v);
     meta.set(k, v);
   }
   const seen = new Set<string>();
@@ -101,6 +112,7 @@ export function serializeSafetensors(
     if (typeof name !== "string") throw new TypeError("Tensor names must be strings");
     if (name === "__metadata__") throw new TypeError(`Tensor name "__metadata__" is reserved by safetensors`);
     if (seen.has(name)) throw new TypeError(`Duplicate tensor name "${name}"`);
+    wellFormed("Tensor name", name);
     seen.add(name);
     if (t === null || typeof t !== "object" || !("dtype" in t) || !("shape" in t)) {
       throw new TypeError(`"${name}" is not a Tensor`);

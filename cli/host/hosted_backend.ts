@@ -14,7 +14,7 @@
  * ```
  * @module
  */
-import { PACKED_UE8M0_KEY, parseSafetensors, safetensorsDtypeOf, serializeSafetensors } from "../../io/mod.ts";
+import { PACKED_UE8M0_KEY, readSafetensors, safetensorsDtypeOf, serializeSafetensors } from "../../io/mod.ts";
 import type { Tensor } from "../../reference/tensor/tensor.ts";
 import { type HostCommand, HostProcess, HostStartError } from "./process.ts";
 import type { Hello, OutSpec } from "./protocol.ts";
@@ -224,16 +224,11 @@ function jsonScalars(scalars: Record<string, unknown>): Record<string, unknown> 
 
 /** The outputs the host wrote, or what is wrong with them. */
 async function readOutputs(path: string, want: Record<string, Tensor>): Promise<Record<string, Tensor> | string> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(path);
-  } catch {
-    return `the host answered ok but wrote no output file ${path}`;
-  }
   let tensors: Map<string, Tensor>;
   try {
-    tensors = parseSafetensors(bytes, path).tensors;
+    tensors = (await readSafetensors(path)).tensors;
   } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return `the host answered ok but wrote no output file ${path}`;
     return `the output file is not valid safetensors: ${(e as Error).message}`;
   }
   const got: Record<string, Tensor> = {};

@@ -11,9 +11,10 @@ import { Prng } from "../../reference/random/prng.ts";
 import { hostileCorpus, rawFile, validSample } from "./_hostile_corpus.ts";
 
 Deno.test("parseSafetensors()", async (t) => {
-  await t.step("rejects every file of the hostile corpus (≥ 200) with a SafetensorsError naming file and fault", () => {
+  await t.step("rejects every file of the hostile corpus (≥ 300) with a SafetensorsError naming file and fault", () => {
     const corpus = hostileCorpus();
-    assert.ok(corpus.length >= 200, `corpus has ${corpus.length} cases`);
+    assert.ok(corpus.length >= 300, `corpus has ${corpus.length} cases`);
+    assert.equal(new Set(corpus.map((c) => c.name)).size, corpus.length, "case names are unique");
     for (const c of corpus) {
       let err: unknown;
       try {
@@ -22,7 +23,8 @@ Deno.test("parseSafetensors()", async (t) => {
         err = e;
       }
       assert.ok(err instanceof SafetensorsError, `${c.name}: expected SafetensorsError, got ${err}`);
-      assert.ok(err.message.startsWith("hostile.safetensors: "), `${c.name}: ${err.message}`);
+      assert.equal(err.message, `hostile.safetensors: ${err.fault}`, c.name);
+      assert.equal(err.file, "hostile.safetensors", c.name);
       assert.match(err.fault, c.expect, `${c.name}`);
     }
   });
@@ -104,6 +106,85 @@ Deno.test("readSafetensors()", async (t) => {
         () => readSafetensors(path),
         (e: Error) => e instanceof SafetensorsError && e.message.startsWith(path),
       );
+    } finally {
+      await Deno.remove(path);
+    }
+  });
+
+  await t.step("gives every file of the hostile corpus the same verdict as parseSafetensors()", async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const corpus = hostileCorpus();
+      for (let i = 0; i < corpus.length; i++) {
+        const c = corpus[i];
+        const path = `${dir}/h${i}.safetensors`;
+        await Deno.writeFile(path, c.bytes);
+        let inMemory: SafetensorsError | undefined;
+        try {
+          parseSafetensors(c.bytes, path);
+        } catch (e) {
+          inMemory = e as SafetensorsError;
+        }
+        const err = await readSafetensors(path).then(() => undefined, (e) => e);
+        assert.ok(err instanceof SafetensorsError, `${c.name}: expected SafetensorsError, got ${err}`);
+        assert.equal(err.message, inMemory?.message, c.name);
+        assert.ok(err.message.startsWith(`${path}: `), c.name);
+        assert.match(err.fault, c.expect, c.name);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+
+  await t.step("reads what parseSafetensors() reads, through chunks of any size", async () => {
+    const path = await Deno.makeTempFile({ suffix: ".safetensors" });
+    try {
+      const prng = new Prng(7);
+      const tensors: Record<string, Tensor> = {};
+      for (let i = 0; i < 40; i++) {
+        const n = prng.int(40);
+        const dtype = (["f32", "bf16", "u8", "i64", "e2m1", "i8"] as const)[i % 6];
+        const count = dtype === "e2m1" ? 2 * n : n;
+        const t = Tensor.zeros(dtype, [count]);
+        const bytes = new Uint8Array(t.data.buffer);
+        for (let k = 0; k < bytes.length; k++) bytes[k] = dtype === "e2m1" ? prng.int(16) : prng.int(256);
+        tensors[`t${i}`] = t;
+      }
+      const bytes = serializeSafetensors(tensors, { op: "x" });
+      await Deno.writeFile(path, bytes);
+      const want = parseSafetensors(bytes);
+      for (const chunkBytes of [1, 3, 8, 64, 1000, 1 << 24]) {
+        const got = await readSafetensors(path, { chunkBytes });
+        assert.deepEqual([...got.tensors.keys()], [...want.tensors.keys()]);
+        for (const [name, t] of want.tensors) {
+          const g = got.tensors.get(name)!;
+          assert.equal(g.dtype, t.dtype, name);
+          assert.deepEqual(g.shape, t.shape, name);
+          assert.deepEqual(
+            [...g.data as Uint8Array],
+            [...t.data as Uint8Array],
+            `${name} with chunks of ${chunkBytes}`,
+          );
+          assert.equal(g.data.byteOffset, 0, name); // every tensor owns its storage
+        }
+        assert.deepEqual(got.metadata, want.metadata);
+        assert.deepEqual(got.fileDtypes, want.fileDtypes);
+      }
+      await assert.rejects(() => readSafetensors(path, { chunkBytes: 0 }), RangeError);
+    } finally {
+      await Deno.remove(path);
+    }
+  });
+
+  await t.step("refuses a file that changes size while it is read", async () => {
+    const path = await Deno.makeTempFile({ suffix: ".safetensors" });
+    try {
+      // a file whose stat size is larger than what read() returns cannot be made portably; instead a directory and
+      // a missing file keep Deno's own errors
+      await assert.rejects(() => readSafetensors(`${path}.missing`), Deno.errors.NotFound);
+      const dir = await Deno.makeTempDir();
+      await assert.rejects(() => readSafetensors(dir), Deno.errors.IsADirectory);
+      await Deno.remove(dir);
     } finally {
       await Deno.remove(path);
     }
