@@ -5,16 +5,17 @@
 #   configuration in CHECK_CFGS (heuristic, forced JIT configurations, ahead-of-time kernels, simple kernels), and
 #   tests/gpu/pdl_check.cu (programmatic dependent launch against the hazards it could open),
 #   runs compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the small shapes of every kernel,
-#   times the FP8 GEMMs (tests/gpu/bench.cpp, tests/gpu/bench_torch.py), and, guarded, `deno task verify --backend cuda`.
+#   times the FP8 GEMMs (tests/gpu/bench.cpp, tests/gpu/bench_torch.py), and, guarded, `deno task verify --backend cuda`
+#   and `verify` with the Python adapters (adapters/deepgemm.py, adapters/torch.py) as backends.
 # Reports go to $OUT (or ./gpu-out): env.log build.log check.log pdl.log sanitizer.log bench.log verify.log torch.log
-# summary.txt.
-# STEPS selects parts (default: "build check sanitize bench verify torch"; also "profile": ncu, see PROFILE_*;
+# adapters.log adapters_deepgemm.json adapters_torch.json adapters_extra_*.json summary.txt.
+# STEPS selects parts (default: "build check sanitize bench verify torch adapters"; also "profile": ncu, see PROFILE_*;
 # "sass": cuobjdump of JIT kernels, see SASS_GREP).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
-STEPS=${STEPS:-build check sanitize bench verify torch}
+STEPS=${STEPS:-build check sanitize bench verify torch adapters}
 B=${BUILD_DIR:-/tmp/go-gpu-build}
 mkdir -p "$B"
 SUMMARY=$OUT/summary.txt
@@ -259,6 +260,42 @@ if has torch; then
     note "torch interop check: exit $?; $(tail -1 "$OUT/torch.log")"
   else
     note "torch: .device/enter.sh not carried"
+  fi
+fi
+if has adapters; then
+  # The Python adapters as verify backends (cmd:), over ADAPTERS_SUITE (default all), each in its own verify, both at
+  # once; then adapters/extra_cases.ts (declared ops the suites never reach) on each. DeepGEMM must already be
+  # importable (the caller puts it on PYTHONPATH; this script never builds it); without it, or without torch, the
+  # adapter is skipped with the reason.
+  if [ ! -x .device/enter.sh ]; then
+    note "adapters: .device/enter.sh not carried"
+  elif ! python3 -c 'import torch' >/dev/null 2>&1; then
+    note "adapters: skipped: python3 cannot import torch"
+  else
+    names=torch
+    if python3 -c 'import deep_gemm' >/dev/null 2>&1; then
+      names="deepgemm torch"
+    else
+      note "adapters: deepgemm skipped: python3 cannot import deep_gemm ($(python3 -c 'import deep_gemm' 2>&1 | tail -1))"
+    fi
+    adapter_verify() {
+      timeout "${ADAPTERS_TIMEOUT:-480}" bash .device/enter.sh deno task verify --backend "cmd:python3 adapters/$1.py" \
+        --suite "${ADAPTERS_SUITE:-all}" ${ADAPTERS_ARGS:-} --json "$OUT/adapters_$1.json" >"$B/adapters_$1.log" 2>&1
+      echo "verify exit $?" >>"$B/adapters_$1.log"
+      if [ "${ADAPTERS_EXTRA:-1}" != 0 ]; then
+        timeout 240 bash .device/enter.sh deno run -A adapters/extra_cases.ts --backend "cmd:python3 adapters/$1.py" \
+          --json "$OUT/adapters_extra_$1.json" >>"$B/adapters_$1.log" 2>&1
+        echo "extra_cases exit $?" >>"$B/adapters_$1.log"
+      fi
+    }
+    for n in $names; do adapter_verify "$n" & done
+    wait
+    : >"$OUT/adapters.log"
+    for n in $names; do
+      { echo "==== adapters/$n.py ===="; cat "$B/adapters_$n.log"; } >>"$OUT/adapters.log"
+      note "adapters [$n] --suite ${ADAPTERS_SUITE:-all}: $(grep -m1 '^verify exit' "$B/adapters_$n.log"); $(grep -E '^verify: [0-9]+ cases' "$B/adapters_$n.log" | tail -1)"
+      [ "${ADAPTERS_EXTRA:-1}" != 0 ] && note "adapters [$n] extra cases: $(grep -m1 '^extra_cases exit' "$B/adapters_$n.log"); $(grep -E '^extra cases: ' "$B/adapters_$n.log" | tail -1)"
+    done
   fi
 fi
 cat "$SUMMARY"
