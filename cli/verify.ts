@@ -29,8 +29,8 @@ import { MODEL_CODES } from "../ffi/models.ts";
 import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
 import { runOp, runOpNames } from "./run_ops.ts";
 import { findRegressions, notExecuted, parseBaseline } from "./verify/baseline.ts";
-import { hostCommand, HostedBackend } from "./host/hosted_backend.ts";
-import { HostStartError } from "./host/process.ts";
+import { hostCommand, HostedBackend, removeScratchDirs } from "./host/hosted_backend.ts";
+import { HostStartError, killAllHosts } from "./host/process.ts";
 import { hostedExecutor, inProcessExecutor } from "./verify/executors.ts";
 import { type CaseResult, formatSummary, formatTable, type Report } from "./verify/report.ts";
 import { type Gate, ReportFiles } from "./verify/report_files.ts";
@@ -345,6 +345,16 @@ async function verify(args: string[], io: CliIo): Promise<number> {
   );
   const results: CaseResult[] = [];
   const model = values.model as string | undefined;
+  // Interrupted (Ctrl-C, a CI job's SIGTERM): end every host and its children, which would otherwise outlive us and
+  // hold their GPUs; the reports on disk already hold every finished case ("complete": false).
+  const interrupted = (signal: "SIGINT" | "SIGTERM") => () => {
+    const n = killAllHosts();
+    removeScratchDirs();
+    io.stderr(`verify: ${signal}: ${n} backend host(s) killed; the reports hold the ${results.length} finished rows\n`);
+    Deno.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  const listeners = (["SIGINT", "SIGTERM"] as const).map((sig) => [sig, interrupted(sig)] as const);
+  for (const [sig, f] of listeners) Deno.addSignalListener(sig, f);
   try {
     await files.update(results, false);
     const record = async (rows: CaseResult[]) => {
@@ -378,6 +388,7 @@ async function verify(args: string[], io: CliIo): Promise<number> {
       for (const c of cases) results.push({ ...baseResult(c, b.name, "-", "-"), message: b.message });
     }
   } finally {
+    for (const [sig, f] of listeners) Deno.removeSignalListener(sig, f);
     await opened.close();
   }
   // Case order, then the order the backends were named in.

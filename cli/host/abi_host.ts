@@ -50,9 +50,32 @@ function declaredOps(backend: Backend): Record<string, string> {
 }
 
 const encoder = new TextEncoder();
+
+/**
+ * Where protocol lines go. A kernel library may print to stdout (compile progress, debug output, half a line): on
+ * Linux the host keeps a private copy of fd 1 for the protocol and points fd 1 at stderr (libc `dup`, `dup2`), so
+ * nothing the library prints can reach the protocol stream. Elsewhere each protocol line starts on a fresh line.
+ */
+function privateStdout(): { writeSync(p: Uint8Array): number } {
+  try {
+    const libc = Deno.dlopen("libc.so.6", {
+      dup: { parameters: ["i32"], result: "i32" },
+      dup2: { parameters: ["i32", "i32"], result: "i32" },
+    });
+    const fd = libc.symbols.dup(1);
+    if (fd < 0 || libc.symbols.dup2(2, 1) < 0) throw new Error("dup failed");
+    return Deno.openSync(`/proc/self/fd/${fd}`, { write: true });
+  } catch {
+    return Deno.stdout;
+  }
+}
+
+/** Set by `main` (only the host process redirects its stdout; modules that import this file do not). */
+let protocolOut: { writeSync(p: Uint8Array): number } = Deno.stdout;
+
 function send(msg: unknown): void {
-  const bytes = encoder.encode(JSON.stringify(msg) + "\n");
-  for (let off = 0; off < bytes.length;) off += Deno.stdout.writeSync(bytes.subarray(off));
+  const bytes = encoder.encode("\n" + JSON.stringify(msg) + "\n");
+  for (let off = 0; off < bytes.length;) off += protocolOut.writeSync(bytes.subarray(off));
 }
 
 /** Answers one request. */
@@ -93,6 +116,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const spec = positionals[0];
+  protocolOut = privateStdout();
   let backend: Backend;
   try {
     backend = await openBackend(spec);

@@ -73,6 +73,19 @@ export interface HostedOptions {
 /** Packed UE8M0 scales are I32 tensors named `sf`, `sfa`, `sfb`, `*_sf` (the rule `oracle run` writes by). */
 const PACKED_SF = /(^|_)sf[ab]?$/;
 
+/** Scratch directories of open backends, removed by {@link removeScratchDirs} when the oracle is interrupted. */
+const SCRATCH = new Set<string>();
+
+/** Removes every open backend's scratch directory (synchronously: for a signal handler about to exit). */
+export function removeScratchDirs(): void {
+  for (const dir of SCRATCH) {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* already gone */ }
+  }
+  SCRATCH.clear();
+}
+
 /** Hosts started in a row without a hello before the backend is given up. */
 const MAX_FAILED_STARTS = 3;
 
@@ -105,6 +118,7 @@ export class HostedBackend {
   static async open(cmd: HostCommand, options: HostedOptions): Promise<HostedBackend> {
     const host = await HostProcess.start(cmd, options);
     const scratch = await Deno.makeTempDir({ prefix: "gemm-oracle-host-" });
+    SCRATCH.add(scratch);
     return new HostedBackend(cmd, options, scratch, host);
   }
 
@@ -130,7 +144,9 @@ export class HostedBackend {
       } catch (e) {
         if (!(e instanceof HostStartError)) throw e;
         if (++this.#failedStarts >= MAX_FAILED_STARTS) {
-          this.#gaveUp = `backend host could not be restarted (${MAX_FAILED_STARTS} starts failed): ${e.message}`;
+          this.#gaveUp = `backend host could not be restarted (${MAX_FAILED_STARTS} starts failed): ${
+            e.message.trim().split("\n").join(" | ")
+          }`;
           return this.#gaveUp;
         }
       }
@@ -206,6 +222,7 @@ export class HostedBackend {
     await this.#host?.close();
     this.#host = null;
     await Deno.remove(this.#scratch, { recursive: true }).catch(() => {});
+    SCRATCH.delete(this.#scratch);
   }
 }
 

@@ -120,6 +120,21 @@ const HAS_SETSID = (() => {
   return null;
 })();
 
+/** Every host process started and not yet ended, so that an interrupted oracle can end them all. */
+const LIVE = new Set<Deno.ChildProcess>();
+
+/**
+ * Kills every live backend host and everything each one started (SIGKILL to their process groups). For a `verify`
+ * interrupted by SIGINT or SIGTERM: a hung host would otherwise outlive it and keep its GPU.
+ * @returns how many hosts were killed
+ */
+export function killAllHosts(): number {
+  const n = LIVE.size;
+  for (const child of LIVE) killGroup(child);
+  LIVE.clear();
+  return n;
+}
+
 type Wait<T> = { kind: "value"; value: T } | { kind: "timeout" } | { kind: "exit"; status: Deno.CommandStatus };
 
 /** A running backend host. */
@@ -177,11 +192,14 @@ export class HostProcess {
     } catch (e) {
       throw new HostStartError(`cannot start ${cmd.name} (${cmd.argv.join(" ")}): ${(e as Error).message}`);
     }
+    LIVE.add(child);
+    child.status.then(() => LIVE.delete(child));
     const tail = { text: "" };
     const errLines = new LineReader(child.stderr);
     (async () => {
       for (let l = await errLines.next(); l !== null; l = await errLines.next()) {
-        tail.text = (tail.text + l + "\n").slice(-STDERR_TAIL);
+        // deno-lint-ignore no-control-regex
+        tail.text = (tail.text + l.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "") + "\n").slice(-STDERR_TAIL);
         options.log(`[${cmd.name}] ${l}`);
       }
     })();

@@ -121,8 +121,22 @@ export function formatSummary(report: Report): string {
   return `verify: ${ids} cases, ${total} checks (case × backend): ${s.pass} passed, ${s.fail} failed, ${s.error} errors${faults}, ${s.skip} skipped${tail}`;
 }
 
+/**
+ * Text as an XML attribute value: markup escaped, and what XML 1.0 cannot hold at all (C0 controls other than tab,
+ * newline and return; lone surrogates; U+FFFE, U+FFFF; a crashed host's stderr may carry any of them) replaced by
+ * U+FFFD, after terminal colour sequences are dropped.
+ */
 function xmlEscape(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  return s
+    // deno-lint-ignore no-control-regex
+    .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "")
+    .replace(
+      // deno-lint-ignore no-control-regex
+      /[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+      "\ufffd",
+    )
+    .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
+    .replace(/\n/g, "&#10;").replace(/\r/g, "&#13;").replace(/\t/g, "&#9;");
 }
 
 /** JUnit XML: one testsuite per backend, one testcase per case (failure / error / skipped elements as JUnit expects). */
