@@ -6,6 +6,7 @@
  * The GPU side is `tests/gpu/run.sh` (step `adapters`). Ignored, with the reason, where python3 is absent.
  */
 import assert from "node:assert/strict";
+import { PYTHON, pythonMissing } from "../_python.ts";
 import { extraCases } from "../../adapters/extra_cases.ts";
 import { fixtureOp, fixtureOpNames } from "../../fixtures/fixture_ops.ts";
 import { referenceOp } from "../../reference/registry.ts";
@@ -13,15 +14,7 @@ import { referenceOp } from "../../reference/registry.ts";
 const ROOT = new URL("../../", import.meta.url).pathname;
 const ADAPTERS = ["deepgemm", "torch"] as const;
 
-async function hasPython(): Promise<boolean> {
-  try {
-    return (await new Deno.Command("python3", { args: ["--version"], stdout: "null", stderr: "null" }).output())
-      .success;
-  } catch {
-    return false;
-  }
-}
-const PYTHON = await hasPython();
+const HAS_PYTHON = pythonMissing([]) === undefined;
 
 interface Run {
   code: number;
@@ -32,7 +25,7 @@ interface Run {
 async function adapter(name: string, args: string[], pythonPath?: string): Promise<Run> {
   const env: Record<string, string> = { PYTHONDONTWRITEBYTECODE: "1" };
   if (pythonPath !== undefined) env.PYTHONPATH = pythonPath;
-  const out = await new Deno.Command("python3", { args: [`adapters/${name}.py`, ...args], cwd: ROOT, env }).output();
+  const out = await new Deno.Command(PYTHON, { args: [`adapters/${name}.py`, ...args], cwd: ROOT, env }).output();
   const text = new TextDecoder();
   return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
 }
@@ -79,7 +72,7 @@ async function fakeModules(mods: Record<string, "hidden" | "empty">): Promise<st
   return dir;
 }
 
-Deno.test("adapters/*.py declare", { ignore: !PYTHON }, async (t) => {
+Deno.test("adapters/*.py declare", { ignore: !HAS_PYTHON }, async (t) => {
   for (const name of ADAPTERS) {
     await t.step(`${name}.py --declare prints the DECLARED table as its hello`, async () => {
       assert.deepEqual(await declared(name), await literal(name));
@@ -102,7 +95,7 @@ Deno.test("adapters/*.py declare", { ignore: !PYTHON }, async (t) => {
   });
 });
 
-Deno.test("adapters/*.py without their library", { ignore: !PYTHON }, async (t) => {
+Deno.test("adapters/*.py without their library", { ignore: !HAS_PYTHON }, async (t) => {
   await t.step("both exit 2 naming PyTorch when torch cannot be imported, before any hello", async () => {
     const dir = await fakeModules({ torch: "hidden", deep_gemm: "hidden" });
     try {
@@ -135,7 +128,7 @@ Deno.test("adapters/*.py without their library", { ignore: !PYTHON }, async (t) 
   );
 });
 
-Deno.test("extraCases()", { ignore: !PYTHON }, async (t) => {
+Deno.test("extraCases()", { ignore: !HAS_PYTHON }, async (t) => {
   const tables = Object.fromEntries(await Promise.all(ADAPTERS.map(async (n) => [n, await declared(n)] as const)));
   const cases = extraCases();
   await t.step("every case belongs to an op some adapter declares, under a unique id", () => {

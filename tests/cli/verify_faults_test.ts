@@ -8,6 +8,7 @@
 // Each run takes `--suite fixtures --ops fp8_gemm_nt --shard 1/3`: three cases on the faulty op, so that a crash in
 // the first case and the rows of the cases after it (on a restarted host) are both visible.
 import assert from "node:assert/strict";
+import { PYTHON, pythonMissing } from "../_python.ts";
 import { fileURLToPath } from "node:url";
 import { buildFaultBackend, faultEnv, type FaultOptions } from "../fault/_fault.ts";
 import { parseXml, type XmlElement } from "./_xml.ts";
@@ -15,7 +16,7 @@ import { parseXml, type XmlElement } from "./_xml.ts";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CASES = ["--suite", "fixtures", "--ops", "fp8_gemm_nt", "--shard", "1/3"];
 const N = 3; // fixtures/fp8_gemm_nt holds 9 cases; shard 1/3 takes 3 of them
-const ADAPTER = "cmd:python3 tests/fault/fault_adapter.py";
+const ADAPTER = `cmd:${PYTHON} tests/fault/fault_adapter.py`;
 /** A `verify` still running after this is killed and the test fails (no step should come near it). */
 const RUN_LIMIT_MS = 90_000;
 
@@ -299,18 +300,12 @@ Deno.test("verify survives a C ABI library that crashes, hangs or lies in go_fp8
 });
 
 /** The fault adapter needs python3 with numpy. */
-const PYTHON = (() => {
-  try {
-    return new Deno.Command("python3", { args: ["-c", "import numpy"], stdout: "null", stderr: "null" }).outputSync()
-      .success;
-  } catch {
-    return false; // no python3
-  }
-})();
+const NO_PYTHON = pythonMissing(["numpy"]);
 
 Deno.test({
-  name: "verify survives a command backend that crashes, hangs or breaks the protocol",
-  ignore: !PYTHON,
+  name: "verify survives a command backend that crashes, hangs or breaks the protocol" +
+    (NO_PYTHON ? ` (ignored: ${NO_PYTHON})` : ""),
+  ignore: NO_PYTHON !== undefined,
 }, async (t) => {
   await withDir(async (dir) => {
     const ok = (r: Run, code: 0 | 1) => finished(r, ADAPTER, code);

@@ -249,6 +249,11 @@ if has verify; then
     timeout ${VERIFY_TIMEOUT:-180} bash .device/enter.sh deno task verify --backend cuda ${VERIFY_ARGS:-} \
       --json "$OUT/verify.json" >"$OUT/verify.log" 2>&1
     note "deno task verify --backend cuda ${VERIFY_ARGS:-}: exit $?; $(grep -E '^verify: [0-9]+ cases' "$OUT/verify.log" | tail -1)"
+    # A real CUDA fault in a command backend: one ERROR row naming it, a fresh adapter, every other case passing.
+    rm -f /tmp/gemm_oracle_cuda_fault.marker
+    timeout 300 bash .device/enter.sh deno task verify --backend 'cmd:python3 tests/gpu/cuda_fault_adapter.py' \
+      --ops fp8_gemm_nt --suite fixtures --json "$OUT/verify_cuda_fault.json" >"$OUT/verify_cuda_fault.log" 2>&1
+    note "verify with a CUDA fault in the adapter (one ERROR expected): exit $?; $(grep -E '^verify: [0-9]+ cases' "$OUT/verify_cuda_fault.log" | tail -1); $(grep -m1 -oE 'CUDA error[^|]{0,80}' "$OUT/verify_cuda_fault.log")"
   else
     note "verify: .device/enter.sh not carried"
   fi

@@ -2,11 +2,10 @@
 // verify's comparison), with the oracle's own reference as its "kernel": every case it declares passes, and the
 // JSON report names the adapter's host. Ignored, with the reason, where python3 with numpy is missing.
 import assert from "node:assert/strict";
+import { PYTHON, pythonMissing } from "../_python.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const probe = await new Deno.Command("python3", { args: ["-c", "import numpy"], stdout: "null", stderr: "null" })
-  .output().catch(() => null);
-const missing = probe === null ? "python3 is not on PATH" : probe.code !== 0 ? "numpy is not importable" : undefined;
+const missing = pythonMissing(["numpy"]);
 
 Deno.test({
   name: missing
@@ -22,7 +21,7 @@ Deno.test({
         `${ROOT}cli.ts`,
         "verify",
         "--backend",
-        "cmd:python3 tests/python/reference_adapter.py",
+        `cmd:${PYTHON} tests/python/reference_adapter.py`,
         "--ops",
         "*_gemm_nt*",
         "--json",

@@ -1,13 +1,13 @@
 /**
  * The Python package `python/` (gemm_oracle) under the repository's one test command: its pytest suite against this
  * oracle, and an offline `pip install` of it. Each test is ignored, with the reason in its name, where the machine
- * lacks what it needs (python3, numpy, pytest; for the install, pip and a setuptools that can build a wheel).
+ * lacks what it needs (python3, numpy, pytest; for the install, pip).
  * @module
  */
 import assert from "node:assert/strict";
 
 const ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
-const PYTHON = "python3";
+import { PYTHON } from "../_python.ts";
 
 interface Ran {
   code: number;
