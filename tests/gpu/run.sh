@@ -263,6 +263,10 @@ if has torch; then
   if [ -x .device/enter.sh ]; then
     timeout ${TORCH_TIMEOUT:-240} bash .device/enter.sh python3 tests/gpu/torch_interop_check.py >"$OUT/torch.log" 2>&1
     note "torch interop check: exit $?; $(tail -1 "$OUT/torch.log")"
+    # The Python package's tests with torch present (CI has numpy only): torch tensors in and out, CUDA included.
+    PYTHONPATH=python GEMM_ORACLE_DENO=$PWD/.device/bin/deno timeout 300 bash .device/enter.sh python3 -m pytest -q \
+      -p no:cacheprovider python/tests >"$OUT/python_pkg.log" 2>&1
+    note "python package tests with torch: exit $?; $(tail -1 "$OUT/python_pkg.log")"
   else
     note "torch: .device/enter.sh not carried"
   fi
