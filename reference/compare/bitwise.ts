@@ -17,6 +17,7 @@
 import { decode, isNanCode } from "../formats/codec.ts";
 import { type FormatName, formatSpec } from "../formats/format_table.ts";
 import { ulpDistance } from "./ulp.ts";
+import { describeValue } from "../describe.ts";
 
 /** One side of a mismatch. */
 export interface MismatchSide {
@@ -121,7 +122,7 @@ export function compareBitwise(
   }
   const nanMode = options.nan ?? "bits";
   if (nanMode !== "bits" && nanMode !== "class") {
-    throw new RangeError(`Cannot compare: nan mode "${String(nanMode)}" is not one of bits, class`);
+    throw new RangeError(`Cannot compare: nan mode ${describeValue(nanMode)} is not one of bits, class`);
   }
   const shape = options.shape;
   if (shape !== undefined) {

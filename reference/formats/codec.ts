@@ -17,6 +17,7 @@
 import { type FormatName, type FormatSpec, formatSpec } from "./format_table.ts";
 import { pow2 } from "./_pow2.ts";
 import { f32FromBits } from "../fp32.ts";
+import { describeValue } from "../describe.ts";
 
 /**
  * Rounding modes:
@@ -89,7 +90,7 @@ const POLICIES: readonly OverflowPolicy[] = ["nan", "inf", "saturate"];
 
 function checkOneOf(what: string, value: unknown, valid: readonly string[]): void {
   if (typeof value !== "string" || !valid.includes(value)) {
-    throw new RangeError(`Cannot build encoder: ${what} "${String(value)}" is not one of ${valid.join(", ")}`);
+    throw new RangeError(`Cannot build encoder: ${what} ${describeValue(value)} is not one of ${valid.join(", ")}`);
   }
 }
 
@@ -303,7 +304,7 @@ const ENCODER_CACHE = new WeakMap<EncodeOptions, Map<FormatName, Encoder>>();
  */
 export function encode(format: FormatName, fp32Bits: number, options: EncodeOptions): number {
   if (typeof fp32Bits !== "number" || !Number.isInteger(fp32Bits)) {
-    throw new TypeError(`Cannot encode: fp32 bits must be an integer, got ${String(fp32Bits)}`);
+    throw new TypeError(`Cannot encode: fp32 bits must be an integer, got ${describeValue(fp32Bits)}`);
   }
   let byFormat = ENCODER_CACHE.get(options);
   if (!byFormat) {

@@ -18,6 +18,7 @@ import type { DType } from "../tensor/dtype.ts";
 import { Tensor } from "../tensor/tensor.ts";
 import type { TileResults } from "./engine.ts";
 import type { GemmJob } from "./job.ts";
+import { describeValue } from "../describe.ts";
 
 export type { ModelOptions } from "../kernel_models/kernel_models.ts";
 // ceil_div / align of deepgemm-ops.md "Notation": the layout module's, one definition in the package.
@@ -180,7 +181,7 @@ export function boolScalar(scalars: Record<string, unknown>, name: string, op: s
 export function archScalar(scalars: Record<string, unknown>, op: string, dflt: "sm90" | "sm100"): "sm90" | "sm100" {
   const v = scalars.arch ?? dflt;
   if (v !== "sm90" && v !== "sm100") {
-    throw new RangeError(`${op}: scalar "arch" must be "sm90" or "sm100", got ${String(v)}`);
+    throw new RangeError(`${op}: scalar "arch" must be "sm90" or "sm100", got ${describeValue(v)}`);
   }
   return v;
 }

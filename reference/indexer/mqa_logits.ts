@@ -22,6 +22,7 @@ import { cleanRange, isCleaned } from "./clean_logits.ts";
 import { reduceHeads } from "./head_reduction.ts";
 import { defaultMqaModel, type MqaArch, type MqaModel, type MqaModelOptions, resolveMqaModel } from "./mqa_models.ts";
 import type { HeadReductionOrder } from "./head_reduction.ts";
+import { describeValue } from "../describe.ts";
 
 /** Inputs of `fp8_mqa_logits` (names as DeepGEMM's Python arguments). */
 export interface MqaLogitsInputs {
@@ -104,14 +105,16 @@ export function resolveMqaCall(
     }
     if (logitsDtype !== "bf16") {
       throw new TypeError(
-        `${fn}: bf16 weights need bf16 logits (logits_dtype = bf16), got ${String(logitsDtype ?? "f32")}`,
+        `${fn}: bf16 weights need bf16 logits (logits_dtype = bf16), got ${describeValue(logitsDtype ?? "f32")}`,
       );
     }
     const reduction: HeadReductionOrder = options.reduction === undefined ? "sm100_bf16" : model.reduction;
     return { ...model, reduction };
   }
   if (model.reduction === "sm100_bf16") {
-    throw new RangeError(`${fn}: the sm100_bf16 reduction takes bf16 weights, got ${String(weightsDtype)} weights`);
+    throw new RangeError(
+      `${fn}: the sm100_bf16 reduction takes bf16 weights, got ${describeValue(weightsDtype)} weights`,
+    );
   }
   return model;
 }

@@ -17,6 +17,7 @@
  * @module
  */
 import { tensorCoreProfile } from "../tensor_core/profiles.ts";
+import { describeValue } from "../describe.ts";
 
 /**
  * Where block scales enter:
@@ -204,7 +205,7 @@ export function resolveModel(options: ModelOptions, fallbackModel = "exact"): Re
   tensorCoreProfile(tc);
   const promotion = options.promotion ?? m.promotion;
   if (promotion !== 128 && promotion !== "none") {
-    throw new RangeError(`Promotion interval must be 128 or "none", got ${String(promotion)}`);
+    throw new RangeError(`Promotion interval must be 128 or "none", got ${describeValue(promotion)}`);
   }
   const splitK = options.splitK ?? m.splitK;
   if (!Number.isSafeInteger(splitK) || splitK < 1) {

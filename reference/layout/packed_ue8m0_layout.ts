@@ -27,6 +27,7 @@
 import { Tensor } from "../tensor/tensor.ts";
 import { rowMajorData } from "../tensor/values.ts";
 import { align, ceilDiv, getTmaAlignedSize, mnMajorTmaAlignedStrides, preprocessSf } from "./tma_aligned.ts";
+import { describeValue } from "../describe.ts";
 
 /** Which of DeepGEMM's two packers to reproduce. */
 export type PackPath = "auto" | "kernel" | "torch";
@@ -116,7 +117,7 @@ export function getMnMajorTmaAlignedPackedUe8m0Tensor(sf: Tensor, opts: PackedLa
   const { g, mn, sfk } = preprocessSf(fn, sf);
   const path = opts.path ?? "auto";
   if (path !== "auto" && path !== "kernel" && path !== "torch") {
-    throw new RangeError(`${fn}: path "${String(path)}" is not "auto", "kernel" or "torch"`);
+    throw new RangeError(`${fn}: path ${describeValue(path)} is not "auto", "kernel" or "torch"`);
   }
   const psum = opts.psumLayout;
   const mkAlignment = opts.mkAlignment ?? 128;

@@ -26,6 +26,7 @@ import { tf32HcPrenormGemm } from "../hyperconnection/tf32_hc_prenorm_gemm.ts";
 import type { Tf32Rounding } from "../hyperconnection/tf32_rounding.ts";
 import { megaMoe } from "../mega_moe/mega_moe.ts";
 import type { SiluSource } from "../mega_moe/silu.ts";
+import { describeValue } from "../describe.ts";
 
 function need(inputs: Record<string, Tensor>, name: string, op: string): Tensor {
   const t = inputs[name];
@@ -42,7 +43,7 @@ function scalar<T>(scalars: Record<string, unknown>, name: string, op: string, t
 function logitsDtype(scalars: Record<string, unknown>, op: string): "f32" | "bf16" {
   const v = scalars.logits_dtype ?? "f32";
   if (v !== "f32" && v !== "bf16") {
-    throw new RangeError(`${op}: logits_dtype must be "f32" or "bf16", got ${String(v)}`);
+    throw new RangeError(`${op}: logits_dtype must be "f32" or "bf16", got ${describeValue(v)}`);
   }
   return v;
 }

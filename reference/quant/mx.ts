@@ -35,6 +35,7 @@ import { toFloat32 } from "../tensor/values.ts";
 import { encodeBits, fastEncoder } from "./_fast_encode.ts";
 import { productNanBits } from "./_group_quant.ts";
 import { checkSemantics, type Semantics } from "./scalar_division.ts";
+import { describeValue } from "../describe.ts";
 
 /** MX element formats. */
 export type MxElement = "e4m3" | "e5m2" | "e2m1";
@@ -54,14 +55,14 @@ export const MX_ELEMENTS: Readonly<Record<MxElement, { emax: number; mbits: numb
 
 function checkElement(fn: string, elem: unknown): MxElement {
   if (elem !== "e4m3" && elem !== "e5m2" && elem !== "e2m1") {
-    throw new RangeError(`${fn}: element format "${String(elem)}" is not e4m3, e5m2 or e2m1`);
+    throw new RangeError(`${fn}: element format ${describeValue(elem)} is not e4m3, e5m2 or e2m1`);
   }
   return elem;
 }
 
 function checkRule(fn: string, rule: unknown): MxScaleRule {
   if (!MX_SCALE_RULES.includes(rule as MxScaleRule)) {
-    throw new RangeError(`${fn}: scale rule "${String(rule)}" is not one of ${MX_SCALE_RULES.join(", ")}`);
+    throw new RangeError(`${fn}: scale rule ${describeValue(rule)} is not one of ${MX_SCALE_RULES.join(", ")}`);
   }
   return rule as MxScaleRule;
 }

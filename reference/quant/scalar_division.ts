@@ -15,6 +15,7 @@
  * ```
  * @module
  */
+import { describeValue } from "../describe.ts";
 
 /** Where the PyTorch code runs: `gpu` (multiply by the fp32 reciprocal) or `cpu` (true division). */
 export type Semantics = "gpu" | "cpu";
@@ -41,7 +42,7 @@ export const SEMANTICS: readonly Semantics[] = Object.freeze(["gpu", "cpu"]);
 export function divideByScalar(t: number, c: number, semantics: Semantics): number {
   if (semantics === "gpu") return Math.fround(t * Math.fround(1 / c));
   if (semantics === "cpu") return Math.fround(t / c);
-  throw new RangeError(`Unknown semantics "${String(semantics)}": expected "gpu" or "cpu"`);
+  throw new RangeError(`Unknown semantics ${describeValue(semantics)}: expected "gpu" or "cpu"`);
 }
 
 /**
@@ -57,6 +58,6 @@ export function divideByScalar(t: number, c: number, semantics: Semantics): numb
  */
 export function checkSemantics(s: unknown, what: string): Semantics {
   if (s === undefined) return "gpu";
-  if (s !== "gpu" && s !== "cpu") throw new RangeError(`${what}: semantics "${String(s)}" is not "gpu" or "cpu"`);
+  if (s !== "gpu" && s !== "cpu") throw new RangeError(`${what}: semantics ${describeValue(s)} is not "gpu" or "cpu"`);
   return s;
 }

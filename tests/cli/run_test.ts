@@ -121,3 +121,13 @@ Deno.test("parseScalarText()", async (t) => {
     assert.equal(parseScalarText("sm100"), "sm100");
   });
 });
+
+Deno.test("run: a scalar that is an object with a toString key gets the real complaint, naming the file", async () => {
+  const input = `${FIXTURES_DIR}/fp8_gemm_nt/fp8_gemm_nt_m16_n128_k256_fp32.safetensors`;
+  const r = await runCli(["run", "fp8_gemm_nt", "--arch", '{"toString":1}', input, "/dev/null"]);
+  assert.equal(r.code, 2);
+  assert.match(
+    r.stderr,
+    /fp8_gemm_nt_m16_n128_k256_fp32\.safetensors: .*"arch" must be "sm90" or "sm100", got \{"toString":1\}/,
+  );
+});
