@@ -2,7 +2,7 @@
 // over all of K). One warpgroup per CTA computes a 64 x 128 output tile; each K step gathers the operands
 // (any strides) into 128-byte-swizzled shared tiles and issues 4 wgmmas.
 //
-// Numerics (shared/specs/deepgemm-ops.md §6.1, §6.2, §6.4; numerics.md §8.2b):
+// Numerics (docs/deepgemm-ops.md §6.1, §6.2, §6.4; numerics.md §8.2b):
 //  FP8:  per 128-K block b, P = chain of 4 x wgmma m64n128k32 (the first with scale-d = 0);
 //        F = fma(fl32(sa * sb), P, F) from F = 0; 1D2D: sb = sfb[n / 128][b]; 1D1D: sb = sfb[n][b].
 //  BF16: acc = chain of wgmma m64n128k16 over all of K (scale-d = 1 onto a zeroed accumulator).

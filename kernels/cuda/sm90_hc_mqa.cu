@@ -1,6 +1,6 @@
 // SM90 kernels other than the GEMM families: tf32_hc_prenorm_gemm (TF32 wgmma + the SM90 square-sum order),
 // fp8_mqa_logits / fp8_paged_mqa_logits (FP8 wgmma over head_dim + the SM90 head-reduction order), the paged
-// metadata partition and the clean-logits kernel. Orders: shared/specs/deepgemm-ops.md §7, §8.1, §8.3, §8.4.
+// metadata partition and the clean-logits kernel. Orders: docs/deepgemm-ops.md §7, §8.1, §8.3, §8.4.
 #include <cuda_bf16.h>
 
 #include <cmath>
