@@ -8,7 +8,7 @@
  * The transcendental parts are pluggable {@link SiluMath} functions. The default ones are exactly specified and
  * correctly rounded ({@link expF32}, {@link exp2F32}, a correctly rounded reciprocal with FTZ); the GPU's `expf` (2 ulp),
  * MUFU `ex2.approx` and `rcp.approx` are not correctly rounded and their tables are [unknown], so bit-exactness with a
- * GPU is guaranteed only where those agree (see the README for the measured agreement on an H200).
+ * GPU is guaranteed only where those agree (docs/reference.md, Mega MoE, gives the measured agreement on an H200).
  * @module
  */
 import { f32, f32Bits, f32FromBits } from "../fp32.ts";
