@@ -25,6 +25,7 @@ import { runCommand } from "./cli/run.ts";
 import { serveCommand } from "./cli/serve.ts";
 import { verifyCommand } from "./cli/verify.ts";
 import { SafetensorsError } from "./io/mod.ts";
+import denoConfig from "./deno.json" with { type: "json" };
 
 /** The subcommands, by name. */
 export const COMMANDS: Readonly<Record<string, Command>> = Object.freeze({
@@ -40,7 +41,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = Object.freeze({
 function overview(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
   return [
-    "Usage: oracle <subcommand> [options]   (deno task oracle <subcommand> --help for details)",
+    "Usage: oracle <subcommand> [options]   (deno task oracle <subcommand> --help for details; --version)",
     "",
     "Subcommands:",
     ...Object.values(COMMANDS).map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
@@ -74,6 +75,10 @@ export async function main(args: string[], io: CliIo = processIo): Promise<numbe
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.stdout(overview());
     return name === undefined ? EXIT.unusable : EXIT.ok;
+  }
+  if (name === "--version" || name === "-V") {
+    io.stdout(`oracle ${denoConfig.version} (gemm-oracle; Deno ${Deno.version.deno})\n`);
+    return EXIT.ok;
   }
   if (!Object.hasOwn(COMMANDS, name)) {
     io.stderr(`oracle: unknown subcommand ${JSON.stringify(name)}\n${overview()}`);

@@ -75,3 +75,10 @@ Deno.test("oracle (subprocess)", async (t) => {
     assert.match(r.stdout, /Subcommands:/);
   });
 });
+
+Deno.test("oracle --version prints the version and exits 0", async () => {
+  let out = "";
+  const code = await main(["--version"], { stdout: (t) => void (out += t), stderr: () => {}, env: () => undefined });
+  assert.equal(code, 0);
+  assert.match(out, /^oracle \d+\.\d+\.\d+ \(gemm-oracle; Deno /);
+});
