@@ -1,9 +1,13 @@
 /**
- * Throughput of the native CPU backend's `sm90_1d2d` FP8 GEMM model in multiply-adds per second, on one thread and
- * on all hardware threads. Operands are copied to device buffers once; only the native call is timed.
+ * Throughput of the native CPU backend's `sm90_1d2d` FP8 GEMM (`fp8_gemm_nt`, e4m3, f32 scales, BF16 out) in
+ * multiply-adds per second, on one thread and on all hardware threads, per kernel (kernels/cpu/sm90_fast.cpp: the
+ * dispatched one by default, or AVX-512 / AVX2 / portable forced through GO_CPU_ISA), next to the TypeScript
+ * reference on the same operands (whose bits must equal the backend's). Operands are copied to device buffers once;
+ * only the native call is timed (it includes the backend's decoding and packing of A and B, every call).
  *
- * `deno run -A bench/cpu_backend_bench.ts [--m 256] [--n 256] [--k 1024] [--reps 3]` prints a table;
- * `deno bench -A bench/cpu_backend_bench.ts` runs the same calls under Deno.bench.
+ * `deno run -A bench/cpu_backend_bench.ts [--m 512] [--n 512] [--k 2048] [--reps 5] [--isa auto|avx512|avx2|portable|all]
+ * [--ts-reps 1]` prints a table (`--ts-reps 0` skips the TypeScript reference);
+ * `deno bench -A bench/cpu_backend_bench.ts` runs 128×128×512 calls under Deno.bench.
  * @module
  */
 import process from "node:process";
@@ -113,36 +117,67 @@ export function measure(be: Backend, p: Problem, threads: number, reps: number):
   return { wall: p.macs / (best / 1000), cpu: (p.macs * reps) / ((c1.user + c1.system) / 1e6) };
 }
 
+/** Runs `body` with GO_CPU_ISA set to `isa` ("auto": unset), restoring the variable afterwards. */
+function withIsa<T>(isa: string, body: () => T): T {
+  const saved = Deno.env.get("GO_CPU_ISA");
+  if (isa === "auto") Deno.env.delete("GO_CPU_ISA");
+  else Deno.env.set("GO_CPU_ISA", isa);
+  try {
+    return body();
+  } finally {
+    if (saved === undefined) Deno.env.delete("GO_CPU_ISA");
+    else Deno.env.set("GO_CPU_ISA", saved);
+  }
+}
+
+const G = (x: number) => (x / 1e9).toFixed(2);
+
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,
     options: {
-      m: { type: "string", default: "256" },
-      n: { type: "string", default: "256" },
-      k: { type: "string", default: "1024" },
-      reps: { type: "string", default: "3" },
+      m: { type: "string", default: "512" },
+      n: { type: "string", default: "512" },
+      k: { type: "string", default: "2048" },
+      reps: { type: "string", default: "5" },
+      isa: { type: "string", default: "auto" },
+      "ts-reps": { type: "string", default: "1" },
     },
   });
-  const [M, N, K, reps] = [values.m, values.n, values.k, values.reps].map(Number);
+  const [M, N, K, reps, tsReps] = [values.m, values.n, values.k, values.reps, values["ts-reps"]].map(Number);
   using be = await openBackend("cpu");
+  const supported = String(be.info.isa_supported);
+  const order = ["avx512", "avx2", "portable"];
+  const isas = values.isa === "all" ? order.slice(order.indexOf(supported)) : [values.isa as string];
   const p = problem(be, M, N, K);
   const hw = Number(be.info.threads);
-  const one = measure(be, p, 1, reps);
-  const all = measure(be, p, 0, reps);
-  const ts = measureReference(be, p, reps);
   const load = Deno.loadavg()[0].toFixed(1);
-  console.log(`CPU backend sm90_1d2d fp8_gemm, (M, N, K) = (${M}, ${N}, ${K}), best of ${reps}, load average ${load}`);
-  console.log(`| threads | multiply-adds/s (wall) | multiply-adds per CPU-second |`);
-  console.log(`|---|---|---|`);
-  console.log(`| 1 | ${(one.wall / 1e6).toFixed(1)} M | ${(one.cpu / 1e6).toFixed(1)} M |`);
-  console.log(`| ${hw} (all) | ${(all.wall / 1e6).toFixed(1)} M | ${(all.cpu / 1e6).toFixed(1)} M |`);
-  console.log(`| TS reference, 1 | ${(ts.wall / 1e6).toFixed(1)} M | ${(ts.cpu / 1e6).toFixed(1)} M |`);
   console.log(
-    `TS reference / native, one core: ${(ts.wall / one.wall).toFixed(2)} (wall), ${
-      (ts.cpu / one.cpu).toFixed(2)
-    } (per CPU second);` +
-      ` bits equal: ${ts.sameBits}`,
+    `CPU backend fp8_gemm_nt sm90_1d2d (e4m3, f32 scales, bf16 out), (M, N, K) = (${M}, ${N}, ${K}), best of ${reps},` +
+      ` ${hw} hardware threads, CPU supports ${supported}, load average ${load}`,
   );
+  console.log(`| kernel | threads | G multiply-adds/s (wall) | G per core (wall / threads) | G per CPU-second |`);
+  console.log(`|---|---|---|---|---|`);
+  let one = 0;
+  for (const isa of isas) {
+    withIsa(isa, () => {
+      const name = isa === "auto" ? `${be.info.isa} (dispatched)` : isa;
+      for (const threads of hw > 1 ? [1, hw] : [1]) {
+        const r = measure(be, p, threads === hw && hw > 1 ? 0 : 1, reps);
+        if (threads === 1 && one === 0) one = r.wall;
+        console.log(`| ${name} | ${threads} | ${G(r.wall)} | ${G(r.wall / threads)} | ${G(r.cpu)} |`);
+      }
+    });
+  }
+  if (tsReps > 0) {
+    const ts = withIsa(isas[0], () => measureReference(be, p, tsReps));
+    console.log(`| TS reference | 1 | ${G(ts.wall)} | ${G(ts.wall)} | ${G(ts.cpu)} |`);
+    console.log(
+      `TS reference / native (${isas[0]}), one thread: ${
+        (ts.wall / one).toFixed(3)
+      } (wall); bits equal: ${ts.sameBits}`,
+    );
+  }
   p.free();
 } else {
   const be = await openBackend("cpu");

@@ -111,6 +111,11 @@ void set_num_threads(int n);
 // Calls body(begin, end) on contiguous chunks of [0, count) on up to num_threads() threads; rethrows the first error.
 void parallel_for(int64_t count, const std::function<void(int64_t, int64_t)>& body);
 
+// Calls body(worker, task) for every task in [0, count) on up to num_threads() threads (worker in [0, threads)),
+// handing tasks out one at a time from an atomic counter so that uneven tasks still balance; after an error the
+// remaining tasks are skipped and the first error is rethrown.
+void parallel_tasks(int64_t count, const std::function<void(int, int64_t)>& body);
+
 // ---- bits -------------------------------------------------------------------------------------------------------
 
 inline uint32_t f32_bits(float x) {

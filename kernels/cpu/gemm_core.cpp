@@ -3,10 +3,14 @@
 //   sm100_1d1d:            deepgemm-ops.md §6.3 + numerics.md §8.1 (block-scaled k32, 25 bits, fp32 RZ)
 //   bf16:                  deepgemm-ops.md §6.4 + numerics.md §8.2b (k16, 25 bits, fp32 RZ to 23 bits)
 //   exact:                 the true value rounded once (round to nearest even)
+// sm90_1d2d / sm90_1d1d run through the vectorised integer kernels of sm90_fast.cpp; fp8_sm90 below is their generic
+// scalar form (used there for elements with NaN / Inf operands).
 #include "gemm_core.hpp"
 
 #include <cmath>
 #include <limits>
+
+#include "sm90_fast.hpp"
 
 namespace go {
 
@@ -78,8 +82,8 @@ namespace {
 
 inline Dec decode_elem(const char* p, int32_t dtype) {
   switch (dtype) {
-    case GO_E4M3: return decode(uint8_t(*p), kE4M3);
-    case GO_E5M2: return decode(uint8_t(*p), kE5M2);
+    case GO_E4M3: return fp8_decode_table(true)[uint8_t(*p)];
+    case GO_E5M2: return fp8_decode_table(false)[uint8_t(*p)];
     case GO_BF16: {
       uint16_t b;
       std::memcpy(&b, p, 2);
@@ -89,22 +93,42 @@ inline Dec decode_elem(const char* p, int32_t dtype) {
   }
 }
 
+// Runs body(row) for every row in [0, rows), on the thread pool when there are enough elements to pay for it.
+void for_rows(int64_t rows, int64_t K, const std::function<void(int64_t)>& body) {
+  if (rows * K < (int64_t(1) << 16)) {
+    for (int64_t r = 0; r < rows; r++) body(r);
+    return;
+  }
+  parallel_for(rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; r++) body(r);
+  });
+}
+
 }  // namespace
 
 void decode_rows(const View& v, int64_t row0, int64_t rows, int64_t k0, int64_t K, bool transposed, Dec* out) {
-  for (int64_t r = 0; r < rows; r++) {
+  for_rows(rows, K, [&](int64_t r) {
+    Dec* o = out + r * K;
+    if (!transposed && (v.dtype == GO_E4M3 || v.dtype == GO_E5M2)) {  // the common case, one table look-up each
+      const Dec* table = fp8_decode_table(v.dtype == GO_E4M3);
+      const uint8_t* p = reinterpret_cast<const uint8_t*>(v.ptr2(row0 + r, k0));
+      const int64_t step = v.strides[1];
+      for (int64_t k = 0; k < K; k++) o[k] = table[p[k * step]];
+      return;
+    }
     for (int64_t k = 0; k < K; k++) {
       const char* p = transposed ? v.ptr2(k0 + k, row0 + r) : v.ptr2(row0 + r, k0 + k);
-      out[r * K + k] = decode_elem(p, v.dtype);
+      o[k] = decode_elem(p, v.dtype);
     }
-  }
+  });
 }
 
 void decode_groups(const View& v, Dec* out) {
   int64_t G = v.shape[0], R = v.shape[1], K = v.shape[2];
-  for (int64_t g = 0; g < G; g++)
-    for (int64_t r = 0; r < R; r++)
-      for (int64_t k = 0; k < K; k++) out[(g * R + r) * K + k] = decode_elem(v.ptr3(g, r, k), v.dtype);
+  for_rows(G * R, K, [&](int64_t gr) {
+    int64_t g = gr / R, r = gr % R;
+    for (int64_t k = 0; k < K; k++) out[gr * K + k] = decode_elem(v.ptr3(g, r, k), v.dtype);
+  });
 }
 
 const char* model_name(int32_t model) {
@@ -194,10 +218,12 @@ inline void store(char* p, int32_t dtype, float v) {
 
 inline float load_c(const char* p, int32_t dtype) { return float(read_float(p, dtype)); }
 
+}  // namespace
+
 // Every non-exact model ends the same way (DeepGEMM copies C into D, then the kernel reduce-adds its rounded
 // output): o = out(acc), D = C ? out(C + o) : o, out = bf16 RNE or fp32 (deepgemm-ops.md §5.1, §6.2, §6.3: BF16 with C
 // rounds twice; for fp32 this is fl32(C + F)).
-inline void epilogue_acc(char* dp, const char* cp, int32_t dtype, float acc) {
+void epilogue_acc(char* dp, const char* cp, int32_t dtype, float acc) {
   if (dtype == GO_F32) {
     float v = cp ? load_c(cp, dtype) + acc : acc;
     std::memcpy(dp, &v, 4);
@@ -210,6 +236,8 @@ inline void epilogue_acc(char* dp, const char* cp, int32_t dtype, float acc) {
   }
   std::memcpy(dp, &out, 2);
 }
+
+namespace {
 
 inline void epilogue_exact(char* dp, const char* cp, int32_t dtype, ExactAcc& acc) {
   if (cp) acc.add_double(double(load_c(cp, dtype)));
@@ -327,11 +355,6 @@ void bf16_exact(ExactAcc& acc, const Dec* a, const Dec* b, int64_t K) {
   }
 }
 
-inline int64_t physical_column(const GemmPlan& plan, int64_t n) {
-  if (plan.head_left + plan.head_right == 0) return n;
-  return n + (n + plan.head_right) / (plan.head_left + plan.head_right) * plan.head_mid;
-}
-
 template <int FA, int FB>
 void run_rows_fp8(const GemmPlan& plan, int64_t begin, int64_t end) {
   const int emin_a = FA == 3 ? -6 : -14, emin_b = FB == 3 ? -6 : -14;
@@ -398,7 +421,19 @@ void run_rows_bf16(const GemmPlan& plan, int64_t begin, int64_t end) {
 
 }  // namespace
 
+float sm90_element(const GemmPlan& plan, const RowJob& job, int64_t n) {
+  const Dec* brow = job.bbase + n * job.K;
+  int64_t sb_row = job.sb_row0 + n / plan.gran_b_mn;
+  const float* sa = plan.sa->val_row(job.sa_row) + job.sf_col0;
+  const float* sb = plan.sb->val_row(sb_row) + job.sf_col0;
+  return fp8_sm90<3, 3>(job.arow, brow, job.K, sa, sb);  // the format only enters through the decoded operands
+}
+
 void run_plan(const GemmPlan& plan) {
+  if (sm90_fast_applies(plan)) {
+    run_sm90_fast(plan);
+    return;
+  }
   int64_t count = int64_t(plan.rows.size()) * plan.N;
   parallel_for(count, [&](int64_t begin, int64_t end) {
     if (plan.a_dtype == GO_BF16) {

@@ -60,8 +60,22 @@ struct GemmPlan {
   std::vector<RowJob> rows;
 };
 
-// Computes every element of every row job on the thread pool.
+// Computes every element of every row job on the thread pool (sm90_1d2d / sm90_1d1d through the vectorised integer
+// kernels of sm90_fast.cpp, every other model element by element).
 void run_plan(const GemmPlan& plan);
+
+// The D column of logical column n (skip_head_mid maps columns around the skipped heads).
+inline int64_t physical_column(const GemmPlan& plan, int64_t n) {
+  if (plan.head_left + plan.head_right == 0) return n;
+  return n + (n + plan.head_right) / (plan.head_left + plan.head_right) * plan.head_mid;
+}
+
+// The epilogue of every non-exact model: o = out(acc), D = C ? out(C + o) : o (see gemm_core.cpp).
+void epilogue_acc(char* dp, const char* cp, int32_t dtype, float acc);
+
+// The promoted fp32 accumulator F of one sm90_1d2d / sm90_1d1d element, by the generic scalar fused dot-add of
+// tensor_core.hpp (any operand values, NaN and Inf included).
+float sm90_element(const GemmPlan& plan, const RowJob& job, int64_t n);
 
 // Parses the model argument for an FP8 family (GO_MODEL_DEFAULT -> fallback) and checks the recipe; fails with
 // GO_ERR_UNSUPPORTED for a model the CPU backend does not compute for FP8.

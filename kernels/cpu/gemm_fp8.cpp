@@ -224,12 +224,10 @@ int32_t go_k_grouped_fp8_gemm(const go_tensor* a_, const go_tensor* sfa_, const 
       Dec* ob = db.data() + N * s;
       if (flat) {
         // Group g: an [M, k] row-major block at element M·s of the flat buffer.
-        for (int64_t i = 0; i < M * k; i++) {
-          oa[i] = decode(uint8_t(*a.ptr1(M * s + i)), a.dtype == GO_E4M3 ? kE4M3 : kE5M2);
-        }
-        for (int64_t i = 0; i < N * k; i++) {
-          ob[i] = decode(uint8_t(*b.ptr1(N * s + i)), b.dtype == GO_E4M3 ? kE4M3 : kE5M2);
-        }
+        const Dec* ta = fp8_decode_table(a.dtype == GO_E4M3);
+        const Dec* tb = fp8_decode_table(b.dtype == GO_E4M3);
+        for (int64_t i = 0; i < M * k; i++) oa[i] = ta[uint8_t(*a.ptr1(M * s + i))];
+        for (int64_t i = 0; i < N * k; i++) ob[i] = tb[uint8_t(*b.ptr1(N * s + i))];
       } else {
         decode_rows(a, 0, M, s, k, true, oa);
         decode_rows(b, 0, N, s, k, true, ob);

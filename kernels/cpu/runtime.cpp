@@ -1,6 +1,7 @@
 // CPU backend runtime: ABI version, last error, backend info, the allocation registry, memory copies, tensor
 // validation and the std::thread pool.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include "common.hpp"
+#include "sm90_fast.hpp"
 
 namespace go {
 
@@ -222,6 +224,44 @@ void parallel_for(int64_t count, const std::function<void(int64_t, int64_t)>& bo
   }
 }
 
+void parallel_tasks(int64_t count, const std::function<void(int, int64_t)>& body) {
+  if (count <= 0) return;
+  int64_t threads = std::min<int64_t>(num_threads(), count);
+  if (threads <= 1) {
+    for (int64_t i = 0; i < count; i++) body(0, i);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+  auto work = [&](int worker) {
+    try {
+      for (;;) {
+        if (failed.load(std::memory_order_relaxed)) return;
+        int64_t i = next.fetch_add(1, std::memory_order_relaxed);
+        if (i >= count) return;
+        body(worker, i);
+      }
+    } catch (...) {
+      errors[size_t(worker)] = std::current_exception();
+      failed.store(true, std::memory_order_relaxed);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < int(threads); t++) {
+    try {
+      pool.emplace_back(work, t);
+    } catch (...) {
+      break;  // could not start a thread: the others (and this one) take its tasks
+    }
+  }
+  work(0);
+  for (auto& th : pool) th.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
 uint16_t bf16_rne_from_double(double x) {
   if (std::isnan(x)) return 0x7FFF;
   uint16_t sign = std::signbit(x) ? 0x8000 : 0;
@@ -269,6 +309,8 @@ const char* go_last_error(void) { return go::g_last_error.c_str(); }
 int32_t go_backend_info(char* buf, uint64_t cap, uint64_t* needed) {
   return guard([&] {
     std::ostringstream s;
+    go::CpuIsa isa;
+    const bool isa_ok = go::cpu_isa_requested(&isa);  // the kernel the FP8 SM90 models use now (sm90_fast.hpp)
     const char* arch =
 #if defined(__x86_64__)
         "x86_64";
@@ -278,7 +320,10 @@ int32_t go_backend_info(char* buf, uint64_t cap, uint64_t* needed) {
         "unknown";
 #endif
     s << "{\"name\":\"cpu\",\"abi\":" << GO_ABI_VERSION << ",\"device\":\"cpu\",\"arch\":\"" << arch
-      << "\",\"threads\":" << go::num_threads() << ",\"compiler\":\"g++ " << __VERSION__ << "\",\"models\":{"
+      << "\",\"threads\":" << go::num_threads()
+      << ",\"isa\":\"" << (isa_ok ? go::cpu_isa_name(isa) : "invalid GO_CPU_ISA")
+      << "\",\"isa_supported\":\"" << go::cpu_isa_name(go::cpu_isa_supported()) << "\",\"compiler\":\"g++ "
+      << __VERSION__ << "\",\"models\":{"
       << "\"fp8_gemm\":\"sm90_1d2d\",\"m_grouped_fp8_gemm_contiguous\":\"sm90_1d2d\","
       << "\"m_grouped_fp8_gemm_masked\":\"sm90_1d2d\",\"k_grouped_fp8_gemm\":\"sm90_1d1d\","
       << "\"bf16_gemm\":\"bf16\",\"m_grouped_bf16_gemm_contiguous\":\"bf16\",\"m_grouped_bf16_gemm_masked\":\"bf16\","

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "common.hpp"
@@ -53,8 +54,27 @@ inline Dec decode(uint32_t code, const FloatFormat& f) {
   int32_t sig = e == 0 ? int32_t(m) : int32_t(m | (1u << f.mbits));
   d.sig = int16_t(neg ? -sig : sig);
   d.exp = int8_t(e == 0 ? 1 - f.bias : int(e) - f.bias);
-  d.val = std::ldexp(float(d.sig), d.exp - f.mbits);
+  // sig·2^(exp − mbits) is exact in binary64 and representable in fp32 (bf16 subnormals are fp32 subnormals).
+  uint64_t bits = uint64_t(d.exp - f.mbits + 1023) << 52;
+  double scale;
+  std::memcpy(&scale, &bits, 8);
+  d.val = float(double(d.sig) * scale);
   return d;
+}
+
+// decode() of every e4m3 / e5m2 code, tabulated once.
+inline const Dec* fp8_decode_table(bool e4m3) {
+  struct Tables {
+    Dec e4m3[256], e5m2[256];
+    Tables() {
+      for (uint32_t c = 0; c < 256; c++) {
+        e4m3[c] = decode(c, kE4M3);
+        e5m2[c] = decode(c, kE5M2);
+      }
+    }
+  };
+  static const Tables tables;
+  return e4m3 ? tables.e4m3 : tables.e5m2;
 }
 
 // An fp32 value as MMA-Sim decomposes it: sig with 23 fraction bits (implicit bit included), exponent clamped at
