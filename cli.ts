@@ -20,6 +20,7 @@ import { castCommand } from "./cli/cast.ts";
 import { type CliIo, type Command, EXIT, UsageError } from "./cli/command.ts";
 import { compareCommand } from "./cli/compare.ts";
 import { fixturesCommand } from "./cli/fixtures.ts";
+import { identifyCommand } from "./cli/identify.ts";
 import { quantizeCommand } from "./cli/quantize.ts";
 import { runCommand } from "./cli/run.ts";
 import { serveCommand } from "./cli/serve.ts";
@@ -36,6 +37,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = Object.freeze({
   serve: serveCommand,
   fixtures: fixturesCommand,
   verify: verifyCommand,
+  identify: identifyCommand,
 });
 
 function overview(): string {

@@ -2,8 +2,10 @@
  * `oracle compare EXPECTED ACTUAL [--mode bitwise|calc-diff=X|ulp=N] [--nan bits|class] [--json FILE]`: compares the
  * tensors of the same name in two safetensors files and reports, per tensor, the element count, the mismatch count,
  * the first mismatch (coordinate, both values, both bit patterns), the largest ULP distance and DeepGEMM's
- * `calc_diff` (deepgemm-ops.md §9). Exit status 1 when any tensor is outside the tolerance, 2 on unusable input
- * (unreadable files, a missing name, different dtypes or shapes).
+ * `calc_diff` (deepgemm-ops.md §9), and for a tensor with mismatches its mismatch map: per 128×128 tile (per group
+ * of a 3-D tensor) the count, bounding box and worst element, and the pattern in one line (one tile, a row or column
+ * band, the tail block, NaN/Inf handling, all tiles; `reference/compare/mismatch_map.ts`). Exit status 1 when any
+ * tensor is outside the tolerance, 2 on unusable input (unreadable files, a missing name, different dtypes or shapes).
  *
  * @example
  * ```ts
@@ -15,11 +17,25 @@
  * @module
  */
 import { calcDiff, compareBitwise, unravelIndex } from "../reference/compare/mod.ts";
+import {
+  formatMismatchMap,
+  type MismatchMap,
+  mismatchMap,
+  type MismatchMapOptions,
+} from "../reference/compare/mismatch_map.ts";
 import type { FormatName } from "../reference/formats/mod.ts";
 import type { DType, Tensor } from "../reference/tensor/mod.ts";
 import { rowMajorData, toFloat32 } from "../reference/tensor/values.ts";
 import { readSafetensors } from "../io/mod.ts";
-import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
+import {
+  type CliIo,
+  type Command,
+  EXIT,
+  expectPositionals,
+  parseCommandArgs,
+  parseCount,
+  UsageError,
+} from "./command.ts";
 
 /** A tolerance: bit-exact, DeepGEMM's `calc_diff ≤ limit`, or every element within `limit` ULPs. */
 export type CompareMode = { kind: "bitwise" } | { kind: "calc-diff"; limit: number } | { kind: "ulp"; limit: number };
@@ -52,6 +68,8 @@ export interface TensorComparison {
   calcDiff: number;
   /** Inside the tolerance? */
   pass: boolean;
+  /** Where the mismatches are (per 128×128 tile), when there are any and `withMap` was asked. */
+  map?: MismatchMap;
 }
 
 /** The format-table name of each float dtype. */
@@ -110,6 +128,7 @@ export function parseCompareMode(text: string): CompareMode {
  * @param actual the tensor under test
  * @param mode the tolerance
  * @param nan `bits`: NaN spellings must match; `class`: any NaN equals any NaN
+ * @param withMap also map the mismatches per tile (`true`, or the map's options: masked rows, group label)
  * @returns the comparison
  */
 export function compareTensors(
@@ -118,6 +137,7 @@ export function compareTensors(
   actual: Tensor,
   mode: CompareMode,
   nan: "bits" | "class" = "bits",
+  withMap: boolean | MismatchMapOptions = false,
 ): TensorComparison {
   if (expected.dtype !== actual.dtype) {
     throw new UsageError(`tensor "${name}": dtypes differ (expected ${expected.dtype}, actual ${actual.dtype})`);
@@ -176,7 +196,21 @@ export function compareTensors(
     : mode.kind === "ulp"
     ? maxUlp <= mode.limit
     : mismatches === 0 || diff <= mode.limit;
-  return { name, dtype, shape, elements: expected.numel, mismatches, first, maxUlp, calcDiff: diff, pass };
+  const r: TensorComparison = {
+    name,
+    dtype,
+    shape,
+    elements: expected.numel,
+    mismatches,
+    first,
+    maxUlp,
+    calcDiff: diff,
+    pass,
+  };
+  if (withMap !== false && mismatches > 0) {
+    r.map = mismatchMap(expected, actual, { ...(typeof withMap === "object" ? withMap : {}), nan });
+  }
+  return r;
 }
 
 const USAGE = `Usage: oracle compare EXPECTED ACTUAL [--mode bitwise|calc-diff=X|ulp=N] [--nan bits|class] [--json FILE]
@@ -184,13 +218,16 @@ const USAGE = `Usage: oracle compare EXPECTED ACTUAL [--mode bitwise|calc-diff=X
 
 Compares every tensor of the safetensors file EXPECTED with the tensor of the same name in ACTUAL.
 Per tensor: element count, mismatches, the first mismatch (coordinate, both values, both bit patterns),
-the largest ULP distance and DeepGEMM's calc_diff = 1 - 2·Σxy / Σ(x²+y²).
+the largest ULP distance and DeepGEMM's calc_diff = 1 - 2·Σxy / Σ(x²+y²); for a tensor with mismatches, where
+they are: per 128×128 tile (per group of a 3-D tensor) the count, bounding box and worst element, and the pattern
+in one line (one tile, a row or column band, the tail block, NaN/Inf handling, all tiles, scattered).
 
   --mode bitwise      every bit equal (default)
   --mode calc-diff=X  calc_diff ≤ X (DeepGEMM's test thresholds: 1e-3 FP8, 1e-2 one FP4 operand, 2e-2 both)
   --mode ulp=N        every element within N units in the last place of its format
   --nan class         any NaN equals any NaN (NaN payloads differ between libraries; default: bits)
-  --json FILE         also write the report as JSON
+  --json FILE         also write the report as JSON (with each tensor's tile map)
+  --tiles N           tiles listed per tensor with mismatches (default 4; 0: only the one-line pattern)
   --expected-prefix P only the tensors of EXPECTED named P<name>, each compared with <name> in ACTUAL: a golden
                       fixture stores each model's outputs as <model>/<name>, so
                       \`oracle compare FIXTURE MY_OUTPUT --expected-prefix sm90_1d2d/\` checks a kernel's d
@@ -212,6 +249,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     nan: { type: "string" },
     json: { type: "string" },
     "expected-prefix": { type: "string" },
+    tiles: { type: "string" },
   }, "compare");
   if (values.help) {
     io.stdout(USAGE + "\n");
@@ -220,6 +258,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   expectPositionals("compare", positionals, ["EXPECTED", "ACTUAL"]);
   const mode = parseCompareMode((values.mode as string | undefined) ?? "bitwise");
   const nan = (values.nan as string | undefined) ?? "bits";
+  const tiles = values.tiles === undefined ? 4 : parseCount("--tiles", values.tiles as string);
   if (nan !== "bits" && nan !== "class") throw new UsageError(`--nan ${JSON.stringify(nan)} is not bits or class`);
   const [expectedPath, actualPath] = positionals;
   const expected = await readSafetensors(expectedPath);
@@ -236,7 +275,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     if (a === undefined) {
       throw new UsageError(`${actualPath}: has no tensor "${name}" (present in ${expectedPath} as "${full}")`);
     }
-    results.push(compareTensors(name, e, a, mode, nan));
+    results.push(compareTensors(name, e, a, mode, nan, true));
   }
   const compared = new Set(wanted.map(([full]) => full.slice(prefix.length)));
   const extra = [...actual.tensors.keys()].filter((k) => !compared.has(k));
@@ -255,6 +294,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
         } (${r.first.expected.bits}),` +
           ` actual ${showValue(r.first.actual.value)} (${r.first.actual.bits})`,
       );
+    }
+    if (r.map) {
+      const [head, ...rest] = formatMismatchMap(r.name, r.map, tiles);
+      lines.push(`  where: ${head.slice(head.indexOf(": ") + 2)}`, ...rest.map((l) => `  ${l}`));
     }
   }
   if (extra.length > 0) lines.push(`note: ${actualPath} has tensors not in ${expectedPath}: ${extra.join(", ")}`);

@@ -7,7 +7,9 @@
  *
  * - `run`: runs an op's reference on the tensors of a safetensors file and writes its outputs to another;
  * - `cases`: lists the fixture and edge cases (`verify`'s suites, without the large DeepSeek-V3 shapes);
- * - `case`: writes one case's inputs to a file and answers its op, layout and scalars.
+ * - `case`: writes one case's inputs to a file and answers its op, layout and scalars;
+ * - `identify`: names the rounding behaviour (model variant) that produced the outputs in a file, or the nearest
+ *   variants with where they differ (`oracle identify`).
  *
  * A request that fails, or a line that is not a request, is answered with `{"id", "status": "error", "message"}`
  * (`id` null when it cannot be read) and the server reads on. It exits 0 at the end of its input.
@@ -34,10 +36,14 @@ import type { ModelOptions } from "../reference/kernel_models/kernel_models.ts";
 import type { Tensor } from "../reference/tensor/mod.ts";
 import { PACKED_UE8M0_KEY, readSafetensors, SafetensorsError, writeSafetensors } from "../io/mod.ts";
 import denoConfig from "../deno.json" with { type: "json" };
-import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs } from "./command.ts";
+import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
+import { identifyOutputs } from "./identify.ts";
 import { type RunnableOp, runOp, runOpNames } from "./run_ops.ts";
 import { collectCases } from "./verify/devices.ts";
+import { K_MAJOR_FAULT, kMajorLayout } from "./k_major.ts";
 import type { VerifyCase } from "./verify/runner.ts";
+
+export { K_MAJOR_FAULT, kMajorLayout };
 
 /** The hello's `protocol`. */
 export const SERVE_PROTOCOL = "gemm-oracle-serve";
@@ -46,7 +52,7 @@ export const SERVE_VERSION = 1;
 /** The suites `cases` lists: `all` is fixtures and edge (the DeepSeek-V3 shapes are too large to serve). */
 export const SERVE_SUITES: readonly string[] = Object.freeze(["fixtures", "edge", "all"]);
 /** The requests, by `cmd`. */
-export const SERVE_COMMANDS: readonly string[] = Object.freeze(["run", "cases", "case"]);
+export const SERVE_COMMANDS: readonly string[] = Object.freeze(["run", "cases", "case", "identify"]);
 
 /** One op as the hello describes it. */
 export interface ServedOp {
@@ -94,41 +100,6 @@ const PACKED_SF_NAME = /(^|_)sf[ab]?$/;
 function packedNames(tensors: Record<string, Tensor>): string[] {
   return Object.entries(tensors).filter(([n, t]) => t.dtype === "i32" && PACKED_SF_NAME.test(n)).map(([n]) => n)
     .sort();
-}
-
-/** The reference's complaint about an operand that is not K-major (op_spec.ts `requireKMajor`). */
-const K_MAJOR_FAULT = /needs "[ab]" K-major \(stride\(-1\) == 1\)/;
-
-/**
- * The inputs with every operand that the op's layout letters store MN-major (`a` of `t?`, `b` of `?n`) laid out
- * K-major in memory (the same logical tensor: a transposed view of its transposed copy); null when there is none.
- * @param op the op's name (`fp8_gemm_tn`, `m_grouped_fp8_gemm_nn_contiguous`)
- * @param inputs the tensors as read from a file (contiguous)
- * @returns the re-laid inputs, or null
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { Tensor } from "../reference/tensor/mod.ts";
- * import { kMajorLayout } from "./serve.ts";
- * const a = Tensor.zeros("e4m3", [256, 64]); // fp8_gemm_tt stores A as [K, M]
- * const laid = kMajorLayout("fp8_gemm_tt", { a, b: Tensor.zeros("e4m3", [128, 256]) })!;
- * assert.deepEqual(laid.a.shape, [256, 64]);
- * assert.deepEqual(laid.a.strides, [1, 256]); // K innermost once the op transposes it back to [M, K]
- * assert.equal(kMajorLayout("fp8_gemm_nt", { a }), null);
- * ```
- */
-export function kMajorLayout(op: string, inputs: Record<string, Tensor>): Record<string, Tensor> | null {
-  const letters = /_(nn|nt|tn|tt)(_|$)/.exec(op)?.[1];
-  if (letters === undefined) return null;
-  const out = { ...inputs };
-  let changed = false;
-  for (const [name, mnMajor] of [["a", letters[0] === "t"], ["b", letters[1] === "n"]] as const) {
-    const t = inputs[name];
-    if (!mnMajor || t === undefined || t.ndim !== 2) continue;
-    out[name] = t.transpose().contiguous().transpose();
-    changed = true;
-  }
-  return changed ? out : null;
 }
 
 function describe(v: unknown): string {
@@ -243,6 +214,7 @@ export class ServeSession {
       if (cmd === "run") fields = await this.#run(r);
       else if (cmd === "cases") fields = await this.#listCases(r);
       else if (cmd === "case") fields = await this.#writeCase(r);
+      else if (cmd === "identify") fields = await this.#identify(r);
       else throw new RequestError(`unknown cmd ${JSON.stringify(cmd)}; known: ${SERVE_COMMANDS.join(", ")}`);
       return { id, status: "ok", ...fields };
     } catch (e) {
@@ -303,6 +275,38 @@ export class ServeSession {
     if (packed.length > 0) metadata[PACKED_UE8M0_KEY] = JSON.stringify(packed);
     await writeSafetensors(outputPath, outputs, metadata);
     return { model, outputs: Object.keys(outputs) };
+  }
+
+  async #identify(r: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const name = field(r, "op", "string") as string;
+    const op: RunnableOp | undefined = runOp(name);
+    if (op === undefined) {
+      throw new RequestError(`unknown op ${JSON.stringify(name)}; known: ${runOpNames().join(", ")}`);
+    }
+    const inputPath = field(r, "inputs", "string") as string;
+    const actualPath = field(r, "actual", "string") as string;
+    const scalars = { ...(field(r, "scalars", "object", true) as Record<string, unknown> | undefined) };
+    for (const k of Object.keys(scalars)) {
+      if (!Object.hasOwn(op.scalars, k)) throw new RequestError(`${op.name} has no scalar ${JSON.stringify(k)}`);
+    }
+    const top = r.top ?? 5;
+    if (typeof top !== "number" || !Number.isSafeInteger(top) || top < 1) {
+      throw new RequestError(`"top" must be a positive integer, got ${describe(top)}`);
+    }
+    const file = await readSafetensors(inputPath);
+    const inputs: Record<string, Tensor> = {};
+    for (const n of op.inputs) {
+      const t = file.tensors.get(n);
+      if (t !== undefined) inputs[n] = t;
+    }
+    const actual = Object.fromEntries((await readSafetensors(actualPath)).tensors);
+    try {
+      const result = identifyOutputs(op.name, inputs, scalars, actual, { top, source: inputPath });
+      return { ...result };
+    } catch (e) {
+      if (e instanceof UsageError) throw new RequestError(e.message);
+      throw e;
+    }
   }
 
   #allCases(): Promise<VerifyCase[]> {
@@ -405,6 +409,11 @@ inputs, outputs, scalars and models; then every request line gets one answer lin
       writes the case's inputs to FILE (the packed UE8M0 scales listed in __metadata__.packed_ue8m0);
       answers "case", "op", "layout", "suite" and "scalars". {"id": CASE_ID, "cmd": "case", ...} works too
       and is answered with that id
+  {"id": 4, "cmd": "identify", "op": OP, "inputs": IN, "actual": OUT, "scalars": {...}, "top": N}
+      searches OP's model space for the variants that reproduce the outputs in OUT on the inputs in IN
+      (oracle identify); answers "verdict", "matches" (each "label", "behaviours", "aliases"), "nearest"
+      (when none matches: "label", "mismatches", "compared", "maps" with the tile grid and "classification"),
+      "searched", "notApplicable", "unconfirmed", "survivors", "strategy", "outputs" and "ms"
 
 Answers carry "status": "ok", or "error" with a "message"; an error never ends the server. Log lines go to
 stderr. The server exits 0 at the end of its input.

@@ -33,15 +33,19 @@ import { hostCommand, HostedBackend, removeScratchDirs } from "./host/hosted_bac
 import { HostStartError, killAllHosts } from "./host/process.ts";
 import { hostedExecutor, inProcessExecutor } from "./verify/executors.ts";
 import { type CaseResult, formatSummary, formatTable, type Report } from "./verify/report.ts";
+import { diagnosisLines } from "./verify/diagnose.ts";
+import { renderHtml } from "./verify/html_report.ts";
 import { type Gate, ReportFiles } from "./verify/report_files.ts";
 import { baseResult, runCase, type VerifyBackend, type VerifyCase } from "./verify/runner.ts";
 import { collectCases, dealRoundRobin, runOnDevices } from "./verify/devices.ts";
 
 const USAGE = `Usage: oracle verify [--backend cpu|cuda|reference|PATH.so|cmd:COMMAND]... [--ops GLOB]
-                     [--suite fixtures|edge|deepseek-v3|all] [--model NAME] [--sample FRACTION] [--seed N]
+                     [--suite fixtures|edge|deepseek-v3|deepseek-v3-full|all] [--model NAME] [--sample FRACTION]
+                     [--seed N]
                      [--shard I/N] [--json FILE] [--junit FILE] [--baseline FILE] [--workers N]
                      [--case-timeout SECONDS] [--host-start-timeout SECONDS] [--in-process]
                      [--allow-subset] [--time-factor F] [--time-slack-ms MS] [--repeat N]
+                     [--html FILE] [--no-identify]
 
 Runs every case of the suites on every backend against the reference model the backend declares (bit for bit).
 Every backend but the reference runs in a child process (a backend host, docs/backend-protocol.md): a crash or a
@@ -52,9 +56,15 @@ hang of the kernel is an ERROR row for that case, the host is restarted and the 
                    program in any language that speaks the backend protocol (python: gemm_oracle.serve).
                    Repeatable. Default: reference, cpu and cuda (cuda reported as not available without a GPU).
   --ops GLOB       only ops whose DeepGEMM name matches (e.g. 'fp8_gemm_*', 'm_grouped_*')
-  --suite S        fixtures | edge | deepseek-v3 | all (default: fixtures and edge)
+  --suite S        fixtures | edge | deepseek-v3 | deepseek-v3-full | all (default: fixtures and edge; all: fixtures,
+                   edge and deepseek-v3). deepseek-v3 is the DeepSeek-V3 shape table at reduced M; deepseek-v3-full
+                   is the same table at its real M (the 45 shapes of tests/gpu/bench.cpp, up to 32768 rows, ≈ 10 GB
+                   of operands in all, built one case at a time)
   --model NAME     check every backend against this model instead of the one it declares
-  --sample F       fraction of output tiles checked for the DeepSeek-V3 shapes (default 0.02)
+  --sample F       fraction of 128×128 output tiles checked for the DeepSeek-V3 shapes (default 0.02; every M
+                   block, N block and group is touched whatever F; 1: every element). The sampled FP8 GEMM
+                   references (dense, m-grouped contiguous, masked under sm90_1d2d) run on the native CPU backend
+                   on all cores (set GEMM_ORACLE_NATIVE_REFERENCE=0 for the TypeScript engine; same bits)
   --seed N         added to every generated case's seed (default 0: the recorded inputs)
   --shard I/N      run the I-th of N interleaved shards (1-based)
   --json FILE      write the JSON report (rewritten after every case; "complete": true once finished)
@@ -69,6 +79,10 @@ hang of the kernel is an ERROR row for that case, the host is restarted and the 
   --time-slack-ms MS
                    the timing gate's absolute slack (default 250)
   --repeat N       time each backend call N times and report the median (default 1)
+  --html FILE      write the report as one self-contained HTML page: summary, every row, and for each failing
+                   case its mismatch heat map (128×128 tiles) and the identify result
+  --no-identify    do not search the model space for a failing case's output (identify runs by default on every
+                   failing case that is not sampled; the tile map of where it differs is always given)
   --workers N      reference Workers (default: all cores)
   --case-timeout S seconds one case may take on a backend before its host is killed (default 300)
   --host-start-timeout S
@@ -247,6 +261,8 @@ async function verify(args: string[], io: CliIo): Promise<number> {
     "time-factor": { type: "string" },
     "time-slack-ms": { type: "string" },
     repeat: { type: "string" },
+    html: { type: "string" },
+    "no-identify": { type: "boolean" },
   }, "verify");
   if (values.help) {
     io.stdout(USAGE);
@@ -259,8 +275,10 @@ async function verify(args: string[], io: CliIo): Promise<number> {
     );
   }
   const suite = (values.suite as string | undefined) ?? "default";
-  if (!["default", "fixtures", "edge", "deepseek-v3", "all"].includes(suite)) {
-    throw new UsageError(`--suite must be fixtures, edge, deepseek-v3 or all, got ${JSON.stringify(suite)}`);
+  if (!["default", "fixtures", "edge", "deepseek-v3", "deepseek-v3-full", "all"].includes(suite)) {
+    throw new UsageError(
+      `--suite must be fixtures, edge, deepseek-v3, deepseek-v3-full or all, got ${JSON.stringify(suite)}`,
+    );
   }
   const sample = values.sample === undefined ? 0.02 : Number(values.sample);
   if (!(sample > 0 && sample <= 1)) throw new UsageError(`--sample needs a fraction in (0, 1], got ${values.sample}`);
@@ -366,7 +384,7 @@ async function verify(args: string[], io: CliIo): Promise<number> {
     const lane = async (label: string, backends: VerifyBackend[], laneCases: readonly VerifyCase[]) => {
       for (const [i, c] of laneCases.entries()) {
         io.stderr(`verify: ${label}[${i + 1}/${laneCases.length}] ${c.id}\n`);
-        await record(await runCase(c, backends, { model, workers, repeat }));
+        await record(await runCase(c, backends, { model, workers, repeat, identify: !values["no-identify"] }));
       }
     };
     const lanes: Promise<void>[] = [];
@@ -428,7 +446,8 @@ async function verify(args: string[], io: CliIo): Promise<number> {
   }
   await files.update(results, true, gate);
   const report = files.report(results, true, gate);
-  io.stdout(formatTable(results.filter((r) => !(r.status === "skip" && r.shape === "-"))) + "\n");
+  if (typeof values.html === "string") await Deno.writeTextFile(values.html, renderHtml(report));
+  io.stdout(formatTable(results.filter((r) => !(r.status === "skip" && r.shape === "-")), diagnosisLines) + "\n");
   for (const n of notes) io.stdout(n + "\n");
   io.stdout(formatSummary(report) + "\n");
   return status;

@@ -11,7 +11,7 @@
 import type { NativeLibrary } from "./library.ts";
 import { modelCode, type ModelName } from "./models.ts";
 import { expectShape, expectTensor, type TensorArg } from "./tensor_args.ts";
-import { callStaged, expectTensorOf, nativeOp } from "./_op_checks.ts";
+import { callStaged, expectTensorOf, int32, nativeOp } from "./_op_checks.ts";
 
 /** Arguments of {@link tf32HcPrenormGemm}. */
 export interface Tf32HcPrenormGemmArgs {
@@ -169,4 +169,43 @@ export function fp8PagedMqaLogits(lib: NativeLibrary, args: Fp8PagedMqaLogitsArg
       blockKv,
       model,
     ));
+}
+
+/** Arguments of {@link getPagedMqaLogitsMetadata}. */
+export interface PagedMqaLogitsMetadataArgs {
+  /** i32 `[B, next_n]`, entries ≥ 0. */
+  contextLens: TensorArg;
+  /** KV tokens per page (SM90: 64). */
+  blockKv?: number;
+  /** SMs the paged kernel runs on (≥ 1). */
+  numSms: number;
+  /** i32 `[num_sms + 1, 2]` (written). */
+  scheduleMeta: TensorArg;
+  /** Model (default `sm90_mqa`: the SM90 partition). */
+  model?: ModelName;
+}
+
+/** `get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms)` (deepgemm-ops.md §8.3): writes `scheduleMeta`. */
+export function getPagedMqaLogitsMetadata(lib: NativeLibrary, args: PagedMqaLogitsMetadataArgs): void {
+  const f = nativeOp(lib, "go_get_paged_mqa_logits_metadata");
+  const { contextLens, scheduleMeta } = args;
+  expectTensor("context_lens", contextLens, ["i32"], 2);
+  if (contextLens.shape[1] < 1) throw new RangeError("context_lens: next_n must be ≥ 1");
+  const numSms = int32("numSms", args.numSms, 1);
+  if (numSms > 0x7ffffffe) throw new RangeError(`numSms ${numSms} is too large`);
+  const blockKv = int32("blockKv", args.blockKv ?? 64, 1);
+  expectTensorOf("schedule_meta", scheduleMeta, ["i32"], [numSms + 1, 2]);
+  const model = modelCode(args.model);
+  callStaged(
+    lib,
+    "go_get_paged_mqa_logits_metadata",
+    (s) =>
+      f(
+        s.descriptor("context_lens", contextLens),
+        blockKv,
+        numSms,
+        s.descriptor("schedule_meta", scheduleMeta, true),
+        model,
+      ),
+  );
 }

@@ -26,6 +26,7 @@ import { DeviceBuffer } from "./device_buffer.ts";
 import { BackendNotAvailableError, NativeError } from "./errors.ts";
 import * as attn from "./attention_ops.ts";
 import * as ops from "./gemm_ops.ts";
+import * as quant from "./quant_ops.ts";
 import { type BackendInfo, NativeLibrary } from "./library.ts";
 
 /** A loaded backend: its info, device memory, and the typed operations. Dispose it to unload the library. */
@@ -123,6 +124,21 @@ export class Backend implements Disposable {
   /** See {@link attn.fp8PagedMqaLogits}. */
   fp8PagedMqaLogits(args: attn.Fp8PagedMqaLogitsArgs): void {
     attn.fp8PagedMqaLogits(this.library, args);
+  }
+
+  /** See {@link ops.cublasltGemm} (optional entry `go_cublaslt_gemm`). */
+  cublasltGemm(args: ops.CublasltGemmArgs): ops.CublasltAlgorithm {
+    return ops.cublasltGemm(this.library, args);
+  }
+
+  /** See {@link attn.getPagedMqaLogitsMetadata} (optional entry `go_get_paged_mqa_logits_metadata`). */
+  getPagedMqaLogitsMetadata(args: attn.PagedMqaLogitsMetadataArgs): void {
+    attn.getPagedMqaLogitsMetadata(this.library, args);
+  }
+
+  /** See {@link quant.quantize} (optional entry `go_quantize`). */
+  quantize(args: quant.QuantizeArgs): void {
+    quant.quantize(this.library, args);
   }
 
   /** Unloads the library. */

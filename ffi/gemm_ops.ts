@@ -352,3 +352,67 @@ export function kGroupedBf16Gemm(lib: NativeLibrary, args: KGroupedBf16GemmArgs)
       model,
     ));
 }
+
+/** Arguments of {@link cublasltGemm}. */
+export interface CublasltGemmArgs {
+  /** `[M, K]` view: e4m3 / e5m2 (raw, no scales) or bf16. */
+  a: TensorArg;
+  /** `[N, K]` view, FP8 with FP8 a, bf16 with bf16 a. */
+  b: TensorArg;
+  /** Output `[M, N]` bf16 or f32 (written). */
+  d: TensorArg;
+  /** Optional addend (beta = 1), same dtype/shape as d. */
+  c?: TensorArg | null;
+  /** 0 (default): the algorithm cuBLASLt's heuristic puts first; s ≥ 1: one with s K splits. */
+  splitK?: number;
+  /** Model (default `cublaslt`: the only one cuBLASLt computes). */
+  model?: ModelName;
+}
+
+/** What cuBLASLt ran: `cublasLtMatmulAlgoConfigGetAttribute` of the algorithm, as the library reports it. */
+export interface CublasltAlgorithm {
+  /** The report as written (`algo=… tile=… stages=… splitk=… reduction=… swizzle=… custom=… lt=…`). */
+  text: string;
+  /** K splits (CUBLASLT_ALGO_CONFIG_SPLITK_NUM); 0 when cuBLASLt was not called (k = 0). */
+  splitK: number;
+  /** Every `key=value` field with a numeric value. */
+  fields: Record<string, number>;
+}
+
+/**
+ * `cublaslt_gemm_{nt,nn,tn,tt}` through cuBLASLt itself (optional entry `go_cublaslt_gemm`): writes `d` and returns
+ * the algorithm cuBLASLt ran, whose split-K the `cublaslt` model takes as `--split-k`.
+ */
+export function cublasltGemm(lib: NativeLibrary, args: CublasltGemmArgs): CublasltAlgorithm {
+  const f = nativeOp(lib, "go_cublaslt_gemm");
+  const { a, b, c, d } = args;
+  expectTensor("a", a, ["e4m3", "e5m2", "bf16"], 2);
+  expectTensor("b", b, ["e4m3", "e5m2", "bf16"], 2);
+  if ((a.dtype === "bf16") !== (b.dtype === "bf16")) {
+    throw new TypeError(`a (${a.dtype}) and b (${b.dtype}) must both be FP8 or both bf16`);
+  }
+  expectTensor("d", d, OUT, 2);
+  const [M, K] = a.shape, N = b.shape[0];
+  expectShape("b", b, [N, K]);
+  expectShape("d", d, [M, N]);
+  checkC(c, d, [M, N]);
+  const splitK = int32("splitK", args.splitK ?? 0, 0);
+  if (splitK > 1024) throw new RangeError(`splitK must be at most 1024, got ${splitK}`);
+  const model = modelCode(args.model);
+  const buf = new Uint8Array(256);
+  callStaged(lib, "go_cublaslt_gemm", (s) =>
+    f(
+      s.descriptor("a", a),
+      s.descriptor("b", b),
+      s.descriptor("c", c),
+      s.descriptor("d", d, true),
+      splitK,
+      buf,
+      BigInt(buf.length),
+      model,
+    ));
+  const text = new TextDecoder().decode(buf.subarray(0, Math.max(0, buf.indexOf(0))));
+  const fields: Record<string, number> = {};
+  for (const m of text.matchAll(/(\w+)=(\d+)/g)) fields[m[1]] = Number(m[2]);
+  return { text, splitK: fields.splitk ?? 0, fields };
+}

@@ -18,5 +18,6 @@ export * from "./errors.ts";
 export * from "./gemm_ops.ts";
 export * from "./library.ts";
 export * from "./models.ts";
+export * from "./quant_ops.ts";
 export * from "./symbols.ts";
 export * from "./tensor_args.ts";

@@ -1,5 +1,6 @@
 /**
- * Kernel model names and their `go_model` values (`kernels/gemm_oracle.h`).
+ * Kernel model names and their `go_model` values (`kernels/gemm_oracle.h`); the quantizers' models are their
+ * division semantics, `gpu` and `cpu` (`deepgemm-ops.md` §2).
  *
  * @example
  * ```ts
@@ -22,6 +23,9 @@ export const MODEL_CODES = {
   fp32_sequential: 5,
   tf32: 6,
   sm90_mqa: 7,
+  gpu: 8,
+  cpu: 9,
+  cublaslt: 10,
 } as const;
 
 /** A model name the ABI knows. */

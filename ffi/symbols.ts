@@ -95,6 +95,24 @@ export const symbols = {
     result: "i32",
     optional: true,
   },
+  // (kind, x, q, sf, global_sf, gran_k, flags, scale_rule, model)
+  go_quantize: {
+    parameters: ["i32", "buffer", "buffer", "buffer", "buffer", "i32", "i32", "i32", "i32"],
+    result: "i32",
+    optional: true,
+  },
+  // (context_lens, block_kv, num_sms, schedule_meta, model)
+  go_get_paged_mqa_logits_metadata: {
+    parameters: ["buffer", "i32", "i32", "buffer", "i32"],
+    result: "i32",
+    optional: true,
+  },
+  // (a, b, c, d, split_k, algo, algo_len, model)
+  go_cublaslt_gemm: {
+    parameters: ["buffer", "buffer", "buffer", "buffer", "i32", "buffer", "i64", "i32"],
+    result: "i32",
+    optional: true,
+  },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /** The symbol table's type. */

@@ -76,8 +76,38 @@ typedef enum go_model {
                                    epilogue as SM100_1D1D */
   GO_MODEL_FP32_SEQUENTIAL = 5, /* plain fp32: F = fma32(a_k, b_k, F) for k ascending from 0; epilogue as SM100_1D1D */
   GO_MODEL_TF32 = 6,            /* Hopper TF32 wgmma k8: 8 products + c, 25 fraction bits, fp32 RZ, chained over K */
-  GO_MODEL_SM90_MQA = 7         /* SM90 fp8_mqa_logits: FP8 wgmma over head_dim, fixed head-reduction order */
+  GO_MODEL_SM90_MQA = 7,        /* SM90 fp8_mqa_logits: FP8 wgmma over head_dim, fixed head-reduction order */
+  GO_MODEL_GPU = 8,             /* quantizers: PyTorch on a CUDA tensor: `t / c` is fl32(t · fl32(1/c)), NaN products
+                                   0x7FFFFFFF (deepgemm-ops.md §2) */
+  GO_MODEL_CPU = 9,             /* quantizers: PyTorch on a CPU tensor: true division, x86 NaN spellings */
+  GO_MODEL_CUBLASLT = 10        /* cuBLASLt raw FP8: chained k32 wgmma, partials promoted every 128 K by a plain fp32
+                                   add, optional split-K, fp32 epilogue then one cast (numerics.md §8.2, §8.2b) */
 } go_model;
+
+/* Quantization recipes of go_quantize, by their DeepGEMM / torchao names. */
+typedef enum go_quant_kind {
+  GO_PER_TOKEN_CAST_TO_FP8 = 0,   /* deepgemm-ops.md §2.4: 1 × gran_k groups, E4M3 codes, amax / 448 */
+  GO_PER_CHANNEL_CAST_TO_FP8 = 1, /* §2.5: gran_k × 1 groups (m % gran_k == 0) */
+  GO_PER_BLOCK_CAST_TO_FP8 = 2,   /* §2.6: gran_k × gran_k groups */
+  GO_PER_TOKEN_CAST_TO_FP4 = 3,   /* §2.8: 1 × gran_k groups, E2M1 by strict thresholds, amax / 6 */
+  GO_MXFP8_E4M3 = 4,              /* numerics.md §5: 1 × 32 blocks, E8M0 scales, E4M3 elements (torchao to_mx) */
+  GO_MXFP8_E5M2 = 5,              /* §5: E5M2 elements */
+  GO_MXFP4 = 6,                   /* §5: E2M1 elements */
+  GO_NVFP4_TE = 7,                /* numerics.md §6: 1 × 16 blocks, E4M3 block scales, TransformerEngine's order */
+  GO_NVFP4_TORCHAO = 8            /* §6: torchao's order (per_tensor_scale = amax / 2688) */
+} go_quant_kind;
+
+/* go_quantize flags (DeepGEMM's keyword arguments). */
+#define GO_QUANT_USE_UE8M0 1        /* scales rounded up to powers of two (ceil_to_ue8m0, §2.2) */
+#define GO_QUANT_USE_PACKED_UE8M0 2 /* per-token recipes: scales packed 4 per int32 (pack_ue8m0_to_int, §2.3) */
+
+/* MX scale rules (torchao's ScaleCalculationMode, numerics.md §5). */
+typedef enum go_mx_scale_rule {
+  GO_MX_FLOOR = 0,
+  GO_MX_CEIL = 1,
+  GO_MX_EVEN = 2,
+  GO_MX_RCEIL = 3
+} go_mx_scale_rule;
 
 /* K-grouped FP8 operand layouts. */
 typedef enum go_k_grouped_layout {
@@ -107,7 +137,8 @@ const char* go_last_error(void);
  * "supported_models" {family: [model names]}. Families: fp8_gemm, m_grouped_fp8_gemm_contiguous,
  * m_grouped_fp8_gemm_masked, k_grouped_fp8_gemm, bf16_gemm, m_grouped_bf16_gemm_contiguous,
  * m_grouped_bf16_gemm_masked, k_grouped_bf16_gemm, fp8_gemm_skip_head_mid, tf32_hc_prenorm_gemm, fp8_mqa_logits,
- * fp8_paged_mqa_logits. */
+ * fp8_paged_mqa_logits, and for the optional entries below: quantize (go_quantize: gpu / cpu),
+ * paged_mqa_logits_metadata, cublaslt_gemm. */
 int32_t go_backend_info(char* buf, uint64_t cap, uint64_t* needed);
 
 /* ---- devices and memory -------------------------------------------------------------------------------------- */
@@ -203,6 +234,42 @@ int32_t go_fp8_mqa_logits(const go_tensor* q, const go_tensor* kv, const go_tens
 int32_t go_fp8_paged_mqa_logits(const go_tensor* q, const go_tensor* kv_cache, const go_tensor* weights,
                                 const go_tensor* context_lens, const go_tensor* block_table, const go_tensor* logits,
                                 int32_t block_kv, int32_t model);
+
+/* ---- optional entries: quantizers, indexer metadata, vendor GEMM -----------------------------------------------
+ * A backend without one of them simply does not export it (callers look the symbol up).
+ */
+
+/* DeepGEMM's utility quantizers and the MX / NVFP4 recipes (go_quant_kind), bit for bit as the reference's `gpu`
+ * (model GO_MODEL_GPU, the default) or `cpu` semantics. x f32 | bf16 | f16 [m, n] (any strides). Outputs:
+ * - q: E4M3 [m, n] (FP8 casts, GO_MXFP8_E4M3), E5M2 [m, n] (GO_MXFP8_E5M2), or for the FP4 recipes (GO_PER_TOKEN_CAST_TO_FP4,
+ *   GO_MXFP4, GO_NVFP4_*) i8 | u8 [m, n/2] packed, element 2j in the low nibble of byte j (deepgemm-ops.md §2.8);
+ * - sf: DeepGEMM recipes f32 [ceil(m/bm), ceil(n/bn)] (groups bm × bn: per token 1 × gran_k, per channel gran_k × 1,
+ *   per block gran_k × gran_k), or with GO_QUANT_USE_PACKED_UE8M0 (per-token recipes, needs GO_QUANT_USE_UE8M0) i32
+ *   [m, ceil(G/4)] for G = ceil(n/gran_k) groups per row (FP8: G % 4 == 0; FP4 pads with byte 127); MX ue8m0 | u8
+ *   [m, n/32]; NVFP4 e4m3 | u8 [m, n/16];
+ * - global_sf: NVFP4 only, f32 [1]: TransformerEngine's S_dec or torchao's per_tensor_scale; NULL otherwise.
+ * gran_k: the DeepGEMM group size (> 0; even for FP4); MX and NVFP4 take 0 or their block size (32, 16). flags:
+ * GO_QUANT_* (DeepGEMM recipes only). scale_rule: go_mx_scale_rule for MX, 0 otherwise. Outputs must not overlap x
+ * or each other. */
+int32_t go_quantize(int32_t kind, const go_tensor* x, const go_tensor* q, const go_tensor* sf, const go_tensor* global_sf,
+                    int32_t gran_k, int32_t flags, int32_t scale_rule, int32_t model);
+
+/* get_paged_mqa_logits_metadata (deepgemm-ops.md §8.3): the per-SM schedule fp8_paged_mqa_logits consumes.
+ * context_lens i32 [B, next_n] contiguous, entries >= 0, next_n >= 1; schedule_meta i32 [num_sms + 1, 2] contiguous
+ * (written: rows (q_atom_idx, kv_split_idx) per SM, then (B·atoms, 0)). GO_MODEL_SM90_MQA (the default): the SM90
+ * partition, block_kv = 64 and B <= 58112 (the SM90 kernel's shared-memory bound). */
+int32_t go_get_paged_mqa_logits_metadata(const go_tensor* context_lens, int32_t block_kv, int32_t num_sms,
+                                         const go_tensor* schedule_meta, int32_t model);
+
+/* cublaslt_gemm_{nt,nn,tn,tt} (deepgemm-ops.md §5.2): D = A·Bᵀ (+ C with beta 1) run by NVIDIA's cuBLASLt itself.
+ * a [M, K], b [N, K] views (any strides): e4m3 | e5m2 raw (no scales; not both e5m2), or both bf16; d bf16 | f32
+ * [M, N]; c optional, dtype and shape of d. split_k: 0 = the algorithm cuBLASLt's heuristic puts first, s >= 1 = one
+ * with s K splits (GO_ERR_UNSUPPORTED when cuBLASLt has none). The algorithm that ran is written to algo
+ * (NUL-terminated, truncated to algo_len; NULL with algo_len 0 for none): "algo=ID tile=T stages=S splitk=N
+ * reduction=R swizzle=W custom=C lt=VERSION". Model GO_MODEL_CUBLASLT (the default). Where no cuBLASLt library can be
+ * loaded the call is GO_ERR_UNSUPPORTED naming the paths tried. */
+int32_t go_cublaslt_gemm(const go_tensor* a, const go_tensor* b, const go_tensor* c, const go_tensor* d,
+                         int32_t split_k, char* algo, int64_t algo_len, int32_t model);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,6 +1,7 @@
 /**
  * The bit-exact reference: number formats, conversion profiles, exact fp32 arithmetic, quantizers,
- * scale-factor layouts, tensor-core models and one reference per DeepGEMM operation. No I/O, no native code.
+ * scale-factor layouts, tensor-core models and one reference per DeepGEMM operation, and the search that identifies
+ * which model variant produced an output. No I/O, no native code.
  *
  * @example
  * ```ts
@@ -25,3 +26,4 @@ export * from "./tensor_core/mod.ts";
 export * from "./kernel_models/mod.ts";
 export * from "./gemm/mod.ts";
 export * from "./parallel/mod.ts";
+export * from "./identify/mod.ts";

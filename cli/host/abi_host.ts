@@ -2,7 +2,8 @@
  * The C ABI backend host: `deno run -A cli/host/abi_host.ts cpu|cuda|PATH.so [--device N]` loads a library that
  * implements `kernels/gemm_oracle.h` and serves it over the backend protocol (`docs/backend-protocol.md`), so that
  * `verify` survives whatever the library does. It declares every op of `cli/verify/backend_ops.ts` whose family the
- * library names a model for (`go_backend_info` "models"), under the reference's name for that model.
+ * library names a model for (`go_backend_info` "models"), under the reference's name for that model; an op only another
+ * architecture runs (`ARCH_ONLY`) is answered `unsupported` with the architecture it needs.
  *
  * A `GO_ERR_UNSUPPORTED` status answers `unsupported`; `GO_ERR_DEVICE` answers `error` with `restart`, since a CUDA
  * fault leaves the context unusable; any other failure answers `error` with the library's message.
@@ -22,7 +23,14 @@ import { BackendNotAvailableError, NativeError } from "../../ffi/errors.ts";
 import { MODEL_CODES } from "../../ffi/models.ts";
 import { readSafetensors, SAFETENSORS_DTYPES, type SafetensorsDtype, writeSafetensors } from "../../io/mod.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
-import { BACKEND_OPS, backendOp, cloneTensor } from "../verify/backend_ops.ts";
+import {
+  archSkip,
+  ArchUnsupportedError,
+  BACKEND_OPS,
+  backendOp,
+  cloneTensor,
+  hasEntry,
+} from "../verify/backend_ops.ts";
 import { BACKEND_PROTOCOL, PROTOCOL_VERSION } from "./protocol.ts";
 
 /**
@@ -43,6 +51,7 @@ function declaredOps(backend: Backend): Record<string, string> {
   const models = (backend.info as unknown as { models?: Record<string, string> }).models ?? {};
   const ops: Record<string, string> = {};
   for (const [op, bop] of Object.entries(BACKEND_OPS)) {
+    if (archSkip(op, backend.name, backend.info.arch) || !hasEntry(backend, bop)) continue;
     const m = models[bop.family];
     if (m) ops[op] = bop.referenceModel?.(m) ?? m;
   }
@@ -82,8 +91,13 @@ function send(msg: unknown): void {
 async function serveOne(backend: Backend, req: Record<string, unknown>): Promise<Record<string, unknown>> {
   const id = req.id;
   const op = String(req.op);
+  // An op only another architecture runs is answered with the architecture it needs (it is never declared).
+  const arch = archSkip(op, backend.name, backend.info.arch);
+  if (arch) return { id, status: "unsupported", message: arch };
   const bop = backendOp(op);
-  if (!bop) return { id, status: "unsupported", message: `${backend.name}: the kernel ABI has no entry for ${op}` };
+  if (!bop || !hasEntry(backend, bop)) {
+    return { id, status: "unsupported", message: `${backend.name}: the kernel ABI has no entry for ${op}` };
+  }
   const file = await readSafetensors(String(req.inputs));
   const inputs = Object.fromEntries(file.tensors);
   const out: Record<string, Tensor> = {};
@@ -95,7 +109,7 @@ async function serveOne(backend: Backend, req: Record<string, unknown>): Promise
   try {
     bop.run(backend, inputs, (req.scalars ?? {}) as Record<string, unknown>, abiModelFor(op, String(req.model)), out);
   } catch (e) {
-    if (e instanceof NativeError && e.code === "GO_ERR_UNSUPPORTED") {
+    if ((e instanceof NativeError && e.code === "GO_ERR_UNSUPPORTED") || e instanceof ArchUnsupportedError) {
       return { id, status: "unsupported", message: e.message };
     }
     const restart = e instanceof NativeError && e.code === "GO_ERR_DEVICE";

@@ -13,7 +13,7 @@
 import { loadFixtures } from "../../fixtures/fixture_files.ts";
 import type { CaseResult } from "./report.ts";
 import type { VerifyCase } from "./runner.ts";
-import { deepseekV3Suite, edgeSuite } from "./suites.ts";
+import { deepseekV3FullSuite, deepseekV3Suite, edgeSuite } from "./suites.ts";
 
 /** What a device worker is asked to do. */
 export interface DeviceJob {
@@ -36,8 +36,9 @@ export function dealRoundRobin<T>(items: readonly T[], n: number): T[][] {
 }
 
 /**
- * Every case of the chosen suite (`default` = fixtures and edge), in a fixed order.
- * @param suite default | fixtures | edge | deepseek-v3 | all
+ * Every case of the chosen suite (`default` = fixtures and edge; `all` = fixtures, edge and deepseek-v3, not the
+ * real-M table, which only `deepseek-v3-full` selects), in a fixed order.
+ * @param suite default | fixtures | edge | deepseek-v3 | deepseek-v3-full | all
  * @param sample tile fraction of the DeepSeek-V3 shapes
  * @param seed added to the generated cases' ids (0: the recorded inputs)
  */
@@ -59,6 +60,7 @@ export async function collectCases(suite: string, sample: number, seed: number):
   }
   if (want("edge")) out.push(...edgeSuite(seed));
   if (want("deepseek-v3")) out.push(...deepseekV3Suite(sample, seed));
+  if (suite === "deepseek-v3-full") out.push(...deepseekV3FullSuite(sample, seed));
   return out;
 }
 

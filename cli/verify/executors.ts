@@ -1,7 +1,8 @@
 /**
  * The two ways `verify` runs an op on a backend, behind one interface: out of process through a backend host (the
  * default for every backend, `cli/host/`), or in process through `Deno.dlopen` (`--in-process`, C ABI libraries
- * only). Both take the reference's model name and answer with the outputs or the reason there are none.
+ * only). Both take the reference's model name and answer with the outputs or the reason there are none. An op that
+ * only another GPU architecture runs (`ARCH_ONLY` of `backend_ops.ts`) is skipped with the architecture it needs.
  *
  * @example
  * ```ts
@@ -9,7 +10,8 @@
  * import { inProcessExecutor } from "./executors.ts";
  * const exec = inProcessExecutor({ name: "cpu", info: { models: { fp8_gemm: "sm90_1d2d" } } } as never);
  * assert.deepEqual(exec.declaration("fp8_gemm_nt"), { model: "sm90_1d2d" });
- * assert.match((exec.declaration("fp8_einsum") as { skip: string }).skip, /no entry for fp8_einsum/);
+ * assert.match((exec.declaration("einsum") as { skip: string }).skip, /declares no model for bf16_gemm/);
+ * assert.match((exec.declaration("bf16_mega_moe") as { skip: string }).skip, /needs SM100 \(Blackwell\)/);
  * ```
  * @module
  */
@@ -18,7 +20,7 @@ import { NativeError } from "../../ffi/errors.ts";
 import type { Tensor } from "../../reference/tensor/tensor.ts";
 import { abiModelFor } from "../host/abi_host.ts";
 import type { HostedBackend, HostedOutcome } from "../host/hosted_backend.ts";
-import { backendOp } from "./backend_ops.ts";
+import { archSkip, ArchUnsupportedError, backendOp, hasEntry } from "./backend_ops.ts";
 
 /**
  * What a backend declares for an op: the reference model it claims to match, or why it is skipped. `absent`: the
@@ -52,7 +54,9 @@ export function hostedExecutor(hosted: HostedBackend): Executor {
   return {
     declaration(op) {
       const m = hosted.declared(op);
-      return m ? { model: m } : { skip: `${hosted.name} does not declare ${op}`, absent: true };
+      if (m) return { model: m };
+      const arch = archSkip(op, hosted.name, hosted.hello.info?.arch);
+      return { skip: arch ?? `${hosted.name} does not declare ${op}`, absent: true };
     },
     run: (op, inputs, scalars, model, out) => hosted.run(op, inputs, scalars, model, out),
   };
@@ -63,19 +67,27 @@ export function inProcessExecutor(backend: Backend): Executor {
   const models = (backend.info as unknown as { models?: Record<string, string> }).models ?? {};
   return {
     declaration(op) {
+      const arch = archSkip(op, backend.name, backend.info.arch);
+      if (arch) return { skip: arch, absent: true };
       const bop = backendOp(op);
-      if (!bop) return { skip: `${backend.name}: the kernel ABI has no entry for ${op}`, absent: true };
+      if (!bop || !hasEntry(backend, bop)) {
+        return { skip: `${backend.name}: the kernel ABI has no entry for ${op}`, absent: true };
+      }
       const m = models[bop.family];
       if (!m) return { skip: `${backend.name} declares no model for ${bop.family}`, absent: false };
       return { model: bop.referenceModel?.(m) ?? m };
     },
     run(op, inputs, scalars, model, out) {
+      const arch = archSkip(op, backend.name, backend.info.arch);
+      if (arch) return Promise.resolve({ kind: "unsupported", message: arch });
       const bop = backendOp(op);
-      if (!bop) return Promise.resolve({ kind: "unsupported", message: `the kernel ABI has no entry for ${op}` });
+      if (!bop || !hasEntry(backend, bop)) {
+        return Promise.resolve({ kind: "unsupported", message: `the kernel ABI has no entry for ${op}` });
+      }
       try {
         bop.run(backend, inputs, scalars, abiModelFor(op, model), out);
       } catch (e) {
-        if (e instanceof NativeError && e.code === "GO_ERR_UNSUPPORTED") {
+        if ((e instanceof NativeError && e.code === "GO_ERR_UNSUPPORTED") || e instanceof ArchUnsupportedError) {
           return Promise.resolve({ kind: "unsupported", message: e.message });
         }
         return Promise.resolve({ kind: "error", message: (e as Error).message });

@@ -11,8 +11,37 @@
  * @module
  */
 
+import type { MismatchMap } from "../../reference/compare/mismatch_map.ts";
+
 /** Outcome of one case on one backend. */
 export type CaseStatus = "pass" | "fail" | "skip" | "error";
+
+/** What `identify` found for a failing case (the report's form: no tile grids). */
+export interface IdentifySummary {
+  /** One line: the matching variant and the kernel it describes, or the nearest and where it differs. */
+  verdict: string;
+  /** Variants that reproduce the output bit for bit (up to 8), simplest first. */
+  matches: { label: string; behaviours: string[] }[];
+  /** Further matches not listed. */
+  moreMatches: number;
+  /** When none matches: the nearest variants, with where they differ (one line per output). */
+  nearest: { label: string; behaviours: string[]; mismatches: number; compared: number; where: string[] }[];
+  /** Variants searched, and how many of them do not apply to the input. */
+  searched: number;
+  notApplicable: number;
+  /** Milliseconds the search took. */
+  ms: number;
+}
+
+/** Where and how a failing case differs (`cli/verify/diagnose.ts`). */
+export interface CaseDiagnosis {
+  /** Mismatch map per output with mismatches (per 128×128 tile; the one-line pattern in `classification`). */
+  maps: Record<string, MismatchMap>;
+  /** The identify search on the backend's output. */
+  identify?: IdentifySummary;
+  /** Why identify was not run (a sampled case, unusable outputs, `--no-identify`). */
+  identifySkipped?: string;
+}
 
 /** One row of the report (`interfaces.md` §4). */
 export interface CaseResult {
@@ -33,6 +62,8 @@ export interface CaseResult {
   message?: string;
   /** For an ERROR row of a backend host: it crashed, timed out, or broke the protocol (`docs/backend-protocol.md`). */
   fault?: "crash" | "timeout" | "protocol";
+  /** For a FAIL row: where the outputs differ (tile maps) and which variant the backend's output is. */
+  diagnosis?: CaseDiagnosis;
 }
 
 /** Counts per status, and of the errors, how many crashed their backend host or timed out. */
@@ -84,8 +115,14 @@ function pad(s: string, n: number): string {
   return s.length >= n ? s : s + " ".repeat(n - s.length);
 }
 
-/** A fixed-width text table of the results, one line per case, for stdout. */
-export function formatTable(cases: readonly CaseResult[]): string {
+/**
+ * A fixed-width text table of the results, one line per case, for stdout; under a row that did not pass its message
+ * and, for a FAIL row, the diagnosis (`lines(diagnosis)`: where the outputs differ and what identify found).
+ */
+export function formatTable(
+  cases: readonly CaseResult[],
+  lines: (d: CaseDiagnosis) => string[] = () => [],
+): string {
   const head = ["status", "backend", "op", "layout", "shape", "model", "checked", "mismatch", "maxUlp", "ms"];
   const rows = cases.map((c) => [
     c.status.toUpperCase(),
@@ -106,6 +143,8 @@ export function formatTable(cases: readonly CaseResult[]): string {
     out.push(line(rows[i]));
     const msg = cases[i].message;
     if (msg && cases[i].status !== "pass") out.push(`    ${msg}`);
+    const d = cases[i].diagnosis;
+    if (d && cases[i].status === "fail") { for (const l of lines(d)) out.push(`    ${l}`); }
   }
   return out.join("\n");
 }
@@ -162,7 +201,9 @@ export function toJUnit(report: Report): string {
       const open = `    <testcase classname="${xmlEscape(`${backend}.${c.op}`)}" name="${name}" time="${
         (c.ms / 1000).toFixed(3)
       }"`;
-      const msg = xmlEscape(c.message ?? "");
+      const where = Object.entries(c.diagnosis?.maps ?? {}).map(([n, m]) => `${n}: ${m.classification.text}`);
+      const how = c.diagnosis?.identify ? [`identify: ${c.diagnosis.identify.verdict}`] : [];
+      const msg = xmlEscape([c.message ?? "", ...where.map((w) => `where: ${w}`), ...how].filter(Boolean).join(" | "));
       if (c.status === "pass") lines.push(`${open}/>`);
       else if (c.status === "fail") lines.push(`${open}><failure message="${msg}"/></testcase>`);
       else if (c.status === "error") lines.push(`${open}><error message="${msg}"/></testcase>`);

@@ -21,7 +21,9 @@ import { runOp } from "../run_ops.ts";
 import { backendOp, cloneTensor } from "./backend_ops.ts";
 import type { HostedOutcome } from "../host/hosted_backend.ts";
 import type { Executor } from "./executors.ts";
-import type { CaseResult } from "./report.ts";
+import type { CaseDiagnosis, CaseResult } from "./report.ts";
+import { identifyFailure, outputMap } from "./diagnose.ts";
+import { nativeReference } from "./native_reference.ts";
 
 /** Reference outputs that say which elements are defined; they are masks, not outputs of a backend. */
 const MASKS = new Set(["sample_mask", "logits_defined"]);
@@ -35,7 +37,7 @@ export interface VerifyCase {
   /** Layout / variant in words. */
   readonly layout: string;
   /** Which suite it comes from. */
-  readonly suite: "fixtures" | "edge" | "deepseek-v3";
+  readonly suite: "fixtures" | "edge" | "deepseek-v3" | "deepseek-v3-full";
   /** Inputs and scalars (built lazily; large cases are built once per run). */
   build(): { inputs: Record<string, Tensor>; scalars: Record<string, unknown> };
   /** Stored outputs by model (fixtures only). */
@@ -126,6 +128,8 @@ export interface RunCaseOptions {
   model?: string;
   /** Reference worker count. */
   workers?: number;
+  /** Run `identify` on a failing case's outputs (default true; `--no-identify`). */
+  identify?: boolean;
   /** Times each backend call is made; the row's `ms` is the median (default 1). */
   repeat?: number;
 }
@@ -159,12 +163,19 @@ export async function runCase(
     const hit = refCache.get(model);
     if (hit) return hit;
     if (!refOp) throw new TypeError(`no reference for op "${c.op}"`);
-    const opts = { model, workers: options.workers, ...(c.sample ? { sample: { fraction: c.sample, seed: 0 } } : {}) };
+    const sample = c.sample ? { fraction: c.sample, seed: 0 } : undefined;
+    const opts = { model, workers: options.workers, ...(sample ? { sample } : {}) };
+    // Sampled FP8 GEMMs (the DeepSeek-V3 tables) on the native CPU backend, with the TS reference's bits and mask
+    // (native_reference.ts); everything else, or without the backend, on the TS engine.
+    const native = sample
+      ? await nativeReference(c.op, built.inputs, built.scalars, { model, sample, threads: options.workers })
+      : null;
     // deno-lint-ignore no-explicit-any
     const anyOp = refOp as any;
-    const out: Record<string, Tensor> = typeof anyOp.runAsync === "function"
-      ? await anyOp.runAsync(built.inputs, built.scalars, opts)
-      : refOp.run(built.inputs, built.scalars, opts);
+    const out: Record<string, Tensor> = native ??
+      (typeof anyOp.runAsync === "function"
+        ? await anyOp.runAsync(built.inputs, built.scalars, opts)
+        : refOp.run(built.inputs, built.scalars, opts));
     refCache.set(model, out);
     return out;
   };
@@ -186,6 +197,7 @@ export async function runCase(
         if (!c.expected) continue; // the pseudo-backend checks stored fixtures only; generated cases have none
         let checked = 0, mismatches = 0, maxUlp = 0, calc = 0;
         const notes: string[] = [];
+        const maps: CaseDiagnosis["maps"] = {};
         for (const [m, outs] of Object.entries(c.expected)) {
           // Quantizer fixtures have no GEMM registry entry: the fixtures' own op table covers every stored op.
           const fresh = fixtureOp(c.op).run(built.inputs, built.scalars as never, m);
@@ -197,9 +209,13 @@ export async function runCase(
             mismatches += cmp.mismatches;
             maxUlp = Math.max(maxUlp, cmp.maxUlp);
             if (Number.isFinite(cmp.calcDiff)) calc = Math.max(calc, cmp.calcDiff);
-            if (cmp.mismatches) notes.push(`[${m}] ${describeFirst(name, cmp)}`);
+            if (cmp.mismatches) {
+              notes.push(`[${m}] ${describeFirst(name, cmp)}`);
+              maps[`${m}/${name}`] = outputMap(c.op, built.inputs, built.scalars, name, want, got, null);
+            }
           }
         }
+        if (Object.keys(maps).length) r.diagnosis = { maps };
         Object.assign(r, {
           model: Object.keys(c.expected).join(","),
           status: mismatches ? "fail" : "pass",
@@ -255,6 +271,7 @@ export async function runCase(
         const mask = want.sample_mask ?? want.logits_defined ?? null;
         let checked = 0, mismatches = 0, maxUlp = 0, calc = 0;
         const notes: string[] = [];
+        const maps: CaseDiagnosis["maps"] = {};
         for (const [name, got] of Object.entries(out)) {
           const exp = mask ? applyMask(want[name], mask) : want[name];
           const act = mask ? applyMask(got, mask) : got;
@@ -263,7 +280,19 @@ export async function runCase(
           mismatches += cmp.mismatches;
           maxUlp = Math.max(maxUlp, cmp.maxUlp);
           if (Number.isFinite(cmp.calcDiff)) calc = Math.max(calc, cmp.calcDiff);
-          if (cmp.mismatches) notes.push(describeFirst(name, cmp));
+          if (cmp.mismatches) {
+            notes.push(describeFirst(name, cmp));
+            maps[name] = outputMap(c.op, built.inputs, built.scalars, name, exp, act, mask);
+          }
+        }
+        // A failing case says where (tile maps) and how (identify) the backend's output differs.
+        if (mismatches) {
+          r.diagnosis = {
+            maps,
+            ...(options.identify === false
+              ? { identifySkipped: "--no-identify" }
+              : identifyFailure(c.op, built.inputs, built.scalars, out, c.sample !== undefined)),
+          };
         }
         Object.assign(r, {
           status: mismatches ? "fail" : "pass",

@@ -1,7 +1,8 @@
 /**
  * `verify`'s generated suites: the edge cases of `deepgemm-ops.md` §14 (shapes and index rules that broke DeepGEMM
- * before) and the DeepSeek-V3 shape table of §12 at reduced M, checked on a sample of output tiles. Fixtures come
- * from `fixtures/`. Every case is seeded: the same id gives the same bits on every machine.
+ * before), the DeepSeek-V3 shape table of §12 at reduced M, and the same table at its real M (`deepseek-v3-full`:
+ * the 45 shapes `tests/gpu/bench.cpp` times, operands from `fast_inputs.ts`), both checked on a sample of output
+ * tiles. Fixtures come from `fixtures/`. Every case is seeded: the same id gives the same bits on every machine.
  *
  * @example
  * ```ts
@@ -9,6 +10,8 @@
  * import { edgeSuite, deepseekV3Suite } from "./suites.ts";
  * assert.ok(edgeSuite().some((c) => c.id.includes("k1152")));
  * assert.ok(deepseekV3Suite(0.01).every((c) => c.sample === 0.01));
+ * import { deepseekV3FullSuite } from "./suites.ts";
+ * assert.equal(deepseekV3FullSuite(0.01).length, 45); // built lazily: nothing is allocated here
  * ```
  * @module
  */
@@ -25,6 +28,7 @@ import {
   pagedMqa,
 } from "../../fixtures/case_builders.ts";
 import type { VerifyCase } from "./runner.ts";
+import { contiguousFast, denseFast, maskedFast } from "./fast_inputs.ts";
 
 function seedOf(id: string): number {
   let h = 0x811c9dc5; // FNV-1a of the id: a stable seed per case
@@ -151,12 +155,52 @@ export function deepseekV3Suite(sample: number, seed = 0): VerifyCase[] {
         "contiguous",
         mGroupedContiguous([60, 77, 50, 70], n, k, false),
         sample,
+        seed,
       ),
     );
     const mid = `deepseek-v3/masked_g4_n${n}_k${k}`;
-    cases.push(
-      gen("deepseek-v3", mid, "m_grouped_fp8_gemm_nt_masked", "masked", masked(4, 128, n, k, [20, 128, 64, 1]), sample),
-    );
+    const build = masked(4, 128, n, k, [20, 128, 64, 1]);
+    cases.push(gen("deepseek-v3", mid, "m_grouped_fp8_gemm_nt_masked", "masked", build, sample, seed));
+  }
+  return cases;
+}
+
+/** DeepSeek-V3 dense M values at the real scale (decode batch 64 and 128, prefill 4096; `tests/gpu/bench.cpp`). */
+export const DEEPSEEK_V3_DENSE_M: readonly number[] = [64, 128, 4096];
+/** M-grouped contiguous `(G, m per group)` at the real scale. */
+export const DEEPSEEK_V3_CONTIGUOUS_GM: readonly (readonly [number, number])[] = [[4, 8192], [8, 4096]];
+/** Masked `(G, m)`: `masked_m[g] = m`, `expected_m = m`, Mmax = m rounded up to 128. */
+export const DEEPSEEK_V3_MASKED_GM: readonly (readonly [number, number])[] = [[32, 192], [6, 1024], [32, 20], [6, 20]];
+
+/**
+ * The DeepSeek-V3 table at its real M: the 45 shapes `tests/gpu/bench.cpp` times (dense `fp8_gemm_nt` 1D2D, M ∈ {64,
+ * 128, 4096} × 7 (N, K); m-grouped contiguous (G, m) ∈ {(4, 8192), (8, 4096)} × 4 (N, K); masked (G, m) ∈ {(32, 192),
+ * (6, 1024), (32, 20), (6, 20)} × 4 (N, K)), each checked on a `sample` fraction of its 128×128 output tiles (every M
+ * block, N block and group touched; 1: every element). Inputs are built per case when it runs and dropped after it
+ * (up to 1.5 GB for one case); the whole table is ≈ 10 GB of operands. Not part of `--suite all`.
+ */
+export function deepseekV3FullSuite(sample: number, seed = 0): VerifyCase[] {
+  const cases: VerifyCase[] = [];
+  const S = "deepseek-v3-full";
+  for (const m of DEEPSEEK_V3_DENSE_M) {
+    for (const [n, k] of DEEPSEEK_V3_NK) {
+      const id = `${S}/dense_m${m}_n${n}_k${k}`;
+      cases.push(gen(S, id, "fp8_gemm_nt", "nt, real M", denseFast(m, n, k), sample, seed));
+    }
+  }
+  for (const [g, m] of DEEPSEEK_V3_CONTIGUOUS_GM) {
+    for (const [n, k] of DEEPSEEK_V3_GROUPED_NK) {
+      const id = `${S}/contiguous_g${g}_m${m}_n${n}_k${k}`;
+      const build = contiguousFast(Array(g).fill(m), n, k);
+      cases.push(gen(S, id, "m_grouped_fp8_gemm_nt_contiguous", `contiguous, ${g} × ${m} rows`, build, sample, seed));
+    }
+  }
+  for (const [g, m] of DEEPSEEK_V3_MASKED_GM) {
+    for (const [n, k] of DEEPSEEK_V3_GROUPED_NK) {
+      const id = `${S}/masked_g${g}_m${m}_n${n}_k${k}`;
+      const build = maskedFast(g, Math.ceil(m / 128) * 128, n, k, Array(g).fill(m), m);
+      cases.push(gen(S, id, "m_grouped_fp8_gemm_nt_masked", `masked, ${g} groups, masked_m ${m}`, build, sample, seed));
+    }
   }
   return cases;
 }

@@ -17,7 +17,9 @@
 
 #include "../gemm_oracle.h"
 #include "gemm_oracle_cuda_ext.h"
+#include "cublaslt.h"
 #include "jit.h"
+#include "quantize.h"
 #include "sm90_fast.h"
 #include "sm90_params.h"
 
@@ -334,6 +336,9 @@ const char* model_str(int32_t m) {
     case GO_MODEL_FP32_SEQUENTIAL: return "fp32_sequential";
     case GO_MODEL_TF32: return "tf32";
     case GO_MODEL_SM90_MQA: return "sm90_mqa";
+    case GO_MODEL_GPU: return "gpu";
+    case GO_MODEL_CPU: return "cpu";
+    case GO_MODEL_CUBLASLT: return "cublaslt";
     default: return "unknown";
   }
 }
@@ -342,6 +347,9 @@ int32_t need_model(int32_t model, std::initializer_list<int32_t> ok, const char*
   if (model == GO_MODEL_DEFAULT) return GO_OK;
   for (int32_t m : ok)
     if (m == model) return GO_OK;
+  if (model == GO_MODEL_SM100_1D1D)  // the tcgen05 model: another architecture, named (issue 28)
+    return fail(GO_ERR_UNSUPPORTED, "%s: model sm100_1d1d needs SM100 (Blackwell): block-scaled tcgen05 MMA with UE8M0 "
+                "scales in the unit; this backend runs sm_90a", family);
   return fail(GO_ERR_UNSUPPORTED, "%s: model %s (%d) is not produced by the CUDA SM90 backend", family, model_str(model),
               model);
 }
@@ -595,13 +603,16 @@ int32_t go_backend_info(char* buf, uint64_t cap, uint64_t* needed) {
       "\"m_grouped_fp8_gemm_masked\":\"sm90_1d2d\",\"k_grouped_fp8_gemm\":\"sm90_1d1d\",\"bf16_gemm\":\"bf16\","
       "\"m_grouped_bf16_gemm_contiguous\":\"bf16\",\"m_grouped_bf16_gemm_masked\":\"bf16\",\"k_grouped_bf16_gemm\":\"bf16\","
       "\"fp8_gemm_skip_head_mid\":\"sm90_1d2d\",\"tf32_hc_prenorm_gemm\":\"tf32\",\"fp8_mqa_logits\":\"sm90_mqa\","
-      "\"fp8_paged_mqa_logits\":\"sm90_mqa\"},"
+      "\"fp8_paged_mqa_logits\":\"sm90_mqa\",\"quantize\":\"gpu\",\"paged_mqa_logits_metadata\":\"sm90_mqa\","
+      "\"cublaslt_gemm\":\"cublaslt\"},"
       "\"supported_models\":{\"fp8_gemm\":[\"sm90_1d2d\",\"sm90_1d1d\"],"
       "\"m_grouped_fp8_gemm_contiguous\":[\"sm90_1d2d\",\"sm90_1d1d\"],"
       "\"m_grouped_fp8_gemm_masked\":[\"sm90_1d2d\",\"sm90_1d1d\"],\"k_grouped_fp8_gemm\":[\"sm90_1d1d\",\"sm90_1d2d\"],"
       "\"bf16_gemm\":[\"bf16\"],\"m_grouped_bf16_gemm_contiguous\":[\"bf16\"],\"m_grouped_bf16_gemm_masked\":[\"bf16\"],"
       "\"k_grouped_bf16_gemm\":[\"bf16\"],\"fp8_gemm_skip_head_mid\":[\"sm90_1d2d\",\"sm90_1d1d\"],"
-      "\"tf32_hc_prenorm_gemm\":[\"tf32\"],\"fp8_mqa_logits\":[\"sm90_mqa\"],\"fp8_paged_mqa_logits\":[\"sm90_mqa\"]}}";
+      "\"tf32_hc_prenorm_gemm\":[\"tf32\"],\"fp8_mqa_logits\":[\"sm90_mqa\"],\"fp8_paged_mqa_logits\":[\"sm90_mqa\"],"
+      "\"quantize\":[\"gpu\",\"cpu\"],\"paged_mqa_logits_metadata\":[\"sm90_mqa\"],"
+      "\"cublaslt_gemm\":[\"cublaslt\"]}}";
   if (needed != nullptr) *needed = j.size() + 1;
   if (buf == nullptr || cap < j.size() + 1) {
     if (buf == nullptr && cap == 0) return GO_OK;
@@ -1199,6 +1210,88 @@ int32_t go_fp8_paged_mqa_logits(const go_tensor* q_, const go_tensor* kvc_, cons
   return launch_status(go_sm90::launch_mqa_logits(p, 0, 0), "fp8_paged_mqa_logits");
 }
 
+// ==== quantizers =====================================================================================================
+
+int32_t go_quantize(int32_t kind, const go_tensor* x_, const go_tensor* q_, const go_tensor* sf_, const go_tensor* gsf_,
+                    int32_t gran_k, int32_t flags, int32_t scale_rule, int32_t model) {
+  GO_TRY(bind_device());
+  // The registry: every present tensor lies in one live allocation (the recipe's rules are plan_quantize's).
+  TV x, q, sf, gsf;
+  const std::initializer_list<int32_t> any = {GO_F32, GO_BF16, GO_F16, GO_E4M3, GO_E5M2, GO_UE8M0, GO_I32, GO_U8, GO_I8};
+  GO_TRY(check_tensor(x_, "x", false, any, 0, 4, x));
+  GO_TRY(check_tensor(q_, "q", false, any, 0, 4, q));
+  GO_TRY(check_tensor(sf_, "sf", false, any, 0, 4, sf));
+  GO_TRY(check_tensor(gsf_, "global_sf", true, any, 0, 4, gsf));
+  go_quant::QuantParams p;
+  char msg[512] = "";
+  const int32_t st = go_quant::plan_quantize(kind, x_, q_, sf_, gsf_, gran_k, flags, scale_rule, model, &p, msg, sizeof msg);
+  if (st != GO_OK) return fail(st, "%s", msg);
+  return launch_status(go_quant::launch_quantize(p, 0), "go_quantize");
+}
+
+// ==== cuBLASLt ========================================================================================================
+
+int32_t go_cublaslt_gemm(const go_tensor* a_, const go_tensor* b_, const go_tensor* c_, const go_tensor* d_,
+                         int32_t split_k, char* algo, int64_t algo_len, int32_t model) {
+  if (algo != nullptr && algo_len > 0) algo[0] = '\0';
+  if (algo_len < 0 || (algo == nullptr && algo_len != 0))
+    return fail(GO_ERR_INVALID_ARGUMENT, "cublaslt_gemm: algo is NULL with algo_len %lld", (long long)algo_len);
+  GO_TRY(bind_device());
+  if (model != GO_MODEL_DEFAULT && model != GO_MODEL_CUBLASLT)
+    return fail(GO_ERR_UNSUPPORTED, "cublaslt_gemm: model %s (%d): cuBLASLt computes its own model, cublaslt", model_str(model), model);
+  if (split_k < 0 || split_k > 1024) return fail(GO_ERR_INVALID_ARGUMENT, "cublaslt_gemm: split_k %d (0 = cuBLASLt's choice, 1..1024)", split_k);
+  TV a, b, c, d;
+  GO_TRY(check_tensor(a_, "a", false, {GO_E4M3, GO_E5M2, GO_BF16}, 2, 2, a));
+  GO_TRY(check_tensor(b_, "b", false, {GO_E4M3, GO_E5M2, GO_BF16}, 2, 2, b));
+  GO_TRY(check_tensor(d_, "d", false, {GO_BF16, GO_F32}, 2, 2, d));
+  GO_TRY(check_tensor(c_, "c", true, {GO_BF16, GO_F32}, 2, 2, c));
+  if ((a.dtype == GO_BF16) != (b.dtype == GO_BF16))
+    return fail(GO_ERR_INVALID_ARGUMENT, "cublaslt_gemm: a (%s) and b (%s) must both be FP8 or both bf16", dtype_name(a.dtype), dtype_name(b.dtype));
+  if (a.dtype == GO_E5M2 && b.dtype == GO_E5M2)
+    return fail(GO_ERR_UNSUPPORTED, "cublaslt_gemm: cuBLASLt has no e5m2 x e5m2 matmul");
+  const int64_t M = a.shape[0], K = a.shape[1], N = b.shape[0];
+  if (b.shape[1] != K) return fail(GO_ERR_INVALID_ARGUMENT, "b: K = %lld, a has K = %lld", (long long)b.shape[1], (long long)K);
+  GO_TRY(expect_shape(d, "d", {M, N}));
+  if (c.present) {
+    if (c.dtype != d.dtype) return fail(GO_ERR_INVALID_ARGUMENT, "c: dtype %s differs from d's %s", dtype_name(c.dtype), dtype_name(d.dtype));
+    GO_TRY(expect_shape(c, "c", {M, N}));
+  }
+  if (M >= (int64_t(1) << 31) || N >= (int64_t(1) << 31) || K >= (int64_t(1) << 31))
+    return fail(GO_ERR_UNSUPPORTED, "cublaslt_gemm: an extent of 2^31 or more");
+  GO_TRY(check_no_alias(d, &c, {{&a, "a"}, {&b, "b"}}));
+  if (M == 0 || N == 0) return GO_OK;
+  go_cublaslt::LtParams p;
+  std::memset(&p, 0, sizeof p);
+  auto et = [](int32_t dt) {
+    return dt == GO_E4M3 ? go_cublaslt::kE4M3 : dt == GO_E5M2 ? go_cublaslt::kE5M2 : dt == GO_BF16 ? go_cublaslt::kBf16
+                                                                                                       : go_cublaslt::kF32;
+  };
+  p.M = M;
+  p.N = N;
+  p.K = K;
+  p.a = a.data;
+  p.a_type = et(a.dtype);
+  p.a_s0 = a.strides[0];
+  p.a_s1 = a.strides[1];
+  p.b = b.data;
+  p.b_type = et(b.dtype);
+  p.b_s0 = b.strides[0];
+  p.b_s1 = b.strides[1];
+  p.c = c.present ? c.data : nullptr;
+  p.c_s0 = c.present ? c.strides[0] : 0;
+  p.c_s1 = c.present ? c.strides[1] : 0;
+  p.d = d.data;
+  p.d_type = et(d.dtype);
+  p.d_s0 = d.strides[0];
+  p.d_s1 = d.strides[1];
+  p.split_k = split_k;
+  std::string desc, err;
+  const int32_t st = go_cublaslt::run(p, &desc, &err);
+  if (st != GO_OK) return fail(st, "cublaslt_gemm: %s", err.c_str());
+  if (algo != nullptr && algo_len > 0) std::snprintf(algo, static_cast<size_t>(algo_len), "%s", desc.c_str());
+  return GO_OK;
+}
+
 // ==== extensions (not yet in gemm_oracle.h) ==========================================================================
 
 int32_t go_ext_einsum_bmk_bnk_mn(const go_tensor* a_, const go_tensor* b_, const go_tensor* c_, const go_tensor* d_) {
@@ -1234,7 +1327,15 @@ int32_t go_ext_einsum_bmk_bnk_mn(const go_tensor* a_, const go_tensor* b_, const
 }
 
 int32_t go_ext_paged_mqa_logits_metadata(const go_tensor* cl_, int32_t block_kv, int32_t num_sms, const go_tensor* out_) {
+  return go_get_paged_mqa_logits_metadata(cl_, block_kv, num_sms, out_, GO_MODEL_SM90_MQA);
+}
+
+int32_t go_get_paged_mqa_logits_metadata(const go_tensor* cl_, int32_t block_kv, int32_t num_sms, const go_tensor* out_,
+                                         int32_t model) {
   GO_TRY(bind_device());
+  GO_TRY(need_model(model, {GO_MODEL_SM90_MQA}, "get_paged_mqa_logits_metadata"));
+  // The SM90 kernel's limits (deepgemm-ops.md §8.3; reference/indexer/paged_mqa_logits_metadata.ts).
+  if (block_kv != 64) return fail(GO_ERR_UNSUPPORTED, "get_paged_mqa_logits_metadata: SM90 needs block_kv = 64, got %d", block_kv);
   TV cl, out;
   GO_TRY(check_tensor(cl_, "context_lens", false, {GO_I32}, 2, 2, cl));
   GO_TRY(check_tensor(out_, "schedule_meta", false, {GO_I32}, 2, 2, out));
@@ -1245,6 +1346,13 @@ int32_t go_ext_paged_mqa_logits_metadata(const go_tensor* cl_, int32_t block_kv,
   if (cl.strides[1] != 1 || cl.strides[0] != cl.shape[1] || out.strides[1] != 1 || out.strides[0] != 2)
     return fail(GO_ERR_UNSUPPORTED, "context_lens and schedule_meta must be contiguous");
   if (overlaps(cl, out)) return fail(GO_ERR_INVALID_ARGUMENT, "schedule_meta overlaps context_lens");
+  if (cl.shape[0] > 58112)
+    return fail(GO_ERR_UNSUPPORTED, "get_paged_mqa_logits_metadata: batch %lld exceeds the SM90 shared-memory bound of 58112",
+                (long long)cl.shape[0]);
+  std::vector<int32_t> hcl;
+  GO_TRY(copy_to_host(cl, hcl, "context_lens"));
+  for (size_t i = 0; i < hcl.size(); ++i)
+    if (hcl[i] < 0) return fail(GO_ERR_INVALID_ARGUMENT, "context_lens[%zu] = %d is negative", i, hcl[i]);
   return launch_status(go_sm90::launch_paged_mqa_metadata(reinterpret_cast<const int32_t*>(cl.data),
                                                            static_cast<int>(cl.shape[0]), static_cast<int>(cl.shape[1]),
                                                            block_kv, num_sms, reinterpret_cast<int32_t*>(out.data), 0),

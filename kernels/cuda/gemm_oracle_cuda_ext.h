@@ -15,8 +15,8 @@ extern "C" {
  * Deterministic: one BF16 wgmma chain over (b, k) in order (DeepGEMM's split-K atomics are not reproduced). */
 int32_t go_ext_einsum_bmk_bnk_mn(const go_tensor* a, const go_tensor* b, const go_tensor* c, const go_tensor* d);
 
-/* get_paged_mqa_logits_metadata, SM90 partition (deepgemm-ops.md §8.3): context_lens i32 [B, next_n] contiguous,
- * schedule_meta i32 [num_sms + 1, 2] contiguous. */
+/* get_paged_mqa_logits_metadata, SM90 partition (deepgemm-ops.md §8.3): gemm_oracle.h's
+ * go_get_paged_mqa_logits_metadata with GO_MODEL_SM90_MQA (kept under this name for existing callers). */
 int32_t go_ext_paged_mqa_logits_metadata(const go_tensor* context_lens, int32_t block_kv, int32_t num_sms,
                                          const go_tensor* schedule_meta);
 

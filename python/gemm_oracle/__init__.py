@@ -2,6 +2,7 @@
 
 * :func:`serve`: a Python kernel as an ``oracle verify`` backend (docs/backend-protocol.md §1-3);
 * :func:`run`, :func:`assert_bitexact`, :func:`cases`: the reference, through one long-lived ``oracle serve``;
+* :func:`identify`: which rounding behaviour (kernel model variant) a kernel's output shows, or where it departs;
 * :mod:`gemm_oracle.safetensors` and :mod:`gemm_oracle.tensors`: files and tensors with numpy only (ml_dtypes and
   torch are used when present, never required);
 * :mod:`gemm_oracle.pytest_plugin`: a ``gemm_oracle`` fixture for kernel repositories' tests.
@@ -12,7 +13,7 @@
 """
 
 from .bitexact import BitMismatch
-from .client import Case, Oracle, OracleError, assert_bitexact, cases, run
+from .client import Case, Oracle, OracleError, assert_bitexact, cases, identify, run
 from .safetensors import SafetensorsError, read_safetensors, write_safetensors
 from .serve import Unsupported, serve
 from .tensors import RawTensor, packed_fp4, to_numpy, to_torch
@@ -29,6 +30,7 @@ __all__ = [
     "Unsupported",
     "assert_bitexact",
     "cases",
+    "identify",
     "packed_fp4",
     "read_safetensors",
     "run",

@@ -9,6 +9,8 @@ use and reused by every call of the process.
     gemm_oracle.assert_bitexact("fp8_gemm_nt", inputs, {"d": my_kernel(**inputs)}, model="sm90_1d2d")
     for case in gemm_oracle.cases("fp8_gemm_nt", suite="all"):                     # fixtures and edge cases
         case.assert_bitexact({"d": my_kernel(**case.inputs, **case.scalars)}, model="sm90_1d2d")
+    found = gemm_oracle.identify("fp8_gemm_nt", inputs, {"d": my_kernel(**inputs)})  # which rounding behaviour?
+    print(found["verdict"])                 # "bit for bit: sm90_1d2d = DeepGEMM SM90 FP8 1D2D kernel ..."
 
 How the oracle is found, first match wins:
 
@@ -53,6 +55,7 @@ __all__ = [
     "cases",
     "default_oracle",
     "find_oracle_command",
+    "identify",
     "run",
     "set_default_home",
 ]
@@ -377,6 +380,39 @@ class Oracle:
         outputs, used = self._reference(op, inputs, model, scalars)
         check_outputs(outputs, actual, context=f"{op} ({used}): ")
 
+    def identify(
+        self, op: str, inputs: Mapping[str, Any], actual: Mapping[str, Any], *, top: int = 5, **scalars: Any
+    ) -> Dict[str, Any]:
+        """Which rounding behaviour produced ``actual``: searches ``op``'s model space (every kernel model, tensor-core
+        profile, promotion interval, split-K factor, output rounding) on ``inputs`` (``oracle identify``).
+
+        :param inputs: tensors by DeepGEMM's argument names, any accepted form
+        :param actual: the kernel's outputs by name (``{"d": ...}``), any accepted form
+        :param top: nearest variants reported when none reproduces ``actual``
+        :param scalars: the op's scalar arguments
+        :returns: the result as a dict: ``verdict`` (one line), ``matches`` (each with ``label``, the ``oracle run``
+            flags that reproduce it, and ``behaviours``, the real kernels it is known to describe), and, when none
+            matches, ``nearest`` (each with ``label``, ``mismatches``, ``compared`` and ``maps``: per output the
+            mismatch map, its ``classification`` ``{"kind", "text"}``, tiles and tile grid)
+        """
+        with self._lock:
+            in_path, actual_path = self._path("in"), self._path("actual")
+            try:
+                packed = packed_ue8m0_names(inputs)
+                write_safetensors(in_path, inputs, {PACKED_UE8M0_KEY: json.dumps(packed)} if packed else None)
+                write_safetensors(actual_path, actual)
+                try:
+                    answer = self.request(
+                        "identify", op=op, inputs=in_path, actual=actual_path, scalars=dict(scalars), top=top
+                    )
+                except OracleError as e:
+                    raise OracleError(f"{op}: {e}") from None
+            finally:
+                for p in (in_path, actual_path):
+                    if os.path.exists(p):
+                        os.remove(p)
+        return {k: v for k, v in answer.items() if k not in ("id", "status")}
+
     def cases(self, op: str = "*", suite: str = "fixtures") -> List[Case]:
         """The oracle's cases of ``op`` (a glob: ``*``, ``fp8_gemm_??``) in ``suite`` (``fixtures``, ``edge`` or
         ``all``).
@@ -450,6 +486,13 @@ def assert_bitexact(
 def cases(op: str = "*", suite: str = "fixtures") -> List[Case]:
     """The oracle's fixture / edge cases of ``op`` (see :meth:`Oracle.cases`)."""
     return default_oracle().cases(op, suite)
+
+
+def identify(
+    op: str, inputs: Mapping[str, Any], actual: Mapping[str, Any], *, top: int = 5, **scalars: Any
+) -> Dict[str, Any]:
+    """Which rounding behaviour produced ``actual`` (see :meth:`Oracle.identify`)."""
+    return default_oracle().identify(op, inputs, actual, top=top, **scalars)
 
 
 @atexit.register

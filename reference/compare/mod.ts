@@ -1,6 +1,7 @@
 /**
- * Comparing results: DeepGEMM's `calc_diff`, ULP distance per format, and a bitwise compare that reports the mismatch
- * count and the first mismatch, with a NaN-class mode for NaN spellings that differ across libraries.
+ * Comparing results: DeepGEMM's `calc_diff`, ULP distance per format, a bitwise compare that reports the mismatch
+ * count and the first mismatch, with a NaN-class mode for NaN spellings that differ across libraries, and the
+ * mismatch map (per 128×128 tile: count, bounding box, worst element, the pattern in one line).
  *
  * @example
  * ```ts
@@ -15,3 +16,4 @@
 export * from "./calc_diff.ts";
 export * from "./ulp.ts";
 export * from "./bitwise.ts";
+export * from "./mismatch_map.ts";

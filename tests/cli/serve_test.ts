@@ -207,7 +207,7 @@ Deno.test("oracle serve", async (t) => {
         ["[1, 2]", null, /^a request must be a JSON object, got an array$/],
         ['{"cmd": "cases"}', null, /^"id" must be a positive integer, got nothing$/],
         ['{"id": 7}', 7, /^the request has no "cmd"$/],
-        ['{"id": 8, "cmd": "frob"}', 8, /^unknown cmd "frob"; known: run, cases, case$/],
+        ['{"id": 8, "cmd": "frob"}', 8, /^unknown cmd "frob"; known: run, cases, case, identify$/],
         ['{"id": 9, "cmd": "run", "op": "fp9_gemm"}', 9, /^unknown op "fp9_gemm"; known: bf16_gemm_nn, /],
         ['{"id": 10, "cmd": "run", "op": "fp8_gemm_nt", "inputs": 3}', 10, /^"inputs" must be a string, got number 3$/],
         [

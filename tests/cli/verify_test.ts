@@ -48,10 +48,10 @@ Deno.test("runCase()", async (t) => {
   });
 
   await t.step("an op outside the ABI is a skip with the reason, not a pass", async () => {
-    const quant = { ...m1, id: "x", op: "per_token_cast_to_fp8" };
+    const quant = { ...m1, id: "x", op: "per_custom_dims_cast_to_fp8" };
     const [r] = await runCase(quant, [plantedBackend(0)]);
     assert.equal(r.status, "skip");
-    assert.match(r.message ?? "", /no entry for per_token_cast_to_fp8/);
+    assert.match(r.message ?? "", /no entry for per_custom_dims_cast_to_fp8/);
   });
 
   await t.step("a failing input builder is an error row per backend", async () => {

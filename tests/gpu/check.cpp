@@ -4,6 +4,9 @@
 // embedded here (MMA-Sim fused dot-add, numerics.md §8.1-8.2b). Then reruns every CUDA case (20x by default)
 // and checks that the bits never change, and probes the error paths of the ABI.
 //
+// The quantizers (go_quantize: DeepGEMM's casts, MX, NVFP4) are compared with the host run of the backend's own
+// quantizer code (quantize_group.cuh), on data with all-zero groups, ±Inf, NaN and the E4M3 overflow band.
+//
 // usage: check CUDA_SO [CPU_SO|-] [--small] [--reruns N] [--seed S] [--bench]
 // exit 0: every compared element equal, every rerun identical, every probe as expected; 1 otherwise; 2 setup error.
 #include <dlfcn.h>
@@ -19,6 +22,10 @@
 #include <vector>
 
 #include "../../kernels/gemm_oracle.h"
+// The quantizers' model: the CUDA backend's own host-and-device code run on the host (checked against the TypeScript
+// reference by tests/kernels/cuda_quant_math_test.ts and tests/ffi/quant_ops_test.ts), and its argument rules.
+#include "../../kernels/cuda/quantize_group.cuh"
+#include "../../kernels/cuda/quantize_plan.cu"
 
 // ---- backend loading -------------------------------------------------------------------------------------------
 
@@ -215,6 +222,7 @@ struct Case {
   Call call;
   std::function<bool(int, int64_t)> checked;             // (output index in ts, logical element) -> compare?
   std::function<void(const Case&, std::vector<HT>&)> model;  // optional embedded model: fills expected outputs
+  bool optional_lib = false;  // GO_ERR_UNSUPPORTED is a SKIP row (a vendor library that may be absent: cuBLASLt)
 };
 
 struct RunResult {
@@ -1163,6 +1171,121 @@ Case clean_case(Rng& r, int64_t rows, int64_t width, int64_t valid, int nn, bool
   return c;
 }
 
+// go_quantize (gemm_oracle.h): recipe `kind` on x [m, n] (bf16, or f32 stored transposed), with special values when
+// `special`: an all-zero group, the E4M3 overflow band, ±Inf, and NaN where every output's bits stay defined (UE8M0
+// or code scales; fp32 scales of a NaN group would carry the host's NaN payload). Model: quantize_host.
+decltype(&go_quantize) g_quant = nullptr;
+
+Case quant_case(Rng& r, int kind, int64_t m, int64_t n, int gran_k, int flags, int rule, int32_t model, bool f32_t,
+                bool special) {
+  Case c;
+  static const char* names[] = {"per_token_cast_to_fp8", "per_channel_cast_to_fp8", "per_block_cast_to_fp8",
+                                "per_token_cast_to_fp4", "mxfp8_e4m3", "mxfp8_e5m2", "mxfp4", "nvfp4_te",
+                                "nvfp4_torchao"};
+  c.op = names[kind];
+  c.name = std::to_string(m) + "x" + std::to_string(n) + " g" + std::to_string(gran_k) + " fl" + std::to_string(flags) +
+           " r" + std::to_string(rule) + (model == GO_MODEL_CPU ? " cpu" : " gpu") + (f32_t ? " f32T" : " bf16") +
+           (special ? " specials" : "");
+  const bool fp4 = go_quant::packs_fp4(kind), deepgemm = kind <= GO_PER_TOKEN_CAST_TO_FP4;
+  const bool nvfp4 = kind >= GO_NVFP4_TE, packed = (flags & GO_QUANT_USE_PACKED_UE8M0) != 0;
+  const go_quant::Problem pr = go_quant::make_problem(kind, m, n, gran_k, model != GO_MODEL_CPU,
+                                                      (flags & GO_QUANT_USE_UE8M0) != 0, rule);
+  HT x = f32_t ? make(GO_F32, {m, n}, {1, m}) : make(GO_BF16, {m, n});
+  for (int64_t i = 0; i < m * n; ++i) {
+    const int row = static_cast<int>(i / n);
+    const float v = static_cast<float>(((r.uni() + r.uni() + r.uni() + r.uni()) - 2.0) * std::ldexp(1.7, (row % 9) - 4));
+    if (f32_t) put<float>(x, i, v);
+    else put<uint16_t>(x, i, bf16_rne(v));
+  }
+  if (special && m >= 4 && n >= 64) {
+    auto set = [&](int64_t i, float v) {
+      if (f32_t) put<float>(x, i, v);
+      else put<uint16_t>(x, i, bf16_rne(v));
+    };
+    for (int64_t j = 0; j < 32; ++j) set(j, 0.0f);  // an all-zero group
+    const float band[] = {448, 464, 464.5f, 479.9f, 480, -480, 0.0625f, 1.0625f, 3.5f, 5, 2.5f, 0.75f, 0.25f, -0.0f};
+    for (int j = 0; j < 14; ++j) set(n + j, band[j]);
+    set(2 * n + 3, INFINITY);
+    set(2 * n + 40, -INFINITY);
+    const bool nan_ok = (deepgemm && (flags & GO_QUANT_USE_UE8M0)) || (!deepgemm && kind != GO_NVFP4_TORCHAO);
+    if (nan_ok) set(3 * n + 5, NAN);
+  }
+  HT q = fp4 ? make(GO_U8, {m, n / 2}) : make(kind == GO_MXFP8_E5M2 ? GO_E5M2 : GO_E4M3, {m, n});
+  HT sf = packed ? make(GO_I32, {m, (pr.gc + 3) / 4})
+                 : deepgemm ? make(GO_F32, {pr.gr, pr.gc}) : make(kind <= GO_MXFP4 ? GO_UE8M0 : GO_E4M3, {pr.gr, pr.gc});
+  c.ts = {x, q, sf};
+  c.outs = {1, 2};
+  if (nvfp4) {
+    c.ts.push_back(make(GO_F32, {1}));
+    c.outs.push_back(3);
+  }
+  c.call = [kind, gran_k, flags, rule, model, nvfp4](Api& api, std::vector<go_tensor>& g) -> int32_t {
+    if (!g_quant || api.name != "cuda") return GO_ERR_UNSUPPORTED;
+    return g_quant(kind, &g[0], &g[1], &g[2], nvfp4 ? &g[3] : nullptr, gran_k, flags, rule, model);
+  };
+  c.model = [kind, gran_k, flags, rule, model, nvfp4](const Case& cs, std::vector<HT>& out) {
+    auto desc = [](const HT& t) {
+      go_tensor g{};
+      g.data = const_cast<uint8_t*>(t.bytes.data());
+      g.dtype = t.dtype;
+      g.ndim = static_cast<int32_t>(t.shape.size());
+      for (size_t d = 0; d < t.shape.size(); ++d) g.shape[d] = t.shape[d], g.strides[d] = t.strides[d];
+      return g;
+    };
+    go_tensor gx = desc(cs.ts[0]), gq = desc(out[0]), gs = desc(out[1]), gg{};
+    if (nvfp4) gg = desc(out[2]);
+    go_quant::QuantParams p;
+    char msg[256];
+    if (go_quant::plan_quantize(kind, &gx, &gq, &gs, nvfp4 ? &gg : nullptr, gran_k, flags, rule, model, &p, msg,
+                                sizeof msg) != GO_OK) {
+      std::printf("quantizer model: %s\n", msg);
+      return;
+    }
+    go_quant::quantize_host(p);
+  };
+  return c;
+}
+
+// cublaslt_gemm through cuBLASLt itself (go_cublaslt_gemm): no model here (tests/gpu/cublaslt_check.ts compares with
+// the reference's `cublaslt` model at the split-K cuBLASLt reports); reruns check that its bits never change and the
+// sanitizer run covers the packing kernels around it. a: e4m3 (or bf16), stored K-major or transposed.
+decltype(&go_cublaslt_gemm) g_cublaslt = nullptr;
+
+Case cublaslt_case(Rng& r, int64_t M, int64_t N, int64_t K, bool a_t, int in_dt, int d_dt, bool with_c, int split_k) {
+  Case c;
+  c.op = "cublaslt_gemm";
+  c.name = std::string(a_t ? "tn " : "nt ") + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) +
+           (in_dt == GO_BF16 ? " bf16" : " e4m3") + (d_dt == GO_F32 ? "->f32" : "->bf16") + (with_c ? " +C" : "") +
+           " split" + std::to_string(split_k);
+  HT a = a_t ? make_t(in_dt, M, K) : make(in_dt, {M, K});
+  HT b = make(in_dt, {N, K});
+  if (in_dt == GO_BF16) {
+    fill_bf16(a, r);
+    fill_bf16(b, r);
+  } else {
+    fill_e4m3(a, r, 1);
+    fill_e4m3(b, r, 1);
+  }
+  HT d = make(d_dt, {M, N});
+  c.ts = {a, b, d};
+  if (with_c) {
+    HT cc = make(d_dt, {M, N});
+    if (d_dt == GO_F32) fill_f32(cc, r, 8.0);
+    else fill_bf16(cc, r, 8.0);
+    c.ts.push_back(cc);
+  }
+  c.outs = {2};
+  c.optional_lib = true;
+  c.call = [with_c, split_k](Api& api, std::vector<go_tensor>& g) -> int32_t {
+    if (!g_cublaslt || api.name != "cuda") return GO_ERR_UNSUPPORTED;
+    char algo[256];
+    const int32_t st = g_cublaslt(&g[0], &g[1], with_c ? &g[3] : nullptr, &g[2], split_k, algo, sizeof algo, GO_MODEL_DEFAULT);
+    if (st == GO_OK) std::printf("  cublaslt: %s\n", algo);
+    return st;
+  };
+  return c;
+}
+
 // ---- main -------------------------------------------------------------------------------------------------------
 
 uint64_t fnv(const std::vector<HT>& outs) {
@@ -1210,6 +1333,8 @@ int main(int argc, char** argv) {
   g_einsum_bmk = reinterpret_cast<EinsumBmk>(dlsym(cuda.h, "go_ext_einsum_bmk_bnk_mn"));
   g_meta = reinterpret_cast<MetaFn>(dlsym(cuda.h, "go_ext_paged_mqa_logits_metadata"));
   g_clean = reinterpret_cast<CleanFn>(dlsym(cuda.h, "go_ext_clean_logits"));
+  g_quant = reinterpret_cast<decltype(&go_quantize)>(dlsym(cuda.h, "go_quantize"));
+  g_cublaslt = reinterpret_cast<decltype(&go_cublaslt_gemm)>(dlsym(cuda.h, "go_cublaslt_gemm"));
 
   Rng r(seed);
   std::vector<Case> cases;
@@ -1292,6 +1417,34 @@ int main(int argc, char** argv) {
   cases.push_back(metadata_case({5, 9000, 0, 1000}, 4, 1, 7));
   cases.push_back(clean_case(r, 6, 300, 250, 2, true));
   cases.push_back(clean_case(r, 5, 129, 129, 1, false));
+  // Quantizers (go_quantize): every recipe, both semantics, UE8M0 and packed scales, tails, strided f32 input.
+  const int32_t GPU = GO_MODEL_GPU, CPU = GO_MODEL_CPU;
+  cases.push_back(quant_case(r, GO_PER_TOKEN_CAST_TO_FP8, 64 * s, 512, 128, 0, 0, GPU, false, true));
+  cases.push_back(quant_case(r, GO_PER_TOKEN_CAST_TO_FP8, 33, 1152, 128, 1, 0, GPU, false, true));
+  cases.push_back(quant_case(r, GO_PER_TOKEN_CAST_TO_FP8, 16, 512, 128, 3, 0, GPU, true, true));
+  cases.push_back(quant_case(r, GO_PER_TOKEN_CAST_TO_FP8, 7, 200, 32, 0, 0, CPU, false, false));
+  cases.push_back(quant_case(r, GO_PER_CHANNEL_CAST_TO_FP8, 256, 72, 128, 0, 0, GPU, false, true));
+  cases.push_back(quant_case(r, GO_PER_CHANNEL_CAST_TO_FP8, 128, 66, 32, 1, 0, CPU, true, false));
+  cases.push_back(quant_case(r, GO_PER_BLOCK_CAST_TO_FP8, 130, 200 * s, 128, 0, 0, GPU, false, true));
+  cases.push_back(quant_case(r, GO_PER_BLOCK_CAST_TO_FP8, 300, 260, 128, 1, 0, GPU, true, true));
+  cases.push_back(quant_case(r, GO_PER_TOKEN_CAST_TO_FP4, 9, 256, 32, 3, 0, GPU, false, true));
+  cases.push_back(quant_case(r, GO_PER_TOKEN_CAST_TO_FP4, 5, 64, 32, 3, 0, GPU, false, false));  // padded packing
+  cases.push_back(quant_case(r, GO_PER_TOKEN_CAST_TO_FP4, 7, 96, 128, 0, 0, CPU, true, false));
+  for (int rule = 0; rule < 4; ++rule) {
+    cases.push_back(quant_case(r, GO_MXFP8_E4M3, 12, 256, 0, 0, rule, GPU, false, true));
+    cases.push_back(quant_case(r, GO_MXFP8_E5M2, 12, 128, 0, 0, rule, rule == 2 ? CPU : GPU, false, true));
+    cases.push_back(quant_case(r, GO_MXFP4, 12, 128, 0, 0, rule, GPU, rule == 1, true));
+  }
+  cases.push_back(quant_case(r, GO_NVFP4_TE, 16, 256, 0, 0, 0, GPU, false, true));
+  cases.push_back(quant_case(r, GO_NVFP4_TE, 3, 48, 0, 0, 0, GPU, true, false));
+  cases.push_back(quant_case(r, GO_NVFP4_TORCHAO, 16, 256, 0, 0, 0, GPU, false, true));
+  cases.push_back(quant_case(r, GO_NVFP4_TORCHAO, 8, 64, 0, 0, 0, CPU, true, true));
+  // cuBLASLt (optional library: a SKIP row where it cannot be loaded).
+  cases.push_back(cublaslt_case(r, 64, 256, 512 * s, false, GO_E4M3, GO_BF16, false, 0));
+  cases.push_back(cublaslt_case(r, 33, 72, 384, true, GO_E4M3, GO_BF16, true, 1));
+  cases.push_back(cublaslt_case(r, 16, 128, 256, false, GO_E4M3, GO_F32, true, 0));
+  cases.push_back(cublaslt_case(r, 40, 96, 200, false, GO_BF16, GO_BF16, false, 1));
+  if (!small) cases.push_back(cublaslt_case(r, 64, 256, 7168, false, GO_E4M3, GO_BF16, false, 0));
 
   int failures = 0;
   int64_t total_elems = 0, total_model_elems = 0;
@@ -1299,6 +1452,10 @@ int main(int argc, char** argv) {
   for (const Case& c : cases) {
     RunResult g = run_on(cuda, c);
     std::string cpu_col = "-", model_col = "-", rerun_col = "-", note;
+    if (g.status == GO_ERR_UNSUPPORTED && c.optional_lib) {
+      std::printf("%-30s %-46s %10s %10s %10s %8s SKIP: %s\n", c.op.c_str(), c.name.c_str(), "-", "-", "-", "-", g.err.c_str());
+      continue;
+    }
     if (g.status != GO_OK) {
       ++failures;
       note = "CUDA status " + std::to_string(g.status) + ": " + g.err;
@@ -1378,6 +1535,15 @@ int main(int argc, char** argv) {
       probe("go_copy_out past the allocation end", cuda.copy_out(host.data(), p, 1 << 17), GO_ERR_OUT_OF_BOUNDS);
     }
     probe("go_set_device out of range", cuda.set_device(ndev), GO_ERR_INVALID_ARGUMENT);
+    if (g_quant && !cpu_only) {
+      go_tensor x = d, q = a, qs = sf;  // x bf16 [64, 64], q e4m3 [64, 128] (the wrong shape), sf f32 [64, 1]
+      probe("go_quantize with an unknown recipe", g_quant(42, &x, &q, &qs, nullptr, 128, 0, 0, GO_MODEL_DEFAULT), GO_ERR_INVALID_ARGUMENT);
+      probe("go_quantize with q of the wrong shape", g_quant(GO_PER_TOKEN_CAST_TO_FP8, &x, &q, &qs, nullptr, 64, 0, 0, GO_MODEL_DEFAULT), GO_ERR_INVALID_ARGUMENT);
+      probe("go_quantize with q beyond its allocation", g_quant(GO_PER_TOKEN_CAST_TO_FP8, &x, &big, &qs, nullptr, 64, 0, 0, GO_MODEL_DEFAULT), GO_ERR_OUT_OF_BOUNDS);
+      probe("go_quantize model sm90_1d2d", g_quant(GO_PER_TOKEN_CAST_TO_FP8, &x, &q, &qs, nullptr, 64, 0, 0, GO_MODEL_SM90_1D2D), GO_ERR_UNSUPPORTED);
+    }
+    if (g_cublaslt && !cpu_only)
+      probe("go_cublaslt_gemm model exact", g_cublaslt(&a, &b, nullptr, &d, 0, nullptr, 0, GO_MODEL_EXACT), GO_ERR_UNSUPPORTED);
     cuda.free_(p);
   }
   // Grouped index tensors that the fast path checks on the device (kernels/cuda/grouped_gate.h): a bad entry is

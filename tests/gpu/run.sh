@@ -7,7 +7,11 @@
 #   runs compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the small shapes of every kernel,
 #   times the FP8 GEMMs (tests/gpu/bench.cpp, tests/gpu/bench_torch.py), and, guarded, `deno task verify --backend cuda`
 #   and `verify` with the Python adapters (adapters/deepgemm.py, adapters/torch.py) as backends.
-# Reports go to $OUT (or ./gpu-out): env.log build.log check.log pdl.log sanitizer.log bench.log verify.log torch.log
+#   The ops step (issue 28): `verify --backend cuda --suite all`, checked by tests/gpu/verify_coverage.ts (every case
+#   passes or is skipped for another architecture), and cuBLASLt against the `cublaslt` model at the split-K cuBLASLt
+#   chooses (tests/gpu/cublaslt_check.ts). check.cpp's quantizer and cuBLASLt cases run in the check and sanitize steps.
+# Reports go to $OUT (or ./gpu-out): env.log build.log check.log pdl.log sanitizer.log bench.log verify.log
+# verify_deepseek_v3_full.{log,json} (the DeepSeek-V3 table at its real M; VERIFY_FULL_SAMPLE, VERIFY_FULL_TIMEOUT) torch.log
 # adapters.log adapters_deepgemm.json adapters_torch.json adapters_extra_*.json summary.txt.
 # STEPS selects parts (default: "build check sanitize bench verify torch adapters"; also "profile": ncu, see PROFILE_*;
 # "sass": cuobjdump of JIT kernels, see SASS_GREP).
@@ -15,7 +19,7 @@ set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
-STEPS=${STEPS:-build check sanitize bench verify torch adapters}
+STEPS=${STEPS:-build check sanitize ops bench verify torch adapters}
 B=${BUILD_DIR:-/tmp/go-gpu-build}
 mkdir -p "$B"
 SUMMARY=$OUT/summary.txt
@@ -31,6 +35,19 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
   command -v compute-sanitizer
 } >"$OUT/env.log" 2>&1
 note "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) x $(nvidia-smi -L 2>/dev/null | wc -l)"
+
+# cuBLASLt for go_cublaslt_gemm (kernels/cuda/cublaslt.cu loads it at run time): the loader path, the CUDA toolkit, or
+# the pip wheel PyTorch uses. Without one, cuBLASLt cases are SKIP rows naming the paths tried.
+if [ -z "${GO_CUBLASLT_PATH:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcublasLt\.so'; then
+  wheel=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null)
+  for cand in /usr/local/cuda/lib64/libcublasLt.so* ${wheel:+"$wheel"/libcublasLt.so*}; do
+    if [ -f "$cand" ]; then
+      export GO_CUBLASLT_PATH=$cand
+      break
+    fi
+  done
+fi
+note "cuBLASLt: ${GO_CUBLASLT_PATH:-from the loader path ($(ldconfig -p 2>/dev/null | grep -m1 -o 'libcublasLt\.so[^ ]*' || echo none found))}"
 
 CUDA_SO=$B/libgo_cuda.so
 CPU_SO=$B/libgo_cpu.so
@@ -121,6 +138,34 @@ if has sanitize; then
     rc=$?
     note "sanitizer $tool: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
   done
+fi
+
+if has ops && [ -z "${HUNG:-}" ]; then
+  # Issue 28: every operation SM90 can run, through the C ABI, against the reference: verify --suite all (fixtures of
+  # every op, the edge suite, DeepSeek-V3 shapes), then the coverage criterion on its report: each case passes or is
+  # skipped because its operation needs SM100 (tests/gpu/verify_coverage.ts); then cuBLASLt at its own split-K choice
+  # against the `cublaslt` model with reruns (tests/gpu/cublaslt_check.ts). The quantizers' determinism reruns and
+  # sanitizer runs are check.cpp's (check and sanitize steps).
+  if [ -x .device/enter.sh ]; then
+    {
+      echo "==== verify --backend cuda --suite all ===="
+      timeout ${OPS_VERIFY_TIMEOUT:-420} bash .device/enter.sh deno task verify --backend cuda --suite all \
+        --json "$OUT/verify_all.json"
+      echo "verify exit $?"
+      echo "==== coverage (tests/gpu/verify_coverage.ts) ===="
+      timeout 60 bash .device/enter.sh deno run -A tests/gpu/verify_coverage.ts "$OUT/verify_all.json"
+      echo "coverage exit $?"
+      echo "==== cuBLASLt vs the cublaslt model (tests/gpu/cublaslt_check.ts) ===="
+      timeout ${OPS_CUBLASLT_TIMEOUT:-300} bash .device/enter.sh deno run -A tests/gpu/cublaslt_check.ts \
+        --json "$OUT/cublaslt.json" --reruns "${RERUNS_CUBLASLT:-5}"
+      echo "cublaslt_check exit $?"
+    } >"$OUT/ops.log" 2>&1
+    note "ops: verify --suite all: $(grep -m1 '^verify exit' "$OUT/ops.log"); $(grep -E '^verify: [0-9]+ cases' "$OUT/ops.log" | tail -1)"
+    note "ops: $(grep -m1 '^coverage:' "$OUT/ops.log") ($(grep -m1 '^coverage exit' "$OUT/ops.log"))"
+    note "ops: $(grep -m1 '^SUMMARY cublaslt_check' "$OUT/ops.log") ($(grep -m1 '^cublaslt_check exit' "$OUT/ops.log"))"
+  else
+    note "ops: .device/enter.sh not carried"
+  fi
 fi
 
 if has bench && [ -z "${HUNG:-}" ]; then
@@ -249,6 +294,11 @@ if has verify; then
     timeout ${VERIFY_TIMEOUT:-180} bash .device/enter.sh deno task verify --backend cuda ${VERIFY_ARGS:-} \
       --json "$OUT/verify.json" >"$OUT/verify.log" 2>&1
     note "deno task verify --backend cuda ${VERIFY_ARGS:-}: exit $?; $(grep -E '^verify: [0-9]+ cases' "$OUT/verify.log" | tail -1)"
+    # The DeepSeek-V3 table at its real M (the 45 shapes bench.cpp times, up to 32768 rows, ~10 GB of operands built
+    # one case at a time; the reference's sampled tiles on the native CPU backend, all cores), its own report.
+    timeout ${VERIFY_FULL_TIMEOUT:-1200} bash .device/enter.sh deno task verify --backend cuda --suite deepseek-v3-full \
+      --sample ${VERIFY_FULL_SAMPLE:-0.01} --json "$OUT/verify_deepseek_v3_full.json" >"$OUT/verify_deepseek_v3_full.log" 2>&1
+    note "verify --suite deepseek-v3-full --sample ${VERIFY_FULL_SAMPLE:-0.01} --backend cuda: exit $?; $(grep -E '^verify: [0-9]+ cases' "$OUT/verify_deepseek_v3_full.log" | tail -1)"
     # A real CUDA fault in a command backend: one ERROR row naming it, a fresh adapter, every other case passing.
     rm -f /tmp/gemm_oracle_cuda_fault.marker
     timeout 300 bash .device/enter.sh deno task verify --backend 'cmd:python3 tests/gpu/cuda_fault_adapter.py' \
