@@ -7,6 +7,8 @@
 #   runs compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the small shapes of every kernel,
 #   times the FP8 GEMMs (tests/gpu/bench.cpp, tests/gpu/bench_torch.py), and, guarded, `deno task verify --backend cuda`
 #   and `verify` with the Python adapters (adapters/deepgemm.py, adapters/torch.py) as backends.
+#   The identify step records real kernels' outputs for `oracle identify` (tests/gpu/record_identify.sh; not in the
+#   default STEPS).
 #   The ops step (issue 28): `verify --backend cuda --suite all`, checked by tests/gpu/verify_coverage.ts (every case
 #   passes or is skipped for another architecture), and cuBLASLt against the `cublaslt` model at the split-K cuBLASLt
 #   chooses (tests/gpu/cublaslt_check.ts). check.cpp's quantizer and cuBLASLt cases run in the check and sanitize steps.
@@ -355,6 +357,16 @@ if has adapters; then
       note "adapters [$n] --suite ${ADAPTERS_SUITE:-all}: $(grep -m1 '^verify exit' "$B/adapters_$n.log"); $(grep -E '^verify: [0-9]+ cases' "$B/adapters_$n.log" | tail -1)"
       [ "${ADAPTERS_EXTRA:-1}" != 0 ] && note "adapters [$n] extra cases: $(grep -m1 '^extra_cases exit' "$B/adapters_$n.log"); $(grep -E '^extra cases: ' "$B/adapters_$n.log" | tail -1)"
     done
+  fi
+fi
+if has identify; then
+  # Real kernels' outputs for `oracle identify` (tests/gpu/record_identify.sh): cuBLASLt with and without fast
+  # accumulation, DeepGEMM where deep_gemm imports, this project's CUDA backend; identify must name each variant.
+  if [ -x .device/enter.sh ]; then
+    OUT=$OUT timeout ${IDENTIFY_TIMEOUT:-300} bash tests/gpu/record_identify.sh >"$OUT/identify.out" 2>&1
+    note "identify recordings: exit $?; $(tail -1 "$OUT/identify.out")"
+  else
+    note "identify: .device/enter.sh not carried"
   fi
 fi
 cat "$SUMMARY"
