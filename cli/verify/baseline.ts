@@ -19,19 +19,9 @@
  * ```
  * @module
  */
-import type { CaseResult, Report } from "./report.ts";
+import type { CaseResult, Regression, Report } from "./report.ts";
 
-/** One case that got worse than its baseline: both sides, as the JSON report carries them. */
-export interface Regression {
-  id: string;
-  backend: string;
-  model: string;
-  reason: string;
-  /** The baseline's row. */
-  before: CaseResult;
-  /** This run's row, or null when it has none. */
-  after: CaseResult | null;
-}
+export type { Regression } from "./report.ts";
 
 /** Thresholds of the gate. */
 export interface BaselineOptions {

@@ -76,13 +76,15 @@ export interface Summary {
   timedOut: number;
 }
 
-/** A baseline row that got worse (`--baseline`): both sides. */
-export interface RegressionRow {
+/** One case that got worse than its baseline (`--baseline`): both sides, as the JSON report carries them. */
+export interface Regression {
   id: string;
   backend: string;
   model: string;
   reason: string;
+  /** The baseline's row. */
   before: CaseResult;
+  /** This run's row, or null when it has none. */
   after: CaseResult | null;
 }
 
@@ -95,7 +97,7 @@ export interface Report {
   /** False while `verify` is still running (the report is rewritten after every case); true once it finished. */
   complete: boolean;
   /** With `--baseline`: every row that got worse, with the baseline's and this run's rows. */
-  regressions?: RegressionRow[];
+  regressions?: Regression[];
   /** With `--baseline`: baseline rows whose case this run did not execute (`--ops`, `--shard`, `--suite`). */
   notExecuted?: { id: string; backend: string; model: string }[];
 }
