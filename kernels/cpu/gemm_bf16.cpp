@@ -77,13 +77,18 @@ int32_t go_m_grouped_bf16_gemm_masked(const go_tensor* a_, const go_tensor* b_, 
     no_overlap(d, {&a, &b, &mm});
     int32_t m = bf16_model(model);
     if (N == 0 || Mmax == 0) return;
-    std::vector<Dec> da(size_t(G * Mmax * K)), db(size_t(G * N * K));
-    decode_groups(a, da.data());
-    decode_groups(b, db.data());
-    GemmPlan p = make_plan(m, GO_BF16, GO_BF16, N, d, View());
-    // As the FP8 form: whole 128-row tiles, SM90 (bf16 model) zeroes 64-row chunks at or after masked_m.
-    add_masked_rows(p, mm, da.data(), db.data(), G, Mmax, N, K, ScaleRows{}, m == GO_MODEL_BF16 || m == GO_MODEL_EXACT, d);
-    run_plan(p);
+    const std::vector<int32_t> rows = read_masked_m(mm, G, Mmax);
+    std::vector<Dec> da(size_t(Mmax * K)), db(size_t(N * K));
+    for (int64_t g = 0; g < G; g++) {
+      if (rows[size_t(g)] == 0) continue;  // align(0, 128) = 0: no tile of the group is computed
+      decode_group(a, g, da.data());
+      decode_group(b, g, db.data());
+      GemmPlan p = make_plan(m, GO_BF16, GO_BF16, N, d, View());
+      // As the FP8 form: whole 128-row tiles, SM90 (bf16 model) zeroes 64-row chunks at or after masked_m.
+      add_masked_group(p, g, rows[size_t(g)], da.data(), db.data(), Mmax, N, K, ScaleRows{},
+                       m == GO_MODEL_BF16 || m == GO_MODEL_EXACT, d);
+      run_plan(p);
+    }
   });
 }
 

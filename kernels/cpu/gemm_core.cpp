@@ -123,6 +123,13 @@ void decode_rows(const View& v, int64_t row0, int64_t rows, int64_t k0, int64_t 
   });
 }
 
+void decode_group(const View& v, int64_t g, Dec* out) {
+  int64_t R = v.shape[1], K = v.shape[2];
+  for_rows(R, K, [&](int64_t r) {
+    for (int64_t k = 0; k < K; k++) out[r * K + k] = decode_elem(v.ptr3(g, r, k), v.dtype);
+  });
+}
+
 void decode_groups(const View& v, Dec* out) {
   int64_t G = v.shape[0], R = v.shape[1], K = v.shape[2];
   for_rows(G * R, K, [&](int64_t gr) {

@@ -33,6 +33,8 @@ ScaleTable scale_table(const View& v, bool transposed = false);
 void decode_rows(const View& v, int64_t row0, int64_t rows, int64_t k0, int64_t K, bool transposed, Dec* out);
 // Same for 3-D views [G, rows, K]: group g's rows go to out + g·rows·K.
 void decode_groups(const View& v, Dec* out);
+// Decodes group g of a [G, R, K] view into out ([R, K]).
+void decode_group(const View& v, int64_t g, Dec* out);
 
 // One output row: the A row, its scale row, the B rows (bbase + n·K), the D/C row addresses.
 struct RowJob {

@@ -112,9 +112,8 @@ void add_contiguous_rows(GemmPlan& p, const std::vector<int64_t>& group, const D
   }
 }
 
-void add_masked_rows(GemmPlan& p, const View& mm, const Dec* da, const Dec* db, int64_t G, int64_t Mmax, int64_t N,
-                     int64_t K, const ScaleRows& sr, bool sm90_chunks, const View& d) {
-  constexpr int64_t kMaskedBlockM = 128;  // BLOCK_M of the masked kernels' tiles
+std::vector<int32_t> read_masked_m(const View& mm, int64_t G, int64_t Mmax) {
+  std::vector<int32_t> out(static_cast<size_t>(G));
   for (int64_t g = 0; g < G; g++) {
     int32_t rows;
     std::memcpy(&rows, mm.ptr1(g), 4);
@@ -122,20 +121,28 @@ void add_masked_rows(GemmPlan& p, const View& mm, const Dec* da, const Dec* db, 
       fail(GO_ERR_INVALID_ARGUMENT, "masked_m[" + std::to_string(g) + "] = " + std::to_string(rows) +
                                         " is outside [0, " + std::to_string(Mmax) + "]");
     }
-    // Whole BLOCK_M = 128 tiles are computed (rows past masked_m from A's padding); SM90 zeroes 64-row chunks
-    // starting at or after masked_m (deepgemm-ops.md §5.4); rows beyond the last tile are not written.
-    int64_t tile_end = std::min<int64_t>(Mmax, align_up(rows, kMaskedBlockM));
-    for (int64_t i = 0; i < tile_end; i++) {
-      RowJob r;
-      r.zero = K == 0 || (sm90_chunks && i / 64 * 64 >= rows);
-      r.arow = da + (g * Mmax + i) * K;
-      r.bbase = db + g * N * K;
-      r.K = K;
-      r.sa_row = g * sr.sfa_rows + i / sr.gran_a_mn;
-      r.sb_row0 = g * sr.sfb_rows;
-      r.drow = d.ptr3(g, i, 0);
-      p.rows.push_back(r);
-    }
+    out[size_t(g)] = rows;
+  }
+  return out;
+}
+
+void add_masked_group(GemmPlan& p, int64_t g, int32_t rows, const Dec* da_g, const Dec* db_g, int64_t Mmax, int64_t N,
+                      int64_t K, const ScaleRows& sr, bool sm90_chunks, const View& d) {
+  (void)N;
+  constexpr int64_t kMaskedBlockM = 128;  // BLOCK_M of the masked kernels' tiles
+  // Whole BLOCK_M = 128 tiles are computed (rows past masked_m from A's padding); SM90 zeroes 64-row chunks
+  // starting at or after masked_m (deepgemm-ops.md §5.4); rows beyond the last tile are not written.
+  int64_t tile_end = std::min<int64_t>(Mmax, align_up(rows, kMaskedBlockM));
+  for (int64_t i = 0; i < tile_end; i++) {
+    RowJob r;
+    r.zero = K == 0 || (sm90_chunks && i / 64 * 64 >= rows);
+    r.arow = da_g + i * K;
+    r.bbase = db_g;
+    r.K = K;
+    r.sa_row = g * sr.sfa_rows + i / sr.gran_a_mn;
+    r.sb_row0 = g * sr.sfb_rows;
+    r.drow = d.ptr3(g, i, 0);
+    p.rows.push_back(r);
   }
 }
 

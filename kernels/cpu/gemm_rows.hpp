@@ -51,8 +51,12 @@ void add_contiguous_rows(GemmPlan& p, const std::vector<int64_t>& group, const D
 
 // m-grouped masked (da [G, Mmax, K], db [G, N, K]): whole BLOCK_M = 128 tiles up to masked_m[g] (validated to lie in
 // [0, Mmax]); sm90_chunks: 64-row chunks starting at or after masked_m are zeroed; rows past the last tile untouched.
-void add_masked_rows(GemmPlan& p, const View& masked_m, const Dec* da, const Dec* db, int64_t G, int64_t Mmax,
-                     int64_t N, int64_t K, const ScaleRows& sr, bool sm90_chunks, const View& d);
+// masked_m[g] for every group, checked to lie in [0, Mmax] (before anything is written).
+std::vector<int32_t> read_masked_m(const View& masked_m, int64_t G, int64_t Mmax);
+// The row jobs of group g of a masked call: da_g, db_g are that group's decoded A [Mmax, K] and B [N, K] (groups are
+// planned and run one at a time, so only one group's operands are decoded at once).
+void add_masked_group(GemmPlan& p, int64_t g, int32_t rows, const Dec* da_g, const Dec* db_g, int64_t Mmax, int64_t N,
+                      int64_t K, const ScaleRows& sr, bool sm90_chunks, const View& d);
 
 // The K values of a k-grouped call: per group k, its first K index and first scale column (gran_k per column).
 struct KGroups {

@@ -10,7 +10,7 @@ import { makeElement } from "../../reference/kernel_models/element.ts";
 import { resolveModel } from "../../reference/kernel_models/kernel_models.ts";
 import { operandTable } from "../../reference/tensor_core/operand_tables.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
-import { type Backend, NativeError, openBackend } from "../../ffi/mod.ts";
+import type { Backend } from "../../ffi/mod.ts";
 import { bf16Tensor, bitsOf, rngFor } from "./_cases.ts";
 import { randomScale } from "./_slow_model.ts";
 import type { Prng } from "../../reference/random/prng.ts";
@@ -55,7 +55,7 @@ function scales(rng: Prng, shape: number[], pow2 = false): Tensor {
 }
 
 /** Bits with every NaN folded to one pattern (payloads are not part of the contract; NaN-ness is). */
-function folded(t: Tensor): number[] {
+export function folded(t: Tensor): number[] {
   return bitsOf(t).map((b) =>
     t.dtype === "bf16" ? ((b & 0x7fff) > 0x7f80 ? 0x7fff : b) : ((b & 0x7fffffff) >>> 0 > 0x7f800000 ? 0x7fffffff : b)
   );
@@ -114,7 +114,7 @@ interface Case {
 
 const ceil = (x: number, y: number) => Math.ceil(x / y);
 
-function buildCases(): Case[] {
+export function buildCases(): Case[] {
   const rng = rngFor(9090);
   const cases: Case[] = [];
   const pick = <T>(xs: readonly T[]): T => xs[rng.int(xs.length)];
@@ -305,75 +305,44 @@ function buildCases(): Case[] {
   return cases;
 }
 
-/** Runs `body` with GO_CPU_ISA set to `isa` (or unset), restoring the variable afterwards. */
-async function withIsa<T>(isa: string | null, body: () => Promise<T>): Promise<T> {
-  const saved = Deno.env.get("GO_CPU_ISA");
-  if (isa === null) Deno.env.delete("GO_CPU_ISA");
-  else Deno.env.set("GO_CPU_ISA", isa);
-  try {
-    return await body();
-  } finally {
-    if (saved === undefined) Deno.env.delete("GO_CPU_ISA");
-    else Deno.env.set("GO_CPU_ISA", saved);
-  }
+/**
+ * Runs tests/kernels/_cpu_isa_child.ts in a process of its own with GO_CPU_ISA set: the variable is read by the
+ * library on every call, and test files run in parallel share this process's environment (setting it here once made
+ * another file's GEMMs fail with "GO_CPU_ISA=sse9").
+ */
+async function child(isa: string, mode: "agree" | "invalid"): Promise<Record<string, unknown>> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./_cpu_isa_child.ts", import.meta.url).pathname, mode],
+    env: { GO_CPU_ISA: isa },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout), err = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, `GO_CPU_ISA=${isa} ${mode}: exit ${out.code}\n${text}\n${err}`);
+  return JSON.parse(text.trim().split("\n").at(-1)!);
 }
 
 Deno.test("CPU backend = TypeScript reference on random cases, with every FP8 kernel the CPU can run", async (t) => {
-  const cases = buildCases();
-  const supported = await withIsa(null, async () => {
-    using be = await openBackend("cpu");
-    return String(be.info.isa_supported);
-  });
+  const dispatched = await child("auto", "agree");
+  const supported = String(dispatched.isa_supported);
   const order = ["avx512", "avx2", "portable"];
   const isas = order.slice(order.indexOf(supported));
   assert.ok(isas.includes("portable"), `isa_supported = ${supported}`);
-  for (const isa of [null, ...isas.slice(1)]) {
-    await withIsa(isa, async () => {
-      using be = await openBackend("cpu");
-      const label = isa === null ? `dispatched (${be.info.isa})` : String(be.info.isa);
-      assert.equal(be.info.isa, isa ?? supported, "GO_CPU_ISA picks the kernel");
-      await t.step(`${label}: ${cases.length} cases`, () => {
-        for (const c of cases) {
-          const got = c.native(be);
-          const x = folded(got), y = folded(c.ref);
-          const bad = x.findIndex((v, i) => v !== y[i]);
-          assert.equal(
-            bad,
-            -1,
-            `${label}, ${c.name}: first mismatch at flat index ${bad}: native ${x[bad]?.toString(16)}, reference ${
-              y[bad]?.toString(16)
-            }`,
-          );
-          assert.equal(x.length, y.length, c.name);
-        }
-      });
+  assert.equal(dispatched.isa, supported, "auto picks the best kernel the CPU has");
+  for (const isa of isas.slice(1)) {
+    await t.step(`${isa}: every case equals the reference`, async () => {
+      const r = await child(isa, "agree");
+      assert.equal(r.isa, isa, "GO_CPU_ISA picks the kernel");
+      assert.ok(Number(r.cases) > 0);
     });
   }
 });
 
 Deno.test("GO_CPU_ISA: a kernel the CPU lacks is capped, an unknown name is a clear error", async () => {
-  const supported = await withIsa(null, async () => {
-    using be = await openBackend("cpu");
-    return String(be.info.isa_supported);
-  });
-  await withIsa("avx512", async () => {
-    using be = await openBackend("cpu");
-    assert.equal(be.info.isa, supported);
-  });
-  await withIsa("sse9", async () => {
-    using be = await openBackend("cpu");
-    assert.equal(be.info.isa, "invalid GO_CPU_ISA");
-    const a = Tensor.from("e4m3", [1, 32], new Uint8Array(32).fill(0x38));
-    const sf = Tensor.from("f32", [1, 1], new Float32Array([1]));
-    const d = Tensor.zeros("bf16", [1, 8]);
-    const b = Tensor.from("e4m3", [8, 32], new Uint8Array(256).fill(0x38));
-    assert.throws(() => be.fp8Gemm({ a, sfa: sf, b, sfb: sf, d }), (e: unknown) => {
-      assert.ok(e instanceof NativeError);
-      assert.match(e.message, /GO_CPU_ISA=sse9: expected portable, avx2, avx512 or auto/);
-      return true;
-    });
-    // Models that do not use the FP8 SM90 kernels ignore the variable.
-    be.fp8Gemm({ a, sfa: sf, b, sfb: sf, d, model: "exact" });
-    assert.equal(d.at(0, 0), 0x4200); // 32.0
-  });
+  const supported = String((await child("auto", "agree")).isa_supported);
+  assert.equal((await child("avx512", "invalid")).isa, supported);
+  const r = await child("sse9", "invalid");
+  assert.equal(r.isa, "invalid GO_CPU_ISA");
+  assert.match(String(r.error), /GO_CPU_ISA=sse9: expected portable, avx2, avx512 or auto/);
+  assert.equal(r.exact, 0x4200); // models that do not use the FP8 SM90 kernels ignore the variable: 32.0
 });
