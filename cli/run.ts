@@ -25,6 +25,12 @@ import { GEMM_OPS } from "../reference/gemm/registry.ts";
 import { type Tensor, Tensor as TensorClass } from "../reference/tensor/mod.ts";
 import { hostCommand, HostedBackend } from "./host/hosted_backend.ts";
 import { HostStartError } from "./host/process.ts";
+import {
+  closeNativeReference,
+  NATIVE_REFERENCE_MODEL,
+  NATIVE_REFERENCE_OPS,
+  nativeReference,
+} from "./verify/native_reference.ts";
 import { F4_NIBBLE_ORDER_KEY, PACKED_UE8M0_KEY, readSafetensors, writeSafetensors } from "../io/mod.ts";
 import denoConfig from "../deno.json" with { type: "json" };
 import {
@@ -187,7 +193,16 @@ async function run(args: string[], io: CliIo): Promise<number> {
   if (values.backend !== undefined) {
     return await runOnBackend(op, values.backend as string, values, inputs, scalars, input, output, io);
   }
-  const outputs = inputFault(input, () => op.run(inputs, scalars, model));
+  // The FP8 GEMMs under DeepGEMM's SM90 1D2D model run on the native CPU backend on every core, with the TypeScript
+  // reference's bits (tests/cli/native_reference_test.ts); other ops and model options, a caller's `d`, or
+  // GEMM_ORACLE_NATIVE_REFERENCE=0 take the TypeScript engine.
+  const plainModel = Object.keys(model).every((k) => k === "model");
+  const native = plainModel && inputs.d === undefined &&
+      (model.model ?? op.defaultModel) === NATIVE_REFERENCE_MODEL && Object.hasOwn(NATIVE_REFERENCE_OPS, op.name)
+    ? await inputFaultAsync(input, () => nativeReference(op.name, inputs, scalars, { model: NATIVE_REFERENCE_MODEL }))
+    : null;
+  if (native) await closeNativeReference();
+  const outputs = native ?? inputFault(input, () => op.run(inputs, scalars, model));
   const packed = Object.entries(outputs).filter(([n, t]) => t.dtype === "i32" && /(^|_)sf[ab]?$/.test(n)).map(([n]) =>
     n
   );
@@ -205,6 +220,16 @@ async function run(args: string[], io: CliIo): Promise<number> {
   await writeSafetensors(output, outputs, metadata);
   io.stderr(`${op.name} (${metadata.model}) on ${input} → ${output}: ${Object.keys(outputs).join(", ")}\n`);
   return EXIT.ok;
+}
+
+/** {@link inputFault} for an async `f`. */
+async function inputFaultAsync<T>(file: string, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    if (e instanceof TypeError || e instanceof RangeError) throw new UsageError(`${file}: ${e.message}`);
+    throw e;
+  }
 }
 
 /** Runs `f`; the reference's complaints about the inputs (TypeError, RangeError) become usage errors naming the file. */

@@ -131,3 +131,20 @@ Deno.test("run: a scalar that is an object with a toString key gets the real com
     /fp8_gemm_nt_m16_n128_k256_fp32\.safetensors: .*"arch" must be "sm90" or "sm100", got \{"toString":1\}/,
   );
 });
+
+Deno.test("run: the FP8 GEMMs under sm90_1d2d run on the native backend with the TypeScript reference's bits", async () => {
+  await withTempDir(async (dir) => {
+    const input = `${FIXTURES_DIR}/m_grouped_fp8_gemm_nt_masked/m_grouped_fp8_gemm_nt_masked_g3_ue8m0.safetensors`;
+    const op = "m_grouped_fp8_gemm_nt_masked";
+    const ts = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", new URL("../../cli.ts", import.meta.url).pathname, "run", op, input, `${dir}/ts.safetensors`],
+      env: { GEMM_ORACLE_NATIVE_REFERENCE: "0" },
+    }).outputSync();
+    assert.equal(ts.code, 0, new TextDecoder().decode(ts.stderr));
+    const r = await runCli(["run", op, input, `${dir}/native.safetensors`]);
+    assert.equal(r.code, 0, r.stderr);
+    const a = (await readSafetensors(`${dir}/ts.safetensors`)).tensors.get("d")!;
+    const b = (await readSafetensors(`${dir}/native.safetensors`)).tensors.get("d")!;
+    assert.deepEqual(bytesOf(b), bytesOf(a));
+  });
+});
