@@ -31,7 +31,13 @@ import {
   NATIVE_REFERENCE_OPS,
   nativeReference,
 } from "./verify/native_reference.ts";
-import { F4_NIBBLE_ORDER_KEY, PACKED_UE8M0_KEY, readSafetensors, writeSafetensors } from "../io/mod.ts";
+import {
+  F4_NIBBLE_ORDER_KEY,
+  PACKED_UE8M0_KEY,
+  packedUe8m0Names,
+  readSafetensors,
+  writeSafetensors,
+} from "../io/mod.ts";
 import denoConfig from "../deno.json" with { type: "json" };
 import {
   type CliIo,
@@ -203,19 +209,18 @@ async function run(args: string[], io: CliIo): Promise<number> {
     : null;
   if (native) await closeNativeReference();
   const outputs = native ?? inputFault(input, () => op.run(inputs, scalars, model));
-  const packed = Object.entries(outputs).filter(([n, t]) => t.dtype === "i32" && /(^|_)sf[ab]?$/.test(n)).map(([n]) =>
-    n
-  );
+  const packed = packedUe8m0Names(Object.entries(outputs));
   const metadata: Record<string, string> = {
     format_version: "1",
     oracle_version: denoConfig.version,
     op: op.name,
     model: model.model ?? op.defaultModel,
     model_options: JSON.stringify(model),
+    engine: native ? "native CPU backend" : "TypeScript reference",
     scalars: JSON.stringify(scalars),
     source: input,
   };
-  if (packed.length > 0) metadata[PACKED_UE8M0_KEY] = JSON.stringify(packed.sort());
+  if (packed.length > 0) metadata[PACKED_UE8M0_KEY] = JSON.stringify(packed);
   delete metadata[F4_NIBBLE_ORDER_KEY];
   await writeSafetensors(output, outputs, metadata);
   io.stderr(`${op.name} (${metadata.model}) on ${input} → ${output}: ${Object.keys(outputs).join(", ")}\n`);

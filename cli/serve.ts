@@ -34,7 +34,8 @@
  */
 import type { ModelOptions } from "../reference/kernel_models/kernel_models.ts";
 import type { Tensor } from "../reference/tensor/mod.ts";
-import { PACKED_UE8M0_KEY, readSafetensors, SafetensorsError, writeSafetensors } from "../io/mod.ts";
+import { readLines } from "./host/lines.ts";
+import { PACKED_UE8M0_KEY, packedUe8m0Names, readSafetensors, SafetensorsError, writeSafetensors } from "../io/mod.ts";
 import denoConfig from "../deno.json" with { type: "json" };
 import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
 import { identifyOutputs } from "./identify.ts";
@@ -92,14 +93,6 @@ class RequestError extends Error {
     super(message);
     this.name = "RequestError";
   }
-}
-
-/** Integer tensors named like scale factors (`sfa`, `x_sf`, `kv_sf`) hold packed UE8M0 codes, four per int32. */
-const PACKED_SF_NAME = /(^|_)sf[ab]?$/;
-
-function packedNames(tensors: Record<string, Tensor>): string[] {
-  return Object.entries(tensors).filter(([n, t]) => t.dtype === "i32" && PACKED_SF_NAME.test(n)).map(([n]) => n)
-    .sort();
 }
 
 function describe(v: unknown): string {
@@ -271,7 +264,7 @@ export class ServeSession {
       scalars: JSON.stringify(scalars),
       source: inputPath,
     };
-    const packed = packedNames(outputs);
+    const packed = packedUe8m0Names(Object.entries(outputs));
     if (packed.length > 0) metadata[PACKED_UE8M0_KEY] = JSON.stringify(packed);
     await writeSafetensors(outputPath, outputs, metadata);
     return { model, outputs: Object.keys(outputs) };
@@ -343,37 +336,11 @@ export class ServeSession {
       suite: c.suite,
       scalars: JSON.stringify(scalars),
     };
-    const packed = packedNames(inputs);
+    const packed = packedUe8m0Names(Object.entries(inputs));
     if (packed.length > 0) metadata[PACKED_UE8M0_KEY] = JSON.stringify(packed);
     await writeSafetensors(path, inputs, metadata);
     return { case: c.id, op: c.op, layout: c.layout, suite: c.suite, scalars };
   }
-}
-
-/**
- * Splits a byte stream into lines (`\n`-terminated; a last line without `\n` counts; `\r\n` is accepted).
- * @param stream the bytes
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { readLines } from "./serve.ts";
- * const bytes = new TextEncoder().encode('{"a":1}\r\n\n{"b":2}');
- * const lines: string[] = [];
- * for await (const line of readLines(ReadableStream.from([bytes]))) lines.push(line);
- * assert.deepEqual(lines, ['{"a":1}', "", '{"b":2}']);
- * ```
- */
-export async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  let pending = "";
-  for await (const text of stream.pipeThrough(new TextDecoderStream())) {
-    pending += text;
-    let nl: number;
-    while ((nl = pending.indexOf("\n")) >= 0) {
-      yield pending.slice(0, nl).replace(/\r$/, "");
-      pending = pending.slice(nl + 1);
-    }
-  }
-  if (pending.length > 0) yield pending.replace(/\r$/, "");
 }
 
 /**
@@ -445,3 +412,5 @@ export const serveCommand: Command = Object.freeze({
   usage: USAGE,
   run,
 });
+
+export { readLines };

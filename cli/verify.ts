@@ -32,7 +32,7 @@ import { findRegressions, notExecuted, parseBaseline } from "./verify/baseline.t
 import { hostCommand, HostedBackend, removeScratchDirs } from "./host/hosted_backend.ts";
 import { HostStartError, killAllHosts } from "./host/process.ts";
 import { hostedExecutor, inProcessExecutor } from "./verify/executors.ts";
-import { type CaseResult, formatSummary, formatTable, type Report } from "./verify/report.ts";
+import { type CaseResult, formatSummary, formatTable, type Report, summarize } from "./verify/report.ts";
 import { diagnosisLines } from "./verify/diagnose.ts";
 import { renderHtml } from "./verify/html_report.ts";
 import { type Gate, ReportFiles } from "./verify/report_files.ts";
@@ -417,7 +417,7 @@ async function verify(args: string[], io: CliIo): Promise<number> {
   );
   let status: number = EXIT.ok;
   const gate: Gate = {};
-  const summaryNow = files.report(results, false).summary;
+  const summaryNow = summarize(results);
   if (summaryNow.fail + summaryNow.error > 0) status = EXIT.failure;
   const notes: string[] = [];
   if (summaryNow.pass + summaryNow.fail + summaryNow.error === 0) {

@@ -111,3 +111,24 @@ export const F4_HIGH_FIRST = "high_first";
  * bytes per int32, byte j = scale of K-group 4p+j (DeepGEMM's SM100 layout, deepgemm-ops.md §1 and §2.3).
  */
 export const PACKED_UE8M0_KEY = "packed_ue8m0";
+
+/**
+ * The names of the tensors that hold packed UE8M0 scales (four codes per int32, DeepGEMM's layout): `I32` tensors
+ * named like scale factors (`sf`, `sfa`, `sfb`, `x_sf`, `kv_sf`; for a path like `sm90_1d2d/sfa`, its last part),
+ * sorted, as {@link PACKED_UE8M0_KEY} lists them.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Tensor } from "../reference/tensor/mod.ts";
+ * import { packedUe8m0Names } from "./safetensors_dtype.ts";
+ * const i = Tensor.zeros("i32", [1]), f = Tensor.zeros("f32", [1]);
+ * assert.deepEqual(packedUe8m0Names([["sfb", i], ["gpu/x_sf", i], ["sfa", f], ["grouped_layout", i]]), ["gpu/x_sf", "sfb"]);
+ * ```
+ */
+export function packedUe8m0Names(tensors: Iterable<readonly [string, { readonly dtype: DType }]>): string[] {
+  const out: string[] = [];
+  for (const [name, t] of tensors) {
+    if (t.dtype === "i32" && /(^|_)sf[ab]?$/.test(name.split("/").pop()!)) out.push(name);
+  }
+  return out.sort();
+}

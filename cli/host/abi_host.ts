@@ -31,6 +31,7 @@ import {
   cloneTensor,
   hasEntry,
 } from "../verify/backend_ops.ts";
+import { readLines } from "./lines.ts";
 import { BACKEND_PROTOCOL, PROTOCOL_VERSION } from "./protocol.ts";
 
 /**
@@ -151,26 +152,20 @@ async function main(): Promise<number> {
     info.device = d;
   }
   send({ protocol: BACKEND_PROTOCOL, version: PROTOCOL_VERSION, name: backend.name, ops: declaredOps(backend), info });
-  let buf = "";
-  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-    buf += chunk;
-    let nl: number;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, nl).trim();
-      buf = buf.slice(nl + 1);
-      if (!line) continue;
-      let req: Record<string, unknown>;
-      try {
-        req = JSON.parse(line);
-      } catch {
-        send({ id: null, status: "error", message: `not a JSON request: ${line.slice(0, 80)}` });
-        continue;
-      }
-      try {
-        send(await serveOne(backend, req));
-      } catch (e) {
-        send({ id: req.id, status: "error", message: (e as Error).message || String(e) });
-      }
+  for await (const raw of readLines(Deno.stdin.readable)) {
+    const line = raw.trim();
+    if (!line) continue;
+    let req: Record<string, unknown>;
+    try {
+      req = JSON.parse(line);
+    } catch {
+      send({ id: null, status: "error", message: `not a JSON request: ${line.slice(0, 80)}` });
+      continue;
+    }
+    try {
+      send(await serveOne(backend, req));
+    } catch (e) {
+      send({ id: req.id, status: "error", message: (e as Error).message || String(e) });
     }
   }
   backend.close();

@@ -14,7 +14,13 @@
  * ```
  * @module
  */
-import { PACKED_UE8M0_KEY, readSafetensors, safetensorsDtypeOf, serializeSafetensors } from "../../io/mod.ts";
+import {
+  PACKED_UE8M0_KEY,
+  packedUe8m0Names,
+  readSafetensors,
+  safetensorsDtypeOf,
+  serializeSafetensors,
+} from "../../io/mod.ts";
 import type { Tensor } from "../../reference/tensor/tensor.ts";
 import { type HostCommand, HostProcess, HostStartError } from "./process.ts";
 import type { Hello, OutSpec } from "./protocol.ts";
@@ -70,9 +76,6 @@ export interface HostedOptions {
   log: (line: string) => void;
 }
 
-/** Packed UE8M0 scales are I32 tensors named `sf`, `sfa`, `sfb`, `*_sf` (the rule `oracle run` writes by). */
-const PACKED_SF = /(^|_)sf[ab]?$/;
-
 /** Scratch directories of open backends, removed by {@link removeScratchDirs} when the oracle is interrupted. */
 const SCRATCH = new Set<string>();
 
@@ -93,8 +96,6 @@ const MAX_FAILED_STARTS = 3;
 export class HostedBackend {
   /** The first host's hello. */
   readonly hello: Hello;
-  /** Cases that crashed the host / timed out. */
-  readonly counts = { crashes: 0, timeouts: 0, restarts: 0 };
   readonly #cmd: HostCommand;
   readonly #options: HostedOptions;
   readonly #scratch: string;
@@ -138,7 +139,6 @@ export class HostedBackend {
     for (;;) {
       try {
         this.#host = await HostProcess.start(this.#cmd, this.#options);
-        this.counts.restarts++;
         this.#failedStarts = 0;
         return this.#host;
       } catch (e) {
@@ -181,10 +181,10 @@ export class HostedBackend {
     if (typeof host === "string") return { kind: "error", message: host };
     const id = this.#nextId++;
     const inPath = `${this.#scratch}/${id}.in.safetensors`, outPath = `${this.#scratch}/${id}.out.safetensors`;
-    const packed = Object.entries(inputs).filter(([n, t]) => t.dtype === "i32" && PACKED_SF.test(n)).map(([n]) => n);
+    const packed = packedUe8m0Names(Object.entries(inputs));
     await Deno.writeFile(
       inPath,
-      serializeSafetensors(inputs, packed.length ? { [PACKED_UE8M0_KEY]: JSON.stringify(packed.sort()) } : {}),
+      serializeSafetensors(inputs, packed.length ? { [PACKED_UE8M0_KEY]: JSON.stringify(packed) } : {}),
     );
     const spec: Record<string, OutSpec> = {};
     for (const [name, t] of Object.entries(out)) {
@@ -196,8 +196,6 @@ export class HostedBackend {
         this.#options.caseTimeoutMs,
       );
       if (got.kind !== "answer") {
-        if (got.kind === "crash") this.counts.crashes++;
-        if (got.kind === "timeout") this.counts.timeouts++;
         await this.#retire();
         return got;
       }

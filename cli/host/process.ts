@@ -13,6 +13,7 @@
  * ```
  * @module
  */
+import { readLines } from "./lines.ts";
 import { type Answer, type Hello, parseAnswer, parseHello, ProtocolError, type RunRequest } from "./protocol.ts";
 
 /** How to start a host. */
@@ -68,39 +69,24 @@ export function describeExit(status: Deno.CommandStatus): string {
     : `exited with status ${status.code}`;
 }
 
-/** Lines of a byte stream, delivered one at a time; `null` at the end. */
+/** Lines of a byte stream ({@link readLines}), delivered one at a time to whoever asks; `null` at the end. */
 class LineReader {
-  #buf = "";
   #lines: string[] = [];
   #waiters: ((line: string | null) => void)[] = [];
   #ended = false;
 
-  constructor(stream: ReadableStream<Uint8Array>, onEnd: () => void = () => {}) {
+  constructor(stream: ReadableStream<Uint8Array>) {
     (async () => {
       try {
-        for await (const chunk of stream.pipeThrough(new TextDecoderStream())) this.#push(chunk);
+        for await (const line of readLines(stream)) {
+          const w = this.#waiters.shift();
+          if (w) w(line);
+          else this.#lines.push(line);
+        }
       } catch { /* the process went away mid-read */ }
-      if (this.#buf.length) this.#deliver(this.#buf);
-      this.#buf = "";
       this.#ended = true;
       for (const w of this.#waiters.splice(0)) w(null);
-      onEnd();
     })();
-  }
-
-  #push(chunk: string): void {
-    this.#buf += chunk;
-    let nl: number;
-    while ((nl = this.#buf.indexOf("\n")) >= 0) {
-      this.#deliver(this.#buf.slice(0, nl));
-      this.#buf = this.#buf.slice(nl + 1);
-    }
-  }
-
-  #deliver(line: string): void {
-    const w = this.#waiters.shift();
-    if (w) w(line);
-    else this.#lines.push(line);
   }
 
   next(): Promise<string | null> {

@@ -136,15 +136,17 @@ Deno.test("run: the FP8 GEMMs under sm90_1d2d run on the native backend with the
   await withTempDir(async (dir) => {
     const input = `${FIXTURES_DIR}/m_grouped_fp8_gemm_nt_masked/m_grouped_fp8_gemm_nt_masked_g3_ue8m0.safetensors`;
     const op = "m_grouped_fp8_gemm_nt_masked";
-    const ts = new Deno.Command(Deno.execPath(), {
+    const tsRun = new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", new URL("../../cli.ts", import.meta.url).pathname, "run", op, input, `${dir}/ts.safetensors`],
       env: { GEMM_ORACLE_NATIVE_REFERENCE: "0" },
     }).outputSync();
-    assert.equal(ts.code, 0, new TextDecoder().decode(ts.stderr));
+    assert.equal(tsRun.code, 0, new TextDecoder().decode(tsRun.stderr));
     const r = await runCli(["run", op, input, `${dir}/native.safetensors`]);
     assert.equal(r.code, 0, r.stderr);
-    const a = (await readSafetensors(`${dir}/ts.safetensors`)).tensors.get("d")!;
-    const b = (await readSafetensors(`${dir}/native.safetensors`)).tensors.get("d")!;
-    assert.deepEqual(bytesOf(b), bytesOf(a));
+    const ts = await readSafetensors(`${dir}/ts.safetensors`),
+      native = await readSafetensors(`${dir}/native.safetensors`);
+    assert.equal(ts.metadata.engine, "TypeScript reference");
+    assert.equal(native.metadata.engine, "native CPU backend", "the native path ran (not the fallback)");
+    assert.deepEqual(bytesOf(native.tensors.get("d")!), bytesOf(ts.tensors.get("d")!));
   });
 });
