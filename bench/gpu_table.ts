@@ -1,7 +1,8 @@
 /**
  * The GPU benchmark table for bench/RESULTS.md: joins the JSON of tests/gpu/bench.cpp (our CUDA backend) with the JSON
- * of tests/gpu/bench_torch.py (cuBLASLt block-scaled FP8 and torch BF16) by (kind, g, m, n, k) and formats a markdown
- * table with ratios, the targets of issue 8 and the JIT statistics.
+ * of tests/gpu/bench_torch.py (DeepGEMM, cuBLASLt block-scaled FP8 and torch BF16) by (kind, g, m, n, k) and formats a
+ * markdown table with ratios, the targets of issue 8, the per-family comparison with DeepGEMM of issue 26 (where
+ * bench_torch.py could import deep_gemm; otherwise one line says why not) and the JIT statistics.
  *
  * Usage:
  *   deno run -A bench/gpu_table.ts --ours ours.json --torch torch.json [--warm warm.json]
@@ -68,6 +69,21 @@ export interface TorchRow {
   /** The first line of cuBLASLt's error where it refused the shape (null or absent: it ran). */
   refused?: string | null;
   error?: string;
+  /**
+   * DeepGEMM (deep_gemm.fp8_gemm_nt, m_grouped_fp8_gemm_nt_contiguous or m_grouped_fp8_gemm_nt_masked, one call per
+   * shape): median GPU µs per call, timed like the baselines.
+   */
+  deepgemm_us?: number;
+  /** The same batch timed as Python issued it. */
+  deepgemm_us_call?: number;
+  /** TFLOPS over the same FLOPs as ours (the real rows). */
+  deepgemm_tflops?: number;
+  /** The function called and its index arguments. */
+  deepgemm_method?: string;
+  /** Seconds of the shape's first DeepGEMM call (its JIT compile), in bench_torch.py's prepare workers. */
+  deepgemm_first_call_s?: number;
+  /** The first line of DeepGEMM's error on this shape (a JIT or launch failure); the other shapes still ran. */
+  deepgemm_error?: string;
 }
 
 /** JIT totals of the runtime-specialised kernels (go_ext_jit_stats), as bench.cpp writes them. */
@@ -91,8 +107,12 @@ export interface BenchDoc<R> {
   torch?: string;
   prepare_ms?: number | null;
   prepare_threads?: number;
-  /** bench.cpp: false while the run was still going (a timeout cut it short). */
+  /** false while the run was still going (a timeout cut it short). */
   complete?: boolean;
+  /** bench_torch.py: the deep_gemm version it timed (null: it timed none; deepgemm_error says why). */
+  deepgemm?: string | null;
+  /** bench_torch.py: why it timed no DeepGEMM shape (`import deep_gemm` failed, or --no-deepgemm). */
+  deepgemm_error?: string | null;
   jit?: JitStats | null;
   rows: R[];
 }
@@ -233,18 +253,41 @@ export function oursTflops(j: JoinedRow): number | undefined {
   return typeof o.tflops === "number" ? o.tflops : problemFlops(j) / (o.us * 1e-6) / 1e12;
 }
 
+/** A bench_torch.py column's TFLOPS: its `*_tflops`, else from its `*_us`; undefined without a positive time. */
+function columnTflops(j: JoinedRow, us: number | undefined, tflops: number | undefined): number | undefined {
+  if (!(typeof us === "number" && us > 0)) return undefined;
+  return typeof tflops === "number" ? tflops : problemFlops(j) / (us * 1e-6) / 1e12;
+}
+
 /** cuBLASLt block-scaled TFLOPS for a row, or undefined where it was refused or not run. */
 export function blockTflops(j: JoinedRow): number | undefined {
-  const t = j.torch;
-  if (!t || !(typeof t.blockfp8_us === "number" && t.blockfp8_us > 0)) return undefined;
-  return typeof t.blockfp8_tflops === "number" ? t.blockfp8_tflops : problemFlops(j) / (t.blockfp8_us * 1e-6) / 1e12;
+  return columnTflops(j, j.torch?.blockfp8_us, j.torch?.blockfp8_tflops);
 }
 
 /** torch BF16 TFLOPS for a row, or undefined. */
 export function bf16Tflops(j: JoinedRow): number | undefined {
-  const t = j.torch;
-  if (!t || !(typeof t.bf16_us === "number" && t.bf16_us > 0)) return undefined;
-  return typeof t.bf16_tflops === "number" ? t.bf16_tflops : problemFlops(j) / (t.bf16_us * 1e-6) / 1e12;
+  return columnTflops(j, j.torch?.bf16_us, j.torch?.bf16_tflops);
+}
+
+/** DeepGEMM's TFLOPS for a row, or undefined where it failed or was not run. */
+export function deepgemmTflops(j: JoinedRow): number | undefined {
+  return columnTflops(j, j.torch?.deepgemm_us, j.torch?.deepgemm_tflops);
+}
+
+/**
+ * Whether the rows carry a DeepGEMM column: some torch row has a DeepGEMM time or a DeepGEMM error.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { hasDeepGemm } from "./gpu_table.ts";
+ * const s = { kind: "dense", g: 1, m: 64, n: 576, k: 7168 };
+ * assert.equal(hasDeepGemm([{ ...s, torch: { ...s, blockfp8_us: 9 } }]), false);
+ * assert.equal(hasDeepGemm([{ ...s, torch: { ...s, deepgemm_error: "JIT failed" } }]), true);
+ * ```
+ */
+export function hasDeepGemm(rows: JoinedRow[]): boolean {
+  return rows.some((j) => j.torch !== undefined && (j.torch.deepgemm_us !== undefined || !!j.torch.deepgemm_error));
 }
 
 /**
@@ -304,6 +347,35 @@ export function benchFamily(r: { kind: string; m: number }): BenchFamily {
   return r.m === 4096 ? "dense M = 4096" : r.m === 64 || r.m === 128 ? "dense M ∈ {64, 128}" : "other";
 }
 
+/** The families of issue 26's comparison with DeepGEMM, in its table's order (the table adds "all"). */
+export const DEEPGEMM_FAMILIES = [
+  "dense M ∈ {64, 128}",
+  "dense M = 4096",
+  "m-grouped contiguous",
+  "m-grouped masked",
+] as const;
+/** One of {@link DEEPGEMM_FAMILIES}. */
+export type DeepGemmFamily = typeof DEEPGEMM_FAMILIES[number];
+
+/**
+ * The issue 26 family of a shape (undefined: a dense M outside {64, 128, 4096}, counted under "all" only).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { deepgemmFamily } from "./gpu_table.ts";
+ * assert.equal(deepgemmFamily({ kind: "masked", m: 20 }), "m-grouped masked");
+ * assert.equal(deepgemmFamily({ kind: "dense", m: 64 }), "dense M ∈ {64, 128}");
+ * assert.equal(deepgemmFamily({ kind: "dense", m: 256 }), undefined);
+ * ```
+ */
+export function deepgemmFamily(r: { kind: string; m: number }): DeepGemmFamily | undefined {
+  if (r.kind === "contiguous") return "m-grouped contiguous";
+  if (r.kind === "masked") return "m-grouped masked";
+  const f = benchFamily(r);
+  return f === "grouped" || f === "other" ? undefined : f;
+}
+
 /** A shape's label: "dense 64×2112×7168" (M×N×K) or "contiguous 4×8192×6144×7168" (G×m×N×K). */
 export function shapeLabel(r: { kind: string; g: number; m: number; n: number; k: number }): string {
   return r.kind.startsWith("dense") ? `${r.kind} ${r.m}×${r.n}×${r.k}` : `${r.kind} ${r.g}×${r.m}×${r.n}×${r.k}`;
@@ -336,16 +408,17 @@ function rowBytes(j: JoinedRow): number {
  * assert.match(t, /1\.28×/);
  * ```
  */
-export function formatTable(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): string {
+export function formatTable(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S, deepgemm = hasDeepGemm(rows)): string {
+  const dgHead = deepgemm ? "DeepGEMM TFLOPS | ours / DeepGEMM | " : "";
   const lines = [
-    "| shape | ours µs | ours TFLOPS | ours GB/s | % of HBM bound | cuBLASLt block-scaled TFLOPS | ours / cuBLASLt | " +
-    "torch BF16 TFLOPS | ours / BF16 | streaming floor µs (% of HBM bound) | ours per call µs (host µs) | " +
-    "our kernel config |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    `| shape | ours µs | ours TFLOPS | ours GB/s | % of HBM bound | ${dgHead}cuBLASLt block-scaled TFLOPS | ` +
+    "ours / cuBLASLt | torch BF16 TFLOPS | ours / BF16 | streaming floor µs (% of HBM bound) | " +
+    "ours per call µs (host µs) | our kernel config |",
+    `|---|---|---|---|---|${deepgemm ? "---|---|" : ""}---|---|---|---|---|---|---|`,
   ];
   for (const j of rows) {
     const o = j.ours, t = j.torch;
-    const ot = oursTflops(j), bt = blockTflops(j), ht = bf16Tflops(j);
+    const ot = oursTflops(j), bt = blockTflops(j), ht = bf16Tflops(j), dt = deepgemmTflops(j);
     let us = "—", tf = "—", gbs = "—", hbm = "—";
     if (o && o.error) us = `error: ${cell(short(o.error))}`;
     else if (o && ot !== undefined && o.us) {
@@ -368,8 +441,21 @@ export function formatTable(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S)
     const call = o && typeof o.us_call === "number" && o.us_call > 0
       ? `${o.us_call.toFixed(1)}${typeof o.host_us === "number" && o.host_us > 0 ? ` (${o.host_us.toFixed(1)})` : ""}`
       : "—";
+    let dg = "";
+    if (deepgemm) {
+      const dcell = dt !== undefined
+        ? dt.toFixed(1)
+        : t?.deepgemm_error
+        ? `error: ${cell(short(t.deepgemm_error))}`
+        : t
+        ? "—"
+        : "not run";
+      dg = `${dcell} | ${ot !== undefined && dt !== undefined ? `${f2(ot / dt)}×` : "—"} | `;
+    }
     lines.push(
-      `| ${shapeLabel(j)} | ${us} | ${tf} | ${gbs} | ${hbm} | ${block} | ${r1} | ${bf} | ${r2} | ${floor} | ${call} | ${
+      `| ${
+        shapeLabel(j)
+      } | ${us} | ${tf} | ${gbs} | ${hbm} | ${dg}${block} | ${r1} | ${bf} | ${r2} | ${floor} | ${call} | ${
         cell(o?.config ?? "")
       } |`,
     );
@@ -377,18 +463,58 @@ export function formatTable(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S)
   return lines.join("\n");
 }
 
+/** A geometric mean of per-shape ratios, the number of shapes both sides ran, and the shape of the lowest ratio. */
+export interface RatioStats {
+  value: number;
+  count: number;
+  worst?: { ratio: number; label: string };
+}
+
+/**
+ * The geometric mean of num(j) / den(j) over the rows where both are defined, their count, and the lowest ratio.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ratioStats } from "./gpu_table.ts";
+ * const r = (m: number, a?: number) => ({ kind: "dense", g: 1, m, n: 8, k: 8, a });
+ * const s = ratioStats([r(1, 4), r(2, 1), r(3)], (j) => j.a, () => 2);
+ * assert.ok(Math.abs(s.value - 1) < 1e-12); // √(2 · 0.5)
+ * assert.equal(s.count, 2);
+ * assert.deepEqual(s.worst, { ratio: 0.5, label: "dense 2×8×8" });
+ * ```
+ */
+export function ratioStats<J extends { kind: string; g: number; m: number; n: number; k: number }>(
+  rows: J[],
+  num: (j: J) => number | undefined,
+  den: (j: J) => number | undefined,
+): RatioStats {
+  const xs: number[] = [];
+  let worst: RatioStats["worst"];
+  for (const j of rows) {
+    const a = num(j), b = den(j);
+    if (a === undefined || b === undefined) continue;
+    xs.push(a / b);
+    if (!worst || a / b < worst.ratio) worst = { ratio: a / b, label: shapeLabel(j) };
+  }
+  return { value: geomean(xs), count: xs.length, ...(worst ? { worst } : {}) };
+}
+
 /** Figures behind the summary lines. */
 export interface Summary {
   /** Geometric mean of ours/cuBLASLt over the shapes both ran, and how many. */
-  geoAll: { value: number; count: number };
+  geoAll: RatioStats;
   /** Same over the dense M = 4096 shapes. */
-  geoBigM: { value: number; count: number };
+  geoBigM: RatioStats;
   /** Same over the dense M ∈ {64, 128} shapes. */
-  geoSmallM: { value: number; count: number };
+  geoSmallM: RatioStats;
   /** Same over the grouped shapes (cuBLASLt: a loop of G calls). */
-  geoGrouped: { value: number; count: number };
+  geoGrouped: RatioStats;
   /** Our TFLOPS at dense 4096×7168×16384 (undefined: not run). */
   bigTflops?: number;
+  /** DeepGEMM's and cuBLASLt's TFLOPS at the same shape (undefined: not run, or failed). */
+  bigDeepGemmTflops?: number;
+  bigBlockTflops?: number;
   /** Min and median % of the HBM bound over the dense M ∈ {64, 128} shapes we ran. */
   smallMHbm: { min: number; median: number; count: number };
   /**
@@ -415,14 +541,7 @@ export interface Summary {
  * ```
  */
 export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): Summary {
-  const ratios = (pred: (j: JoinedRow) => boolean) => {
-    const xs: number[] = [];
-    for (const j of rows) {
-      const a = oursTflops(j), b = blockTflops(j);
-      if (pred(j) && a !== undefined && b !== undefined) xs.push(a / b);
-    }
-    return { value: geomean(xs), count: xs.length };
-  };
+  const ratios = (pred: (j: JoinedRow) => boolean) => ratioStats(rows.filter(pred), oursTflops, blockTflops);
   const big = rows.find((j) => j.kind === "dense" && j.m === 4096 && j.n === 7168 && j.k === 16384);
   const hbm: number[] = [], floor: number[] = [], over: number[] = [];
   for (const j of rows) {
@@ -440,6 +559,8 @@ export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): 
     geoSmallM: ratios((j) => benchFamily(j) === "dense M ∈ {64, 128}"),
     geoGrouped: ratios((j) => benchFamily(j) === "grouped"),
     bigTflops: big ? oursTflops(big) : undefined,
+    bigDeepGemmTflops: big ? deepgemmTflops(big) : undefined,
+    bigBlockTflops: big ? blockTflops(big) : undefined,
     smallMHbm: { min: hbm.length ? Math.min(...hbm) : NaN, median: median(hbm), count: hbm.length },
     smallMFloor: {
       min: floor.length ? Math.min(...floor) : NaN,
@@ -449,6 +570,80 @@ export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): 
       oursOverFloor: median(over),
     },
   };
+}
+
+/** One line of issue 26's family table. */
+export interface FamilyComparison {
+  family: DeepGemmFamily | "all";
+  /** Shapes of the family in the joined rows (each ratio says over how many of them both sides ran). */
+  shapes: number;
+  oursOverDeepGemm: RatioStats;
+  oursOverBlock: RatioStats;
+  deepgemmOverBlock: RatioStats;
+}
+
+/**
+ * Issue 26's comparison per family ({@link DEEPGEMM_FAMILIES}, then "all"): the geometric means of ours / DeepGEMM,
+ * ours / cuBLASLt and DeepGEMM / cuBLASLt (TFLOPS ratios) and the worst shape of ours / DeepGEMM.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { compareFamilies } from "./gpu_table.ts";
+ * const s = { kind: "masked", g: 6, m: 20, n: 4096, k: 2048 };
+ * const f = compareFamilies([{ ...s, ours: { ...s, us: 1, tflops: 90 }, torch: { ...s, deepgemm_us: 1, deepgemm_tflops: 100 } }]);
+ * assert.deepEqual(f.map((x) => [x.family, x.shapes]), [
+ *   ["dense M ∈ {64, 128}", 0], ["dense M = 4096", 0], ["m-grouped contiguous", 0], ["m-grouped masked", 1], ["all", 1],
+ * ]);
+ * assert.ok(Math.abs(f[3].oursOverDeepGemm.value - 0.9) < 1e-12);
+ * assert.equal(f[3].oursOverBlock.count, 0);
+ * ```
+ */
+export function compareFamilies(rows: JoinedRow[]): FamilyComparison[] {
+  const families: (DeepGemmFamily | "all")[] = [...DEEPGEMM_FAMILIES, "all"];
+  return families.map((family) => {
+    const fam = family === "all" ? rows : rows.filter((j) => deepgemmFamily(j) === family);
+    return {
+      family,
+      shapes: fam.length,
+      oursOverDeepGemm: ratioStats(fam, oursTflops, deepgemmTflops),
+      oursOverBlock: ratioStats(fam, oursTflops, blockTflops),
+      deepgemmOverBlock: ratioStats(fam, deepgemmTflops, blockTflops),
+    };
+  });
+}
+
+/**
+ * Issue 26's table: | family | shapes | ours / DeepGEMM | ours / cuBLASLt | DeepGEMM / cuBLASLt | worst ours / DeepGEMM |,
+ * geometric means with "(k of n)" where only k of the family's n shapes ran on both sides.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { formatFamilies } from "./gpu_table.ts";
+ * const none = { value: NaN, count: 0 };
+ * const t = formatFamilies([{
+ *   family: "all", shapes: 2, oursOverBlock: none, deepgemmOverBlock: none,
+ *   oursOverDeepGemm: { value: 1.25, count: 1, worst: { ratio: 1.25, label: "dense 64×576×7168" } },
+ * }]);
+ * assert.match(t, /\| all \| 2 \| 1\.250× \(1 of 2\) \| — \| — \| 1\.25× \(dense 64×576×7168\) \|$/);
+ * ```
+ */
+export function formatFamilies(fams: FamilyComparison[]): string {
+  const geo = (r: RatioStats, shapes: number) =>
+    r.count === 0 ? "—" : `${r.value.toFixed(3)}×${r.count < shapes ? ` (${r.count} of ${shapes})` : ""}`;
+  const lines = [
+    "| family | shapes | ours / DeepGEMM | ours / cuBLASLt | DeepGEMM / cuBLASLt | worst ours / DeepGEMM |",
+    "|---|---|---|---|---|---|",
+  ];
+  for (const f of fams) {
+    const w = f.oursOverDeepGemm.worst;
+    lines.push(
+      `| ${f.family} | ${f.shapes} | ${geo(f.oursOverDeepGemm, f.shapes)} | ${geo(f.oursOverBlock, f.shapes)} | ` +
+        `${geo(f.deepgemmOverBlock, f.shapes)} | ${w ? `${w.ratio.toFixed(2)}× (${w.label})` : "—"} |`,
+    );
+  }
+  return lines.join("\n");
 }
 
 /**
@@ -549,8 +744,13 @@ export function formatReport(input: ReportInput): string {
   const device = input.ours.device ?? input.torch?.device ?? "unknown device";
   const geo = (g: { value: number; count: number }) =>
     g.count ? `**${g.value.toFixed(3)}×** over ${g.count} shapes` : "— (no shape ran on both)";
+  const dg = hasDeepGemm(joined);
   const out: string[] = [];
-  out.push("## GPU benchmark: fast FP8 GEMM vs cuBLASLt block-scaled FP8 and torch BF16 (issue 8)");
+  out.push(
+    dg
+      ? "## GPU benchmark: fast FP8 GEMM vs DeepGEMM, cuBLASLt block-scaled FP8 and torch BF16 (issues 8, 26)"
+      : "## GPU benchmark: fast FP8 GEMM vs cuBLASLt block-scaled FP8 and torch BF16 (issue 8)",
+  );
   out.push("");
   out.push(
     `${date}, ${device}${input.torch?.torch ? `, torch ${input.torch.torch}` : ""}. ` +
@@ -560,7 +760,9 @@ export function formatReport(input: ReportInput): string {
       'back to back; "per call" is the same batch timed as the host issues it, with the host\'s issue time per call. ' +
       groupedTiming(input.ours.rows) +
       "Baselines: `tests/gpu/bench_torch.py` (`torch._scaled_mm` 1×128 / 128×128 scales; grouped " +
-      "shapes as a loop of G calls; BF16 `a @ b.t()` or `torch._grouped_mm`). Masked: masked_m = m in every group, " +
+      "shapes as a loop of G calls; BF16 `a @ b.t()` or `torch._grouped_mm`). " +
+      (dg ? deepgemmMethod(input.torch?.deepgemm) : "") +
+      "Masked: masked_m = m in every group, " +
       "FLOPs and bytes of the real rows. % of HBM bound = minimum bytes / " +
       `${
         (bw / 1e12).toFixed(1)
@@ -574,18 +776,35 @@ export function formatReport(input: ReportInput): string {
     out.push("");
     out.push(`**Incomplete:** the bench.cpp run stopped early (timeout?) after ${input.ours.rows.length} rows.`);
   }
+  if (input.torch?.complete === false) {
+    out.push("");
+    out.push(`**Incomplete:** the bench_torch.py run stopped early (timeout?) after ${input.torch.rows.length} rows.`);
+  }
   out.push("");
-  out.push(formatTable(joined, bw));
+  out.push(formatTable(joined, bw, dg));
   out.push("");
+  const fams = compareFamilies(joined);
+  if (dg) {
+    out.push(
+      "By family (issue 26): geometric means of the per-shape TFLOPS ratios over the shapes both sides ran; worst: " +
+        "the shape with the lowest ours / DeepGEMM.",
+    );
+    out.push("");
+    out.push(formatFamilies(fams));
+    out.push("");
+  }
   out.push(
     `- geometric mean ours / cuBLASLt block-scaled: ${geo(s.geoAll)}; dense M = 4096: ${geo(s.geoBigM)}; ` +
       `dense M ∈ {64, 128}: ${geo(s.geoSmallM)}; grouped (cuBLASLt as a loop of G calls): ${geo(s.geoGrouped)}`,
   );
+  out.push(dg ? deepgemmLine(fams, joined, geo) : `- ours / DeepGEMM: not measured (${noDeepGemmReason(input.torch)})`);
+  const tf = (x: number | undefined) => x === undefined ? "—" : `**${x.toFixed(1)} TFLOPS**`;
   out.push(
-    `- 4096×7168×16384: ${s.bigTflops === undefined ? "not run" : `**${s.bigTflops.toFixed(1)} TFLOPS**`} ` +
+    `- 4096×7168×16384: ${s.bigTflops === undefined ? "not run" : tf(s.bigTflops)} ` +
       `(target ≥ ${TARGET_BIG_TFLOPS}: ${
         s.bigTflops === undefined ? "—" : s.bigTflops >= TARGET_BIG_TFLOPS ? "met" : "not met"
-      })`,
+      })` +
+      (dg ? `; DeepGEMM ${tf(s.bigDeepGemmTflops)}, cuBLASLt ${tf(s.bigBlockTflops)}` : ""),
   );
   out.push(
     `- % of HBM bound over the dense M ∈ {64, 128} shapes: ${
@@ -740,4 +959,38 @@ function groupedTiming(rows: OursRow[]): string {
   }
   return `Grouped shapes: ours per call as issued where timed so (${perCall} of ${grouped.length}; each such call ` +
     "copied its index tensor to the host for validation, which waits for the previous call); " + baselines;
+}
+
+/** The report's sentence on how DeepGEMM was called and timed (bench_torch.py; `version`: its deep_gemm). */
+function deepgemmMethod(version: string | null | undefined): string {
+  const name = version ? `DeepGEMM ${version}` : "DeepGEMM";
+  return `${name} (bench_torch.py, timed like the baselines): \`deep_gemm.fp8_gemm_nt\`, ` +
+    "`m_grouped_fp8_gemm_nt_contiguous` (m_indices, the group of each row) and `m_grouped_fp8_gemm_nt_masked` " +
+    "(masked_m = expected_m = m), one call per shape on bench.cpp's operand layouts, FP32 scales (A 1×128, put into " +
+    "DeepGEMM's MN-major TMA-aligned layout once per input set, so the timed call is the GEMM kernel alone; B " +
+    "128×128), BF16 out, recipe (1, 128, 128), each kernel JIT-compiled before timing. ";
+}
+
+/** The `- ours / DeepGEMM` summary line: the geometric mean overall and per family, the worst shape, the failures. */
+function deepgemmLine(
+  fams: FamilyComparison[],
+  rows: JoinedRow[],
+  geo: (g: { value: number; count: number }) => string,
+): string {
+  const all = fams.find((f) => f.family === "all")!.oursOverDeepGemm;
+  const parts = fams.filter((f) => f.family !== "all" && f.shapes > 0).map((f) =>
+    `${f.family}: ${geo(f.oursOverDeepGemm)}`
+  );
+  const failed = rows.filter((j) => j.torch?.deepgemm_error).length;
+  return `- ours / DeepGEMM (geometric mean of per-shape TFLOPS ratios): ${geo(all)}` +
+    (parts.length ? `; ${parts.join("; ")}` : "") +
+    (all.worst ? `; worst **${all.worst.ratio.toFixed(2)}×** at ${all.worst.label}` : "") +
+    (failed ? `; DeepGEMM failed on ${failed} shape${failed === 1 ? "" : "s"} (see the table)` : "");
+}
+
+/** Why the report has no DeepGEMM column. */
+function noDeepGemmReason(torch: BenchDoc<TorchRow> | undefined): string {
+  if (!torch) return "no bench_torch.py JSON";
+  if (torch.deepgemm_error) return `bench_torch.py: ${torch.deepgemm_error}`;
+  return "the bench_torch.py JSON has no DeepGEMM result";
 }

@@ -12,8 +12,6 @@
 namespace go_sm90 {
 
 enum FastMode : int { kFastNormal = 0, kFastClassic, kFastPsum, kFastMasked };
-/// Epilogue of the fast kernel (GO_CUDA_FAST_CFG epi=smem|direct|tma; sm90_fp8_fast_kernel.cuh).
-enum FastEpi : int { kEpiSmem = 0, kEpiDirect = 1, kEpiTma = 2 };
 
 struct FastParams {
   int mode;
@@ -24,7 +22,7 @@ struct FastParams {
   int64_t sfa_s_row, sfa_s_kb, sfa_s_batch;
   int sfa_vec;  // SFA is MN-major with 16-byte aligned columns: 4 rows per 16-byte copy
   int sfa_tma;  // set by the launcher: SFA arrives by TMA (map_sfa) instead of per-thread copies
-  int d_tma;    // set by the launcher: D is stored by TMA (map_d; epi=tma) where a chunk's rows allow
+  int d_tma;    // set by the launcher: D is stored by TMA (map_d) where a chunk's rows allow
   const float* sfb;
   int64_t sfb_s_row, sfb_s_kb, sfb_s_batch;
   __nv_bfloat16* d;
@@ -66,52 +64,35 @@ inline bool fast_tiles256(const int32_t* gl, int64_t n, int64_t M, bool psum, in
   return true;
 }
 
-/// One launch configuration of the fast kernel (what FastConfig fixes at compile time).
+/// One launch configuration of the fast kernel (what FastConfig fixes at compile time, plus the launch's choices).
+/// The heuristic (sm90_fp8_fast_heuristic.cu) fills it; GO_CUDA_FAST_CFG names fields to override.
 struct FastChoice {
-  int bn = 128;         // BLOCK_N, multiple of 8 in [8, 256]
-  int stages = 5;       // pipeline depth
-  int multicast = 1;    // CTAs per cluster sharing the A tile (1 or 2)
-  bool double_acc = true;  // two accumulator sets (BN <= 128)
-  int acc_sets = 2;        // with double_acc: 2, or 3 / 4 sets taken in turn (acc=triple|quad: unsplit, no ahead=1,
-                           // BN <= 64; with fewer K blocks than sets a call runs 2)
-  bool halves = false;     // one set issued as two wgmma groups of BN / 2 columns: one is promoted while the other
-                           // runs (acc=halves; BN a multiple of 16)
-  bool ahead = false;      // the next tile's first K block is issued before this tile's epilogue (ahead=1)
-  bool shape = true;    // JIT: N and K as compile-time constants
-  int producer_warps = 4;  // 4: the producer warpgroup loads (one SFA row per thread); 1: one warp
-  bool release_per_warp = false;  // math warps release a stage with one arrival each (else one per thread)
-  int producer_regs = 0;   // setmaxnreg split: 40 / 232 or 56 / 224; 0: chosen (56)
-  int bm = 128;         // BLOCK_M: 64 (one math warpgroup), 128, or 256 (two waves per math warpgroup; one
-                        // accumulator set, BN <= 128)
-  int debug = 0;        // GO_FAST_DBG profiling switches (sm90_fp8_fast_kernel.cuh): nonzero gives wrong results
-  bool sfa_tma = true;  // SFA by TMA where its layout allows (MN-major, 16-byte aligned columns); else cp.async
-  int epi = kEpiTma;    // FastEpi: TMA stores from shared memory, 16-byte stores by the math threads (smem), or
-                        // stores from registers (direct: no staging buffers, room for one more stage)
-  int split_k = 1;      // dense: K split over this many CTAs per tile, promotion deferred to a second kernel
-  bool k_alternate = false;  // kalt=1 (BLOCK_M 64): the two math warpgroups take alternate K blocks of a tile, the
-                             // second passing its raw results through shared memory to the first, which promotes
-  int load_group = 1;   // the producer issues the loads of this many consecutive K blocks together, once all their
-                        // stages are free (group=1|2|4; adjacent 128-byte row segments of B then reach DRAM together)
-  int spread = 0;        // spread=1: with SFA by TMA, three producer threads issue a stage's copies (SFA and A, B,
-                         // the SFB values) side by side instead of one thread issuing the TMA copies; spread=2: four
-                         // (SFA on a thread of its own); both need prod=4
-  int ktma = 1;          // ktma=2|4: one TMA copy (a box this many K blocks deep) fills as many consecutive stages of
-                         // A, B and SFA, whose loads complete on the first stage's full barrier (mc=1, unsplit, K a
-                         // multiple of 128 with its K blocks a multiple of ktma, stages a multiple of ktma)
-  bool pdl = true;      // programmatic dependent launch: the kernel (and a grouped call's gate kernel) may be scheduled
-                        // while the kernel before it on the stream still runs, and waits for it in griddepcontrol.wait
-                        // before touching global memory (pdl=0: a plain launch; the bits are the same)
+  int bm = 128;          // bm=: BLOCK_M, 64 (one math warpgroup), 128, or 256 (two waves per math warpgroup)
+  int bn = 128;          // bn=: BLOCK_N, multiple of 8 in [8, 256]
+  int stages = 0;        // stages=: pipeline depth (0: as many as fit in 227 KB)
+  int multicast = 1;     // mc=: CTAs per cluster sharing the A tile by TMA multicast (1 or 2)
+  int acc_sets = 2;      // acc=single|double|triple: accumulator sets taken in turn (1; 2: BN <= 128; 3: BN <= 64)
+  bool shape = true;     // shape=: the JIT kernel has N and K as compile-time constants
+  bool sfa_tma = true;   // sfa=tma|copy: SFA by TMA where its layout allows (MN-major, 16-byte aligned columns)
+  int split_k = 1;       // split=: dense K split over this many CTAs per tile, promotion in a second kernel
+  int ktma = 1;          // ktma=1|2|4: one TMA copy (a box this many K blocks deep) fills as many consecutive stages
+  bool spread = false;   // spread=0|1: a stage's copies issued by three producer threads instead of one
+  int debug = 0;         // dbg=: profiling switches (sm90_fp8_fast_profile.cuh); the profiling build only
 };
 
-/// The configuration a call of this shape class gets: GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0,
-/// prod=4,rel=thread,regs=40,bm=256", any subset) overrides the heuristic's fields. Returns false with *err set when the override is malformed.
+/// The configuration a call of this shape class gets: GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0",
+/// any subset) overrides the heuristic's fields. Returns false with *err set when the override is malformed or names
+/// a configuration the kernel cannot run.
 bool choose_fast_config(const FastParams& p, int sms, FastChoice* out, std::string* err);
 /// The same with the override text given (nullptr: none) instead of read from GO_CUDA_FAST_CFG.
 bool choose_fast_config(const FastParams& p, int sms, const char* override_text, FastChoice* out, std::string* err);
 
-/// "bm=256 bn=128 stages=3 multicast=1 acc=single prod=4 rel=thread regs=56 sfa=tma epi=tma" plus `how` (and a dbg
-/// warning).
+/// "bm=256 bn=128 stages=3 multicast=1 acc=single sfa=tma" plus `how` (and ktma=, spread=1, split=, dbg=).
 std::string describe_fast_config(const FastChoice& c, const char* how);
+/// Bytes of dynamic shared memory of a configuration (its layout plus 1024 for the alignment).
+int fast_smem_bytes(int bn, int stages, int bm);
+/// The most stages that fit in 227 KB.
+int fast_max_stages(int bn, int bm);
 
 // a: 2-D TMA view [a_rows, K] (masked: G * Mmax rows), b: [b_rows, K] (grouped: G * N rows); row strides in bytes.
 // Sets *used = false (and launches nothing) when the tensor maps cannot be built; the caller then uses the simple path.

@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import {
+  compareFamilies,
+  formatFamilies,
   formatReport,
   formatSweep,
   formatTable,
+  hasDeepGemm,
   joinRows,
   type OursRow,
   parseBenchJson,
@@ -162,5 +165,185 @@ Deno.test("gpu_table: table, summary, sweep, report", async (t) => {
     assert.equal(once, "# Results\n\nintro\n\n<!-- gpu-bench:begin -->\nA\n<!-- gpu-bench:end -->\n");
     const twice = replaceRegion(once + "after\n", "B");
     assert.equal(twice, "# Results\n\nintro\n\n<!-- gpu-bench:begin -->\nB\n<!-- gpu-bench:end -->\nafter\n");
+  });
+});
+
+// bench_torch.py with DeepGEMM: a time per shape, one shape's JIT failure (its first line, with a "|"), a torch-only
+// shape, and one TFLOPS left for the table to compute from the time.
+const TORCH_DG = `{
+  "device": "NVIDIA H200", "torch": "2.11.0", "deepgemm": "2.6.1", "deepgemm_error": null, "complete": true,
+  "rows": [
+    {"kind": "dense", "g": 1, "m": 64, "n": 4096, "k": 7168, "blockfp8_us": 12, "blockfp8_tflops": 313.2,
+     "deepgemm_us": 12.5, "deepgemm_tflops": 300.0, "deepgemm_method": "deep_gemm.fp8_gemm_nt"},
+    {"kind": "dense", "g": 1, "m": 128, "n": 2112, "k": 7168, "refused": "Invalid scaling configuration",
+     "deepgemm_us": 9.7, "deepgemm_tflops": 400.0},
+    {"kind": "dense", "g": 1, "m": 64, "n": 576, "k": 7168, "blockfp8_us": 9, "blockfp8_tflops": 58.7,
+     "deepgemm_us": 10.6, "deepgemm_tflops": 50.0},
+    {"kind": "dense", "g": 1, "m": 4096, "n": 7168, "k": 16384, "blockfp8_us": 830, "blockfp8_tflops": 1159.2,
+     "deepgemm_us": 687.2, "deepgemm_tflops": 1400.0},
+    {"kind": "contiguous", "g": 4, "m": 8192, "n": 4096, "k": 7168, "blockfp8_us": 1800, "deepgemm_us": 1600},
+    {"kind": "masked", "g": 32, "m": 20, "n": 4096, "k": 2048, "blockfp8_us": 250, "blockfp8_tflops": 4.3,
+     "deepgemm_error": "first call: JIT | nvcc exit 1: kernel.cu(12): error: too many resources requested"},
+    {"kind": "masked", "g": 6, "m": 20, "n": 4096, "k": 2048, "bf16_us": 40, "deepgemm_us": 30}
+  ]
+}`;
+
+Deno.test("gpu_table: the DeepGEMM column (issue 26)", async (t) => {
+  const torchDg = parseBenchJson<TorchRow>(TORCH_DG);
+  const j = joinRows(ours.rows, torchDg.rows);
+  const contiguousDg = 2 * 32768 * 4096 * 7168 / 1600e-6 / 1e12; // TFLOPS from deepgemm_us alone
+  const contiguousBlock = 2 * 32768 * 4096 * 7168 / 1800e-6 / 1e12;
+  await t.step("hasDeepGemm: a DeepGEMM time or error in any row", () => {
+    assert.equal(hasDeepGemm(j), true);
+    assert.equal(hasDeepGemm(joinRows(ours.rows, torch.rows)), false);
+  });
+  await t.step("formatTable: DeepGEMM TFLOPS and ours / DeepGEMM after the HBM %, errors in the cell", () => {
+    const lines = formatTable(j).split("\n");
+    assert.match(
+      lines[0],
+      /\| % of HBM bound \| DeepGEMM TFLOPS \| ours \/ DeepGEMM \| cuBLASLt block-scaled TFLOPS \|/,
+    );
+    assert.equal(lines[1], "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    // 375.8 / 300 = 1.25; 375.8 / 313.2 = 1.20
+    assert.match(
+      lines[2],
+      /^\| dense 64×4096×7168 \| 10\.0 \| 375\.8 \| 3000\.0 \| 62\.5 % \| 300\.0 \| 1\.25× \| 313\.2 \| 1\.20× \|/,
+    );
+    assert.match(lines[3], /\| 400\.0 \| 1\.21× \| refused: Invalid scaling configuration \|/);
+    assert.match(
+      lines[4],
+      /\| dense 64×576×7168 \| error: status 3: unsupported \| — \| — \| — \| 50\.0 \| — \| 58\.7 \|/,
+    );
+    assert.ok(lines[6].includes(`| ${contiguousDg.toFixed(1)} | ${(1282.8 / contiguousDg).toFixed(2)}× |`), lines[6]);
+    // the error, cut to 60 characters, its "|" escaped
+    assert.match(
+      lines[7],
+      /\| masked 32×20×4096×2048 \| .* \| error: first call: JIT \\\| nvcc exit 1: kernel\.cu\(12\): error: too ma… \| — \| 4\.3 \(loop of G calls\) \|/,
+    );
+    assert.match(lines[8], /\| masked 6×20×4096×2048 \| not run \| — \| — \| — \| 67\.1 \| — \|/);
+    // all rows have the same number of cells as the header
+    const cells = (l: string) => l.replaceAll("\\|", "").split("|").length;
+    for (const l of lines) assert.equal(cells(l), cells(lines[0]), l);
+  });
+  await t.step("compareFamilies: per family, geometric means over the shapes both sides ran, the worst shape", () => {
+    const f = compareFamilies(j);
+    assert.deepEqual(f.map((x) => [x.family, x.shapes]), [
+      ["dense M ∈ {64, 128}", 3],
+      ["dense M = 4096", 1],
+      ["m-grouped contiguous", 1],
+      ["m-grouped masked", 2],
+      ["all", 7],
+    ]);
+    const small = f[0];
+    assert.equal(small.oursOverDeepGemm.count, 2); // 64×576: ours failed
+    assert.ok(Math.abs(small.oursOverDeepGemm.value - Math.sqrt(375.8 / 300 * (484.4 / 400))) < 1e-12);
+    assert.deepEqual(small.oursOverDeepGemm.worst, { ratio: 484.4 / 400, label: "dense 128×2112×7168" });
+    assert.equal(small.oursOverBlock.count, 1); // 128×2112: cuBLASLt refused
+    assert.equal(small.deepgemmOverBlock.count, 2);
+    assert.ok(Math.abs(small.deepgemmOverBlock.value - Math.sqrt(300 / 313.2 * (50 / 58.7))) < 1e-12);
+    assert.equal(f[3].oursOverDeepGemm.count, 0); // masked: a DeepGEMM error and a shape we lack
+    assert.equal(f[4].oursOverDeepGemm.count, 4);
+    assert.deepEqual(f[4].oursOverDeepGemm.worst, {
+      ratio: 1282.8 / contiguousDg,
+      label: "contiguous 4×8192×4096×7168",
+    });
+  });
+  await t.step("formatFamilies: the issue's table", () => {
+    const lines = formatFamilies(compareFamilies(j)).split("\n");
+    assert.equal(
+      lines[0],
+      "| family | shapes | ours / DeepGEMM | ours / cuBLASLt | DeepGEMM / cuBLASLt | worst ours / DeepGEMM |",
+    );
+    const g2 = Math.sqrt(375.8 / 300 * (484.4 / 400)).toFixed(3);
+    assert.equal(
+      lines[2],
+      `| dense M ∈ {64, 128} | 3 | ${g2}× (2 of 3) | 1.200× (1 of 3) | 0.903× (2 of 3) | 1.21× (dense 128×2112×7168) |`,
+    );
+    assert.equal(lines[3], "| dense M = 4096 | 1 | 1.074× | 1.297× | 1.208× | 1.07× (dense 4096×7168×16384) |");
+    assert.match(lines[4], /^\| m-grouped contiguous \| 1 \| 1\.067× \| 1\.200× \| 1\.125× \| 1\.07× \(contiguous /);
+    assert.equal(lines[5], "| m-grouped masked | 2 | — | 2.488× (1 of 2) | — | — |");
+    assert.equal(
+      lines[6],
+      "| all | 7 | 1.148× (4 of 7) | 1.468× (4 of 7) | 1.026× (4 of 7) | 1.07× (contiguous 4×8192×4096×7168) |",
+    );
+    assert.ok(Math.abs(contiguousDg / contiguousBlock - 1.125) < 1e-12);
+  });
+  await t.step(
+    "formatReport: heading, method, family table, the ours / DeepGEMM line, the big shape's three TFLOPS",
+    () => {
+      const md = formatReport({ ours, torch: torchDg });
+      assert.match(
+        md,
+        /^## GPU benchmark: fast FP8 GEMM vs DeepGEMM, cuBLASLt block-scaled FP8 and torch BF16 \(issues 8, 26\)/,
+      );
+      assert.match(md, /DeepGEMM 2\.6\.1 \(bench_torch\.py, timed like the baselines\): `deep_gemm\.fp8_gemm_nt`/);
+      assert.match(
+        md,
+        /\n\| family \| shapes \| ours \/ DeepGEMM \| ours \/ cuBLASLt \| DeepGEMM \/ cuBLASLt \| worst ours \/ DeepGEMM \|\n/,
+      );
+      const line = md.split("\n").find((l) => l.startsWith("- ours / DeepGEMM"));
+      assert.ok(line, md);
+      assert.match(
+        line,
+        /^- ours \/ DeepGEMM \(geometric mean of per-shape TFLOPS ratios\): \*\*\d\.\d{3}×\*\* over 4 shapes; /,
+      );
+      assert.match(
+        line,
+        /dense M ∈ \{64, 128\}: \*\*\d\.\d{3}×\*\* over 2 shapes; dense M = 4096: \*\*1\.074×\*\* over 1 shapes; /,
+      );
+      assert.match(
+        line,
+        /m-grouped masked: — \(no shape ran on both\); worst \*\*1\.07×\*\* at contiguous 4×8192×4096×7168; /,
+      );
+      assert.match(line, /; DeepGEMM failed on 1 shape \(see the table\)$/);
+      assert.match(
+        md,
+        /\n- 4096×7168×16384: \*\*1503\.3 TFLOPS\*\* \(target ≥ 1450: met\); DeepGEMM \*\*1400\.0 TFLOPS\*\*, cuBLASLt \*\*1159\.2 TFLOPS\*\*\n/,
+      );
+      // the lines tests/gpu/run.sh greps, one each
+      for (
+        const re of [
+          /^- geometric mean/,
+          /^- ours \/ DeepGEMM/,
+          /^- 4096×7168×16384/,
+          /^- % of HBM bound/,
+          /^- the streaming floor/,
+        ]
+      ) {
+        assert.equal(md.split("\n").filter((l) => re.test(l)).length, 1, String(re));
+      }
+      assert.doesNotMatch(md, /Incomplete/);
+      assert.match(
+        formatReport({ ours, torch: { ...torchDg, complete: false } }),
+        /\*\*Incomplete:\*\* the bench_torch\.py run .* after 7 rows/,
+      );
+    },
+  );
+  await t.step("without a DeepGEMM column the report is today's, plus one line saying why", () => {
+    const noDg = parseBenchJson<TorchRow>(
+      TORCH.replace(
+        '"torch": "2.11.0",',
+        `"torch": "2.11.0", "deepgemm": null, "deepgemm_error": ${
+          JSON.stringify("import deep_gemm: ModuleNotFoundError: No module named 'deep_gemm'")
+        },`,
+      ),
+    );
+    const md = formatReport({ ours, torch: noDg });
+    assert.match(md, /^## GPU benchmark: fast FP8 GEMM vs cuBLASLt block-scaled FP8 and torch BF16 \(issue 8\)\n/);
+    assert.doesNotMatch(md, /DeepGEMM TFLOPS|\| family \||DeepGEMM 2|; DeepGEMM \*\*/);
+    assert.match(
+      md,
+      /\n- ours \/ DeepGEMM: not measured \(bench_torch\.py: import deep_gemm: ModuleNotFoundError: No module named 'deep_gemm'\)\n/,
+    );
+    // the rest as before the DeepGEMM column: same lines but that one
+    const before = formatReport({ ours, torch });
+    const drop = (s: string) => s.split("\n").filter((l) => !l.startsWith("- ours / DeepGEMM")).join("\n");
+    assert.equal(drop(md), drop(before));
+    assert.match(before, /\n- ours \/ DeepGEMM: not measured \(the bench_torch\.py JSON has no DeepGEMM result\)\n/);
+    assert.match(formatReport({ ours }), /\n- ours \/ DeepGEMM: not measured \(no bench_torch\.py JSON\)\n/);
+    assert.equal(
+      formatTable(j, undefined, false).split("\n")[0],
+      formatTable(joinRows(ours.rows, torch.rows)).split("\n")[0],
+    );
   });
 });

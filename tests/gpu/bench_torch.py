@@ -1,22 +1,47 @@
 """Baselines for bench/RESULTS.md next to tests/gpu/bench.cpp, on the same DeepSeek-V3 shapes (deepgemm-ops.md §12):
 
 - dense (M in {64, 128, 4096} x 7 (N, K)): cuBLASLt block-scaled FP8 (torch._scaled_mm, 1x128 activation scales and
-  128x128 weight scales, BF16 out; the scale layouts torch accepts are probed) and torch BF16 matmul;
+  128x128 weight scales, BF16 out; the scale layouts torch accepts are probed), torch BF16 matmul, and DeepGEMM's
+  `deep_gemm.fp8_gemm_nt`;
 - m-grouped contiguous ((G, m) in {(4, 8192), (8, 4096)} x 4 (N, K)) and masked ((G, m) in {(32, 192), (6, 1024),
   (32, 20), (6, 20)}, real rows only): torch BF16 as one torch._grouped_mm call where torch has it (else a loop of
-  per-group matmuls), and cuBLASLt block-scaled FP8 as a loop of G torch._scaled_mm calls ("loop of G calls").
+  per-group matmuls), cuBLASLt block-scaled FP8 as a loop of G torch._scaled_mm calls ("loop of G calls"), and
+  DeepGEMM's `m_grouped_fp8_gemm_nt_contiguous` / `m_grouped_fp8_gemm_nt_masked` (one call).
 
 CUDA events around batches of calls, warm-up, median over >= 20 samples, inputs rotated over sets totalling more than
 max(200 MB, 4 x L2). Dense and grouped shapes: GPU time, the batch (for grouped shapes, loops of G calls) queued behind
-torch.cuda._sleep; the per-call time as Python issues it is kept as *_us_call. A shape cuBLASLt refuses is recorded as "refused" with the first line of the error.
+torch.cuda._sleep; the per-call time as Python issues it is kept as *_us_call. A shape cuBLASLt refuses is recorded as
+"refused" with the first line of the error.
+
+DeepGEMM (the deepgemm_* fields) is timed whenever `import deep_gemm` works (the caller puts it on PYTHONPATH; nothing
+here builds it); otherwise, or with --no-deepgemm, every DeepGEMM cell is skipped, the reason printed once and stored
+as the JSON's deepgemm_error. Its operands are tests/gpu/bench.cpp's: A [rows, K] (masked: [G, Mmax, K]) and B [N, K]
+(grouped: [G, N, K]) e4m3, K-major; FP32 scales, 1x128 per token for A and 128x128 per block for B; BF16 D written in
+place; recipe (1, 128, 128) and DeepGEMM's other defaults, as adapters/deepgemm.py calls it. A's scales are put into
+DeepGEMM's MN-major TMA-aligned layout once per input set (transform_sf_into_required_layout; the layout is checked),
+so that the call's own layout step returns them untouched and each timed call is the GEMM kernel alone. Contiguous:
+grouped_layout = m_indices, the group of each of the G*m rows (every group m rows, a multiple of the 128-row
+alignment, which is set as the adapter sets it). Masked: A and D [G, Mmax, *] with Mmax = m rounded up to 128,
+masked_m[g] = m and expected_m = m (the mean of masked_m: the adapter's rule). Batches of 10 calls (dense) or 5
+(grouped), as bench.cpp. FLOPs of the real rows (M, or G * m), as bench.cpp counts them. DeepGEMM JIT-compiles each
+kernel on its first call: before any timing, --dg-jit-workers spawned processes (default 8; 0: none) make one call per
+shape at once, so the compiles run in parallel into DeepGEMM's disk cache and the timed warm-up only loads them. A
+shape whose first call fails there is not run in this process (a CUDA fault would end its context); its first error
+line is the row's deepgemm_error, as is any error of the timed calls, and the other shapes go on.
+
+The JSON is rewritten after every shape ("complete": false until the last), so a timeout keeps the shapes done.
 
 usage: python3 tests/gpu/bench_torch.py [--quick] [--json PATH] [--filter "SUBSTR|SUBSTR"] [--samples N]
+                                        [--no-deepgemm] [--dg-jit-workers N]
 """
 
 import argparse
+import concurrent.futures
 import datetime
 import json
 import math
+import multiprocessing
+import os
 import time
 
 import torch
@@ -39,6 +64,11 @@ QUICK = [("dense", 1, 128, 7168, 2048), ("dense", 1, 4096, 7168, 16384), ("conti
 
 def shape_name(kind, g, m, n, k):
     return f"dense {m}x{n}x{k}" if kind == "dense" else f"{kind} {g}x{m}x{n}x{k}"
+
+
+def shape_flops(kind, g, m, n, k):
+    """2 * rows * N * K over the real rows: M (dense) or G * m (grouped; masked: masked_m = m), as bench.cpp counts."""
+    return 2.0 * (m if kind == "dense" else g * m) * n * k
 
 
 def first_line(exc):
@@ -143,6 +173,137 @@ def grouped_mm_available():
     return hasattr(torch, "_grouped_mm")
 
 
+# DeepGEMM: FP32 scales, 1x128 per token for A and 128x128 per block for B (adapters/deepgemm.py's SM90 default).
+DG_RECIPE = (1, 128, 128)
+DG_MK_ALIGNMENT = 128  # DeepGEMM's default contiguous-layout alignment, which adapters/deepgemm.py sets explicitly
+
+
+def load_deep_gemm(disabled):
+    """(deep_gemm, None) when `import deep_gemm` works, else (None, the reason every DeepGEMM cell is skipped)."""
+    if disabled:
+        return None, "skipped (--no-deepgemm)"
+    try:
+        import deep_gemm  # noqa: PLC0415 - optional: the caller puts it on PYTHONPATH
+    except Exception as exc:  # noqa: BLE001 - ImportError, or its extension / CUDA-home lookup failing on import
+        return None, f"import deep_gemm: {type(exc).__name__}: {first_line(exc)}"
+    return deep_gemm, None
+
+
+def dg_sfa_layout_ok(sf, mn):
+    """Whether A's scales have DeepGEMM's MN-major TMA-aligned layout, the one its in-call transform returns as is:
+    stride 1 along MN, the K stride MN rounded up to 16 bytes (4 floats), groups packed."""
+    aligned = (mn + 3) // 4 * 4
+    ok = sf.stride(-2) == 1 and sf.stride(-1) == aligned
+    return ok and (sf.dim() == 2 or sf.stride(0) == aligned * sf.size(-1))
+
+
+def dg_problem(dg, kind, g, m, n, k):
+    """DeepGEMM's call on one bench shape: (fn, method, make_set, set_bytes); fn(*make_set()) runs the GEMM once.
+
+    A set is (a, sfa, b, sfb, d) laid out as tests/gpu/bench.cpp lays out its operands, with sfa already in DeepGEMM's
+    required layout; the index tensor (m_indices or masked_m) is shared by the sets, as in bench.cpp."""
+    kb, nb = (k + 127) // 128, (n + 127) // 128
+    mmax = (m + 127) // 128 * 128
+    rows = m if kind == "dense" else g * (m if kind == "contiguous" else mmax)  # allocated rows of A and D
+    if kind == "dense":
+        def fn(a, sfa, b, sfb, d):
+            dg.fp8_gemm_nt((a, sfa), (b, sfb), d, recipe=DG_RECIPE)
+
+        method = "deep_gemm.fp8_gemm_nt"
+    elif kind == "contiguous":
+        if dg.get_mk_alignment_for_contiguous_layout() != DG_MK_ALIGNMENT:
+            dg.set_mk_alignment_for_contiguous_layout(DG_MK_ALIGNMENT)
+        m_indices = torch.arange(g, device="cuda", dtype=torch.int32).repeat_interleave(m)
+
+        def fn(a, sfa, b, sfb, d):
+            dg.m_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, m_indices, recipe=DG_RECIPE)
+
+        method = "deep_gemm.m_grouped_fp8_gemm_nt_contiguous (m_indices: the group of each row)"
+    else:
+        masked_m = torch.full((g,), m, device="cuda", dtype=torch.int32)
+
+        def fn(a, sfa, b, sfb, d):
+            dg.m_grouped_fp8_gemm_nt_masked((a, sfa), (b, sfb), d, masked_m, m, recipe=DG_RECIPE)
+
+        method = f"deep_gemm.m_grouped_fp8_gemm_nt_masked (Mmax {mmax}, masked_m = expected_m = {m})"
+
+    def make_set():
+        a = fp8(rows, k)
+        sa = torch.rand(rows, kb, device="cuda") + 0.5
+        d = torch.empty(rows, n, device="cuda", dtype=torch.bfloat16)
+        mn, groups = rows, None
+        if kind == "masked":
+            a, sa, d = a.view(g, mmax, k), sa.view(g, mmax, kb), d.view(g, mmax, n)
+            mn, groups = mmax, g
+        b = fp8(g * n, k)
+        sb = torch.rand(g * nb, kb, device="cuda") + 0.5
+        if kind != "dense":
+            b, sb = b.view(g, n, k), sb.view(g, nb, kb)
+        if hasattr(dg, "transform_sf_into_required_layout"):
+            sfa = dg.transform_sf_into_required_layout(sa, mn, k, DG_RECIPE, num_groups=groups, is_sfa=True)
+        else:
+            sfa = dg.get_mn_major_tma_aligned_tensor(sa)
+        if not dg_sfa_layout_ok(sfa, mn):
+            raise RuntimeError(f"A's scales {list(sfa.shape)} strides {list(sfa.stride())} are not in DeepGEMM's "
+                               "MN-major TMA-aligned layout: each timed call would transform them again")
+        return a, sfa, b, sb, d
+
+    set_bytes = rows * k + g * n * k + 2 * rows * n + 4 * (rows * kb + g * nb * kb)
+    return fn, method, make_set, set_bytes
+
+
+_DG_WORKER_FAULT = None  # in a prepare worker: the shape after which its CUDA context stopped working
+
+
+def dg_first_call(shape):
+    """Process-pool worker: one DeepGEMM call on `shape` (its JIT compile lands in the disk cache).
+
+    Returns (seconds, None) or (seconds, the first line of the error). Raises, leaving the shape to the parent's timed
+    warm-up, once an earlier shape's failure has left this worker without a working CUDA context."""
+    global _DG_WORKER_FAULT
+    if _DG_WORKER_FAULT:
+        raise RuntimeError(f"this worker's CUDA context failed after {_DG_WORKER_FAULT}")
+    t0 = time.perf_counter()
+    err = None
+    try:
+        import deep_gemm  # noqa: PLC0415 - the worker's own import (spawned process)
+
+        fn, _, make_set, _ = dg_problem(deep_gemm, *shape)
+        fn(*make_set())
+        torch.cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        err = first_line(exc)
+    try:
+        torch.cuda.empty_cache()
+        if err:  # is the context still usable?
+            torch.ones(1, device="cuda").add_(1)
+            torch.cuda.synchronize()
+    except Exception:  # noqa: BLE001 - a sticky CUDA error: this worker takes no more shapes
+        _DG_WORKER_FAULT = shape_name(*shape)
+    return time.perf_counter() - t0, err
+
+
+def dg_jit_prepare(shapes, workers):
+    """DeepGEMM's first call on every shape in `workers` spawned processes at once (each its own CUDA context), so its
+    JIT compiles run in parallel. Returns ({shape: (seconds, error or None)}, wall seconds); a shape the pool could not
+    run (a worker died) is absent, and its own timed warm-up compiles it."""
+    done, t0 = {}, time.perf_counter()
+    if workers <= 0 or not shapes:
+        return done, 0.0
+    try:
+        ctx = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(shapes)), mp_context=ctx) as pool:
+            futures = {pool.submit(dg_first_call, s): s for s in shapes}
+            for fut in concurrent.futures.as_completed(futures):
+                try:
+                    done[futures[fut]] = fut.result()
+                except Exception as exc:  # noqa: BLE001 - e.g. BrokenProcessPool: left to the timed warm-up
+                    print(f"DeepGEMM JIT prepare, {shape_name(*futures[fut])}: {first_line(exc)}")
+    except Exception as exc:  # noqa: BLE001 - no pool at all: the timed warm-ups compile
+        print(f"DeepGEMM JIT prepare: {first_line(exc)} (each shape's warm-up compiles instead)")
+    return done, time.perf_counter() - t0
+
+
 class Bench:
     def __init__(self, samples, target):
         self.samples = samples
@@ -150,7 +311,7 @@ class Bench:
 
     def dense(self, m, n, k):
         row = {}
-        flops = 2.0 * m * n * k
+        flops = shape_flops("dense", 1, m, n, k)
         var, err = probe_block_scaled(m, n, k)
         if var is None:
             row["refused"] = err
@@ -174,7 +335,7 @@ class Bench:
     def grouped(self, kind, g, m, n, k):
         """Contiguous: g groups of exactly m rows. Masked: the m real rows of each group (no padding rows)."""
         row = {}
-        flops = 2.0 * g * m * n * k
+        flops = shape_flops(kind, g, m, n, k)
         kb = (k + 127) // 128
         batch = 2 if kind == "contiguous" else 5
         var, err = probe_block_scaled(m, n, k)
@@ -237,6 +398,28 @@ class Bench:
             row.update(bf16_error=first_line(exc), bf16_method=method)
         return row
 
+    def deepgemm(self, dg, kind, g, m, n, k):
+        """DeepGEMM's one call per shape, GPU time as the baselines; raises on failure (the caller records it)."""
+        fn, method, make_set, per = dg_problem(dg, kind, g, m, n, k)
+        sets = [make_set() for _ in range(n_sets(per, self.target))]
+        us, us_call = timed(fn, sets, 10 if kind == "dense" else 5, self.samples, True)
+        return {"deepgemm_us": us, "deepgemm_us_call": us_call,
+                "deepgemm_tflops": shape_flops(kind, g, m, n, k) / us / 1e6, "deepgemm_method": method}
+
+
+def us_cells(row, prefix, width, missing="-"):
+    """"<us> <TFLOPS>" of one column of the printed table, or a placeholder."""
+    if f"{prefix}_us" in row:
+        return f"{row[prefix + '_us']:{width}.1f} {row[prefix + '_tflops']:8.1f}"
+    return f"{missing:>{width}s} {'-':>8s}"
+
+
+def write_json(path, doc):
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -244,6 +427,9 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--filter", default="")
     ap.add_argument("--samples", type=int, default=25)
+    ap.add_argument("--no-deepgemm", action="store_true", help="skip DeepGEMM even where deep_gemm imports")
+    ap.add_argument("--dg-jit-workers", type=int, default=8,
+                    help="processes that JIT-compile DeepGEMM's kernels before timing (0: each shape's warm-up does)")
     args = ap.parse_args()
     samples = max(20, args.samples)
     shapes = QUICK if args.quick else all_shapes()
@@ -256,30 +442,62 @@ def main():
     device = torch.cuda.get_device_name()
     print(f"torch {torch.__version__}, {device}, L2 {l2 / 2**20:.1f} MB; rotating inputs >= {target >> 20} MB; "
           f"median of {samples} samples; torch._grouped_mm {'present' if grouped_mm_available() else 'absent'}")
-    print(f"{'shape':34s} {'blockFP8 us':>12s} {'TFLOPS':>8s} {'bf16 us':>10s} {'TFLOPS':>8s}  notes")
+    dg, dg_reason = load_deep_gemm(args.no_deepgemm)
+    dg_version = getattr(dg, "__version__", "?") if dg else None
+    doc = {"tool": "tests/gpu/bench_torch.py", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+           "device": device, "torch": torch.__version__, "cuda": torch.version.cuda, "l2_bytes": l2,
+           "rotate_bytes": target, "samples": samples, "deepgemm": dg_version, "deepgemm_error": dg_reason,
+           "deepgemm_prepare": None, "complete": False, "rows": []}
+    first_calls = {}
+    if dg is None:
+        print(f"DeepGEMM: every cell skipped: {dg_reason}")
+    elif args.dg_jit_workers <= 0:
+        print(f"DeepGEMM {dg_version} ({os.path.dirname(getattr(dg, '__file__', '') or '?')}): each kernel "
+              "JIT-compiles in its shape's warm-up (--dg-jit-workers 0)")
+    else:
+        print(f"DeepGEMM {dg_version} ({os.path.dirname(getattr(dg, '__file__', '') or '?')}): "
+              f"first calls (JIT) of {len(shapes)} shapes on {args.dg_jit_workers} processes ...", flush=True)
+        first_calls, wall = dg_jit_prepare(shapes, args.dg_jit_workers)
+        failed = sum(1 for _, err in first_calls.values() if err)
+        doc["deepgemm_prepare"] = {"workers": args.dg_jit_workers, "wall_s": wall, "shapes": len(first_calls),
+                                   "failed": failed}
+        print(f"DeepGEMM first calls: {len(first_calls)} of {len(shapes)} shapes in {wall:.1f} s wall, {failed} failed")
+    print(f"{'shape':34s} {'blockFP8 us':>12s} {'TFLOPS':>8s} {'bf16 us':>10s} {'TFLOPS':>8s} "
+          f"{'DeepGEMM us':>12s} {'TFLOPS':>8s}  notes")
     bench = Bench(samples, target)
-    rows = []
+    rows = doc["rows"]
     for kind, g, m, n, k in shapes:
         row = {"kind": kind, "g": g, "m": m, "n": n, "k": k}
         try:
             row.update(bench.dense(m, n, k) if kind == "dense" else bench.grouped(kind, g, m, n, k))
         except Exception as exc:  # noqa: BLE001 - one shape's failure (e.g. out of memory) must not stop the rest
             row["error"] = first_line(exc)
+        torch.cuda.empty_cache()
+        if dg is not None:
+            seconds, err = first_calls.get((kind, g, m, n, k), (None, None))
+            if seconds is not None:
+                row["deepgemm_first_call_s"] = seconds
+            if err:
+                row["deepgemm_error"] = f"first call: {err}"
+            else:
+                try:
+                    row.update(bench.deepgemm(dg, kind, g, m, n, k))
+                except Exception as exc:  # noqa: BLE001 - a JIT or launch failure: recorded, the next shape goes on
+                    row["deepgemm_error"] = first_line(exc)
+            torch.cuda.empty_cache()
         rows.append(row)
-        c8 = (f"{row['blockfp8_us']:12.1f} {row['blockfp8_tflops']:8.1f}" if "blockfp8_us" in row else
-              f"{'refused' if row.get('refused') else '-':>12s} {'-':>8s}")
-        cb = f"{row['bf16_us']:10.1f} {row['bf16_tflops']:8.1f}" if "bf16_us" in row else f"{'-':>10s} {'-':>8s}"
         notes = [x for x in (row.get("blockfp8_method") if kind != "dense" else None,
                              row.get("bf16_method") if kind != "dense" else None, row.get("refused"),
-                             row.get("bf16_error"), row.get("error")) if x]
-        print(shape_name(kind, g, m, n, k).ljust(34), c8, cb, " ", "; ".join(notes), flush=True)
-        torch.cuda.empty_cache()
+                             row.get("bf16_error"), row.get("error"),
+                             row.get("deepgemm_error") and f"DeepGEMM: {row['deepgemm_error']}") if x]
+        c8 = us_cells(row, "blockfp8", 12, "refused" if row.get("refused") else "-")
+        print(shape_name(kind, g, m, n, k).ljust(34), c8, us_cells(row, "bf16", 10), us_cells(row, "deepgemm", 12), " ",
+              "; ".join(notes), flush=True)
+        if args.json:
+            write_json(args.json, doc)
+    doc["complete"] = True
     if args.json:
-        doc = {"tool": "tests/gpu/bench_torch.py", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-               "device": device, "torch": torch.__version__, "cuda": torch.version.cuda, "l2_bytes": l2,
-               "rotate_bytes": target, "samples": samples, "rows": rows}
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=1)
+        write_json(args.json, doc)
         print(f"wrote {args.json} ({len(rows)} rows)")
 
 

@@ -1,13 +1,13 @@
-// Checks programmatic dependent launch (FastChoice::pdl; kernels/cuda/sm90_common.cuh) against the hazards it could
-// open. Through the C ABI (dlopen) with GO_CUDA_ASYNC=1, everything on the legacy default stream: a "writer" kernel
+// Checks programmatic dependent launch (every fast FP8 launch uses it; kernels/cuda/sm90_common.cuh) against the
+// hazards it could open. Through the C ABI (dlopen) with GO_CUDA_ASYNC=1, everything on the legacy default stream: a "writer" kernel
 // queued just before a fast FP8 GEMM lets dependents launch at once (griddepcontrol.launch_dependents, as a PDL-aware
 // kernel may), spins for about 200 us, and only then
 //   1. writes the GEMM's A (read after write): D must equal a run without the writer;
 //   2. reads the GEMM's D into a save buffer (write after read): the save must hold D's previous contents;
 //   3. writes masked_m of a masked grouped GEMM (the gate kernel's input): D must equal a run without the writer.
-// Each case runs for pdl=1 (the default) and pdl=0. With --expect-hazard (run under GO_CUDA_FAST_CFG=dbg=8, whose
-// GEMM kernels skip griddepcontrol.wait) case 1 must FAIL for pdl=1: that shows the check can see a missing wait
-// (cases 2 and 3 are then not judged for pdl=1; every case must still pass for pdl=0).
+// With --expect-hazard (run with the profiling build of the backend under GO_CUDA_FAST_CFG=dbg=8, whose GEMM kernels
+// skip griddepcontrol.wait) case 1 must FAIL: that shows the check can see a missing wait (cases 2 and 3 are then not
+// judged).
 //
 // usage: pdl_check CUDA_SO [--expect-hazard]      exit 0: as expected; 1: not; 2: setup error
 // build: nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o pdl_check tests/gpu/pdl_check.cu -ldl
@@ -104,7 +104,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: a required go_* symbol is missing\n", argv[1]);
     return 2;
   }
-  const std::string base_cfg = std::getenv("GO_CUDA_FAST_CFG") ? std::getenv("GO_CUDA_FAST_CFG") : "";
   // Dense 256 x 512 x 1024 and masked 4 x 128 (Mmax) x 512 x 1024: fast-path shapes of a few microseconds.
   const int64_t M = 256, N = 512, K = 1024, KB = K / 128, NB = N / 128, G = 4, Mm = 128;
   std::vector<void*> live;
@@ -163,9 +162,7 @@ int main(int argc, char** argv) {
   };
 
   int unexpected = 0;
-  for (const int pdl : {1, 0}) {
-    const std::string cfg = base_cfg + (base_cfg.empty() ? "" : ",") + "pdl=" + std::to_string(pdl);
-    setenv("GO_CUDA_FAST_CFG", cfg.c_str(), 1);
+  {
     // References: no writer ahead.
     api.copy_in(pa, a_real.data(), a_real.size());
     api.copy_in(pd, zeros.data(), gd_bytes);
@@ -208,10 +205,10 @@ int main(int argc, char** argv) {
       return 2;
     }
 
-    // Without the wait (--expect-hazard, pdl=1) the read after write must fail; the other two may go either way.
-    const bool no_wait = expect_hazard && pdl == 1;
+    // Without the wait (--expect-hazard) the read after write must fail; the other two may go either way.
+    const bool no_wait = expect_hazard;
     const bool bad_raw = raw_ok == no_wait, bad_war = !war_ok && !no_wait, bad_gate = !gate_ok && !no_wait;
-    std::printf("pdl=%d dense [%s]\n      masked [%s]\n", pdl, dense_cfg.c_str(), masked_cfg.c_str());
+    std::printf("dense [%s]\nmasked [%s]\n", dense_cfg.c_str(), masked_cfg.c_str());
     std::printf("  read after write (A written late):    %s%s\n", raw_ok ? "D equal" : "D DIFFERS",
                 bad_raw ? "  <- unexpected" : "");
     std::printf("  write after read (D read late):       %s%s\n", war_ok ? "D kept until read" : "D OVERWRITTEN EARLY",

@@ -5,8 +5,10 @@
 #   configuration in CHECK_CFGS (heuristic, forced JIT configurations, ahead-of-time kernels, simple kernels), and
 #   tests/gpu/pdl_check.cu (programmatic dependent launch against the hazards it could open),
 #   runs compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the small shapes of every kernel,
-#   times the FP8 GEMMs (tests/gpu/bench.cpp, tests/gpu/bench_torch.py), and, guarded, `deno task verify --backend cuda`
-#   and `verify` with the Python adapters (adapters/deepgemm.py, adapters/torch.py) as backends.
+#   times the FP8 GEMMs (tests/gpu/bench.cpp; tests/gpu/bench_torch.py: cuBLASLt, torch BF16 and, where python3 can
+#   import deep_gemm, a DeepGEMM column: bench/gpu_table.ts then compares ours with DeepGEMM per shape and per family,
+#   issue 26; nothing here builds DeepGEMM, the caller puts it on PYTHONPATH), and, guarded, `deno task verify --backend
+#   cuda` and `verify` with the Python adapters (adapters/deepgemm.py, adapters/torch.py) as backends.
 #   The identify step records real kernels' outputs for `oracle identify` (tests/gpu/record_identify.sh; not in the
 #   default STEPS).
 #   The ops step (issue 28): `verify --backend cuda --suite all`, checked by tests/gpu/verify_coverage.ts (every case
@@ -53,12 +55,19 @@ note "cuBLASLt: ${GO_CUBLASLT_PATH:-from the loader path ($(ldconfig -p 2>/dev/n
 
 CUDA_SO=$B/libgo_cuda.so
 CPU_SO=$B/libgo_cpu.so
+PROF_SO=$B/prof/libgo_cuda_prof.so  # the profiling build (-DGO_FAST_PROFILING: dbg= switches), for pdl_check only
 if has build; then
   {
     set -x
     # CPU backend and the drivers build in the background while the CUDA backend compiles.
     (g++ -O2 -std=c++17 -fPIC -shared -pthread -o "$CPU_SO" kernels/cpu/*.cpp && echo "cpu backend ok") &
     (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/pdl_check" tests/gpu/pdl_check.cu -ldl && echo "drivers ok") &
+    # The profiling build of the CUDA backend (sm90_fp8_fast_profile.cuh), which alone accepts dbg=: pdl_check's
+    # hazard run compiles griddepcontrol.wait out with it.
+    (mkdir -p "$B/prof" && for f in kernels/cuda/*.cu; do
+      nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xcompiler -fPIC -DGO_FAST_PROFILING \
+        -DGO_CUDA_SOURCE_DIR="\"$PWD/kernels/cuda\"" -c "$f" -o "$B/prof/$(basename "$f" .cu).o" &
+    done; wait; nvcc -shared -o "$PROF_SO" "$B"/prof/*.o && echo "profiling build ok") &
     built=""
     if [ -x .device/enter.sh ]; then
       if timeout 300 bash .device/enter.sh deno task build --cuda; then
@@ -89,9 +98,9 @@ if has check; then
   : >"$OUT/check.log"
   # Every configuration family of the fast FP8 kernel gives the models' bits: the heuristic's choice (JIT), forced
   # configurations (multicast on/off, BLOCK_N that straddles scale blocks with 2 and 3 slots, one accumulator set, a
-  # generic non-shape kernel, BLOCK_M 256 and 64 with and without multicast and straddling, kalt=1, spread=1, ktma=2|4), the ahead-of-time kernels (JIT
-  # off) and the simple kernels.
-  CHECK_CFGS=${CHECK_CFGS:-"default;epi=smem;bm=256,epi=direct;sfa=copy;mc=1;bn=112,mc=2;bn=176,acc=single;bn=48,mc=2;bn=128,acc=single,shape=0;bn=8,mc=2;bm=256,mc=2;bm=256,bn=112;bm=256,bn=40,mc=2,shape=0;bm=256,sfa=copy;bm=64;bm=64,bn=48,mc=2,sfa=copy;bm=256,acc=halves;bn=144,acc=halves;bm=64,kalt=1;bm=64,bn=48,mc=2,kalt=1;bm=64,bn=48,mc=2,spread=1;bm=256,spread=1;bm=64,ktma=2,kalt=1;bm=128,bn=32,ktma=4,spread=0;bm=128,ktma=2,sfa=copy;acc=quad,bn=16;bm=128,bn=32,acc=triple;aot;aot128;simple"}
+  # generic non-shape kernel, BLOCK_M 256 and 64 with and without multicast and straddling, SFA copied, spread=1,
+  # ktma=2|4, three accumulator sets), the ahead-of-time kernels (JIT off) and the simple kernels.
+  CHECK_CFGS=${CHECK_CFGS:-"default;sfa=copy;mc=1;bn=112,mc=2;bn=176,acc=single;bn=48,mc=2;bn=128,acc=single,shape=0;bn=8,mc=2;bm=256,mc=2;bm=256,bn=96,mc=2;bm=256,bn=112;bm=256,bn=40,mc=2,shape=0;bm=256,sfa=copy;bm=256,mc=2,sfa=copy;bm=64;bm=64,bn=48,mc=2,sfa=copy;bm=64,bn=48,mc=2,spread=1;bm=256,spread=1;bm=128,bn=32,ktma=4,spread=0;bm=128,ktma=2,sfa=copy;acc=triple,bn=16;bm=128,bn=32,acc=triple;aot;aot128;simple"}
   IFS=';' read -r -a cfgs <<<"$CHECK_CFGS"
   for cfg in "${cfgs[@]}"; do
     reruns=2
@@ -117,13 +126,14 @@ fi
 
 if has check && [ -z "${HUNG:-}" ]; then
   # Programmatic dependent launch (tests/gpu/pdl_check.cu): a kernel ahead of the GEMM that writes its input or reads
-  # its output late; then the same with the wait compiled out (dbg=8), where the check must see the hazard.
+  # its output late; then the same with the wait compiled out (dbg=8, the profiling build), where the check must see
+  # the hazard.
   {
     echo "==== pdl_check ===="
     timeout 120 "$B/pdl_check" "$CUDA_SO"
     echo "exit $?"
     echo "==== pdl_check, dbg=8 (griddepcontrol.wait compiled out) ===="
-    GO_CUDA_FAST_CFG=dbg=8 timeout 120 "$B/pdl_check" "$CUDA_SO" --expect-hazard
+    GO_CUDA_FAST_CFG=dbg=8 timeout 120 "$B/pdl_check" "$PROF_SO" --expect-hazard
     echo "exit $?"
   } >"$OUT/pdl.log" 2>&1
   note "pdl_check: $(grep SUMMARY "$OUT/pdl.log" | tr '\n' ' ')"
@@ -172,16 +182,29 @@ fi
 
 if has bench && [ -z "${HUNG:-}" ]; then
   # Ours (tests/gpu/bench.cpp, CUDA events, JSON), then a --quick rerun that finds the JIT disk cache warm (skip it with
-  # BENCH_WARM=0), the torch baselines (SKIP_TORCH=1 skips them), and the table (bench/gpu_table.ts). The first run
+  # BENCH_WARM=0), the baselines of tests/gpu/bench_torch.py (SKIP_TORCH=1 skips them): cuBLASLt, torch BF16 and
+  # DeepGEMM where python3 can import deep_gemm (from PYTHONPATH; nothing here builds it; BENCH_DEEPGEMM=0 leaves it
+  # out; its kernels JIT-compile first, in parallel, so TORCH_BENCH_TIMEOUT defaults to 300 s with it, 150 s without),
+  # and the table (bench/gpu_table.ts: without deep_gemm one line says why, and summary.txt notes it). The first run
   # takes BENCH_FILTER (--filter, e.g. "dense 4096"), BENCH_SWEEP (--sweep "cfg1;cfg2": GO_CUDA_FAST_CFG strings such as
   # "bn=128,stages=5;bn=112,stages=6") and BENCH_ARGS (split on spaces: --quick, --sweep-only, --samples N, --no-prepare). The JSON files and
   # gpu_table.md come back bundled in bench.tgz (few files come back from $OUT); bench.log holds everything printed.
-  rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/bench_cfg2.json" "$OUT/gpu_table.md" "$OUT/bench.tgz"
+  rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/bench_cfg2.json" "$OUT/gpu_table.md" "$OUT/bench.tgz" \
+    "$OUT/bench_torch.json.tmp"
   # SM clock and board power once a second while the benchmarks run (clocks.csv in bench.tgz): the large GEMMs run
   # power-bound, and the table's TFLOPS depend on it.
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -l 1 \
     >"$OUT/clocks.csv" 2>/dev/null &
   clocks_pid=$!
+  # The DeepGEMM column: bench_torch.py times it where python3 can import deep_gemm (else it records why).
+  dg_ok=0
+  if [ -z "${SKIP_TORCH:-}" ] && [ "${BENCH_DEEPGEMM:-1}" != 0 ]; then
+    if python3 -c 'import deep_gemm' >/dev/null 2>&1; then
+      dg_ok=1
+    else
+      note "bench: DeepGEMM column skipped: python3 cannot import deep_gemm ($(python3 -c 'import deep_gemm' 2>&1 | tail -1))"
+    fi
+  fi
   {
     echo "== CUDA backend (tests/gpu/bench.cpp), first run (cold JIT cache on a fresh machine) =="
     # shellcheck disable=SC2086
@@ -207,9 +230,14 @@ if has bench && [ -z "${HUNG:-}" ]; then
       GO_CUDA_ASYNC=1 GO_CUDA_KERNEL=simple timeout 60 "$B/bench" "$CUDA_SO" --quick
     fi
     if [ -z "${SKIP_TORCH:-}" ]; then
-      echo "== torch (tests/gpu/bench_torch.py) =="
-      timeout "${TORCH_BENCH_TIMEOUT:-150}" python3 tests/gpu/bench_torch.py --json "$OUT/bench_torch.json" \
-        ${BENCH_FILTER:+--filter "$BENCH_FILTER"}
+      echo "== torch and DeepGEMM (tests/gpu/bench_torch.py) =="
+      torch_timeout=150
+      [ "$dg_ok" = 1 ] && torch_timeout=300
+      dg_args=""
+      [ "${BENCH_DEEPGEMM:-1}" = 0 ] && dg_args=--no-deepgemm
+      # shellcheck disable=SC2086
+      timeout "${TORCH_BENCH_TIMEOUT:-$torch_timeout}" python3 tests/gpu/bench_torch.py --json "$OUT/bench_torch.json" \
+        ${BENCH_FILTER:+--filter "$BENCH_FILTER"} $dg_args
       echo "bench_torch exit $?"
     fi
     if [ -x .device/enter.sh ] && [ -f "$OUT/bench_ours.json" ]; then
@@ -232,6 +260,7 @@ if has bench && [ -z "${HUNG:-}" ]; then
     END { printf "%d samples at >= 650 W, SM %d-%d MHz", n, lo, hi }' "$OUT/clocks.csv" 2>/dev/null)"
   if [ -f "$OUT/gpu_table.md" ]; then
     note "bench $(grep -m1 -E '^- geometric mean' "$OUT/gpu_table.md")"
+    note "bench $(grep -m1 -E '^- ours / DeepGEMM' "$OUT/gpu_table.md")"
     note "bench $(grep -m1 -E '^- 4096×7168×16384' "$OUT/gpu_table.md")"
     note "bench $(grep -m1 -E '^- % of HBM bound' "$OUT/gpu_table.md")"
     if grep -q -E '^- the streaming floor' "$OUT/gpu_table.md"; then
@@ -240,7 +269,7 @@ if has bench && [ -z "${HUNG:-}" ]; then
   fi
   (cd "$OUT" && tar czf bench.tgz $(ls bench_ours.json bench_torch.json bench_warm.json bench_cfg2.json gpu_table.md clocks.csv 2>/dev/null)) 2>/dev/null
   rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/bench_cfg2.json" "$OUT/gpu_table.md" \
-    "$OUT/clocks.csv"
+    "$OUT/clocks.csv" "$OUT/bench_torch.json.tmp"
   note "bench: results in bench.tgz ($(tar tzf "$OUT/bench.tgz" 2>/dev/null | tr '\n' ' '))"
 fi
 

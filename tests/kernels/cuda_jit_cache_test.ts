@@ -9,7 +9,7 @@ import { fastKernelSource } from "./_fast_kernel_source.ts";
 
 const GO_ERR_INVALID_ARGUMENT = 1, GO_ERR_NOT_AVAILABLE = 6;
 
-const FAST_KERNEL = fastKernelSource(64, 8, 1, true, 4096, 7168);
+const FAST_KERNEL = fastKernelSource({ bn: 64, stages: 8, n: 4096, k: 7168 });
 
 Deno.test({
   name: "CUDA backend JIT cache",

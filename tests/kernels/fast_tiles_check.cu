@@ -238,19 +238,19 @@ int main() {
     const bool t256 = !contiguous ||
                       fast_tiles256(l.idx.data(), static_cast<int64_t>(l.idx.size()), l.p.M, l.p.mode == kFastPsum,
                                     l.p.mk_align);
-    const WriteMap want = walk<FastConfig<128, 4, 1, true>>(l.p);
+    const WriteMap want = walk<FastConfig<128, 128, 4, 1, 2>>(l.p);
     struct Variant {
       const char* name;
       WriteMap (*walk)(FastParams);
       bool needs256;
     };
     const Variant variants[] = {
-        {"bm64 bn64", &walk<FastConfig<64, 4, 1, true, 0, 0, 4, false, 64>>, false},
-        {"bm64 bn144 mc2", &walk<FastConfig<144, 4, 2, false, 0, 0, 4, false, 64>>, false},
-        {"bm128 bn64 mc2", &walk<FastConfig<64, 4, 2, true>>, false},
-        {"bm128 bn144", &walk<FastConfig<144, 4, 1, false>>, false},
-        {"bm256 bn128", &walk<FastConfig<128, 3, 1, false, 0, 0, 4, false, 256>>, true},
-        {"bm256 bn64 mc2", &walk<FastConfig<64, 3, 2, false, 0, 0, 4, false, 256>>, true},
+        {"bm64 bn64", &walk<FastConfig<64, 64, 4, 1, 2>>, false},
+        {"bm64 bn144 mc2", &walk<FastConfig<64, 144, 4, 2, 1>>, false},
+        {"bm128 bn64 mc2", &walk<FastConfig<128, 64, 4, 2, 2>>, false},
+        {"bm128 bn144", &walk<FastConfig<128, 144, 4, 1, 1>>, false},
+        {"bm256 bn128", &walk<FastConfig<256, 128, 3, 1, 1>>, true},
+        {"bm256 bn64 mc2", &walk<FastConfig<256, 64, 3, 2, 1>>, true},
     };
     for (const auto& v : variants) {
       if (v.needs256 && !t256) continue;  // the launcher keeps BLOCK_M 128 for this layout
@@ -269,9 +269,9 @@ int main() {
     // epi=tma staging buffers, in a grid of 3 clusters (several units each).
     using EpiCheck = std::string (*)(FastParams, int, int (*)(bool, int));
     for (const auto& [name, check, needs256] :
-         {std::tuple<const char*, EpiCheck, bool>{"bm64 bn48 tma", &epi_buffers<FastConfig<48, 4, 1, true, 0, 0, 4, false, 64>>, false},
-          {"bm128 bn64 mc2 tma", &epi_buffers<FastConfig<64, 4, 2, true>>, false},
-          {"bm256 bn128 tma", &epi_buffers<FastConfig<128, 3, 1, false, 0, 0, 4, false, 256>>, true}}) {
+         {std::tuple<const char*, EpiCheck, bool>{"bm64 bn48 tma", &epi_buffers<FastConfig<64, 48, 4, 1, 2>>, false},
+          {"bm128 bn64 mc2 tma", &epi_buffers<FastConfig<128, 64, 4, 2, 2>>, false},
+          {"bm256 bn128 tma", &epi_buffers<FastConfig<256, 128, 3, 1, 1>>, true}}) {
       if (needs256 && !t256) continue;
       ++cases;
       const std::string diff = check(l.p, 3, &kernel_pending);
@@ -284,8 +284,8 @@ int main() {
     }
     if (l.p.mode != kFastNormal) continue;
     // Split K over the same tiles: K blocks that divide evenly and not, S up to one per K block.
-    using Split64 = FastConfig<64, 4, 1, true, 0, 0, 4, false, 64, false, true>;
-    using Split128 = FastConfig<128, 4, 1, true, 0, 0, 4, false, 128, false, true>;
+    using Split64 = FastConfig<64, 64, 4, 1, 2, 0, 0, true>;
+    using Split128 = FastConfig<128, 128, 4, 1, 2, 0, 0, true>;
     using SplitCheck = std::string (*)(FastParams, int, int);
     for (const auto& [nkb, S] : {std::pair<int, int>{8, 2}, {9, 2}, {56, 14}, {7, 3}, {5, 5}}) {
       for (const auto& [name, check] : {std::pair<const char*, SplitCheck>{"bm64 bn64 split", &split_walk<Split64>},

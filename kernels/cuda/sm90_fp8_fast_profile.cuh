@@ -1,0 +1,60 @@
+// Profiling switches of the fast SM90 FP8 GEMM (sm90_fp8_fast_kernel.cuh), compiled in only by the profiling build:
+// a backend library built with -DGO_FAST_PROFILING accepts GO_CUDA_FAST_CFG dbg=N and writes GO_FAST_PROFILING and
+// GO_FAST_DBG N into the kernels it JIT-compiles; a normal library refuses dbg=, and a normal kernel that saw
+// GO_FAST_DBG would not compile. Bits 0 and 2 give wrong results, for timing only:
+//   1  the math warps wait for each stage and release it without wgmma or promotion (times the feed alone);
+//   4  no epilogue (nothing is stored; with the results dead the compiler drops the promotion too);
+//   8  no griddepcontrol.wait: a launch may read its inputs before the kernel ahead of it wrote them
+//      (tests/gpu/pdl_check.cu --expect-hazard shows that its check sees this);
+//  64  a cycle trace of CTA 0 (go_fast_trace below; bench/trace_table.ts reads what the launcher prints).
+#pragma once
+
+#if defined(GO_FAST_PROFILING)
+#ifndef GO_FAST_DBG
+#define GO_FAST_DBG 0
+#endif
+#elif defined(GO_FAST_DBG)
+#error "GO_FAST_DBG needs the profiling build (GO_FAST_PROFILING): a normal kernel never carries profiling switches"
+#else
+#define GO_FAST_DBG 0
+#endif
+
+namespace go_sm90 {
+
+enum FastProfile : int { kProfNoMath = 1, kProfNoEpilogue = 4, kProfNoDependencyWait = 8, kProfTrace = 64 };
+/// The profiling switches this kernel was compiled with (0 in every normal build).
+constexpr int kFastProfile = GO_FAST_DBG;
+static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependencyWait | kProfTrace)) == 0,
+              "dbg=N: bits 1, 4, 8 and 64 only");
+
+}  // namespace go_sm90
+
+// dbg bit 6 (64): clock64 of the producer's thread 0 once a stage is free and once its loads are issued, and of the
+// first math thread once a stage is full and once it released it, per pipeline iteration (rows 0-3 of go_fast_trace,
+// the first 256 iterations), with the producer's start clock, the iteration count and the end in row 4. Every launch
+// overwrites it; the launcher reads it after a module's 30th launch and prints it on stderr (print_fast_trace in
+// sm90_fp8_fast.cu), so the kernel needs no printf, which would serialise its wgmmas (C7510). C linkage keeps the
+// symbol's name unmangled, so cuModuleGetGlobal finds "go_fast_trace" (with C++ linkage it is
+// _ZN7go_sm9013go_fast_traceE, which the H200 answered with CUresult 500, not found).
+#if GO_FAST_DBG & 64
+extern "C" {
+__device__ long long go_fast_trace[5][256];
+}
+#define GO_FAST_TRACE(ev, i)                                         \
+  do {                                                               \
+    if (blockIdx.x == 0 && (threadIdx.x == 0 || threadIdx.x == 128)) \
+      go_fast_trace[ev][(i) & 255] = clock64();                      \
+  } while (0)
+// Row 4, by thread t of CTA 0: the producer's start clock (slot 0), the math's iteration count and end (slots 1, 2).
+#define GO_FAST_TRACE_AT(t, slot, value)                                         \
+  do {                                                                           \
+    if (blockIdx.x == 0 && threadIdx.x == (t)) go_fast_trace[4][slot] = (value); \
+  } while (0)
+#else
+#define GO_FAST_TRACE(ev, i) \
+  do {                       \
+  } while (0)
+#define GO_FAST_TRACE_AT(t, slot, value) \
+  do {                                   \
+  } while (0)
+#endif

@@ -1,0 +1,108 @@
+// The tile scheduler of the fast SM90 FP8 GEMM (sm90_fp8_fast_kernel.cuh): which tile, group, K range and rows a unit
+// of the persistent grid covers. Host-callable, so tests/kernels/fast_tiles_check.cu replays it without a GPU.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "sm90_fast.h"
+
+namespace go_sm90 {
+
+constexpr int kFBM = 128, kFBK = 128;  // kFBM: rows of one wave (two math warpgroups of 64); kFBK: K per block
+
+/// Where one CTA's tile lies. A cluster walks units of (batch, M block, group of kMulticast N blocks); CTA `rank`
+/// takes N block group * kMulticast + rank. A tile whose N block lies past N still runs (its A half feeds the peer)
+/// but stores nothing.
+struct FastTile {
+  bool valid;
+  bool compute;      // false: every row of the tile is written as zeros, nothing is loaded (masked, BLOCK_M 64)
+  int m0, n0;        // row (within the batch for masked) and column of the tile
+  int a_row, b_row;  // TMA row coordinates
+  int z, g;          // batch (masked: group) for A/D/SFA; group for B/SFB
+  int sfa_rows;      // rows of SFA readable from m0 (within the batch)
+  int kb0, kb1;      // the K blocks this unit runs (all of them unless K is split)
+  // Per 64-row chunk of the tile: rows from the chunk's first to the end of what is stored (its group's end, or M),
+  // unclamped (<= 0: none of its rows; >= 64: all of them), and whether they are written as zeros.
+  int rows_left[4];
+  bool zero[4];
+};
+
+template <class C>
+__host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int u, int rank, int N) {
+  FastTile ti;
+  ti.valid = true;
+  ti.compute = true;
+  ti.z = 0;
+  ti.g = 0;
+  const int ngroups = (p.n_blocks + C::kMulticast - 1) / C::kMulticast;
+  const int plane = p.m_blocks * ngroups;
+  const int nkb = ((C::kK ? C::kK : p.K) + kFBK - 1) / kFBK;  // a constant in shape-specialised kernels
+  ti.kb0 = 0;
+  ti.kb1 = nkb;
+  if (p.mode == kFastMasked) {
+    ti.z = u / plane;
+    u -= ti.z * plane;
+  } else if (C::kSplitK && p.split_k > 1) {  // dense only: the split index is the outermost coordinate
+    const int ks = u / plane;
+    u -= ks * plane;
+    ti.kb0 = ks * nkb / p.split_k;
+    ti.kb1 = (ks + 1) * nkb / p.split_k;
+  }
+  // Grouped rasterisation: runs of 8 M blocks, N groups within a run, so co-resident tiles share A and B panels.
+  const int run = u / (8 * ngroups), first_m = run * 8;
+  const int gm = min(8, p.m_blocks - first_m);
+  const int in = u - run * 8 * ngroups;
+  const int mb = first_m + in % gm, ng = in / gm;
+  ti.m0 = mb * C::BM;
+  ti.n0 = (ng * C::kMulticast + rank) * C::BN;
+  int rows_end = p.M;  // rows below this are stored
+  switch (p.mode) {
+    case kFastNormal:
+      break;
+    case kFastClassic: {
+      const int first = p.gl[(ti.m0 / p.mk_align) * p.mk_align];
+      ti.g = first < 0 ? 0 : first;
+      break;
+    }
+    case kFastPsum: {
+      int prev = 0;
+      ti.valid = false;
+      for (int g = 0; g < p.G; ++g) {
+        const int end = p.gl[g], start = (prev + p.mk_align - 1) / p.mk_align * p.mk_align;
+        const int stop = ((p.psum_flags & 2) && end > start) ? (end + p.mk_align - 1) / p.mk_align * p.mk_align : end;
+        if (ti.m0 >= start && ti.m0 < stop) {
+          ti.valid = true;
+          ti.g = g;
+          rows_end = min(stop, p.M);
+          break;
+        }
+        prev = end;
+      }
+      break;
+    }
+    case kFastMasked:
+      // Tiles starting below masked_m are computed; a 64-row chunk starting at or after masked_m is written as 0.
+      // Rows from align(masked_m, 128) on are not written (gemm_oracle.h), which a 256-row tile must respect too.
+      // A 64-row tile at or past masked_m below that bound is written as zeros without being computed.
+      ti.g = ti.z;
+      rows_end = min(p.M, (p.masked_m[ti.z] + kFBM - 1) / kFBM * kFBM);
+      if (ti.m0 >= rows_end) ti.valid = false;
+      else if (ti.m0 >= p.masked_m[ti.z]) ti.compute = false;
+      break;
+  }
+  ti.a_row = (p.mode == kFastMasked ? ti.z * p.M : 0) + ti.m0;
+  ti.b_row = ti.g * N + ti.n0;
+  ti.sfa_rows = p.M - ti.m0;
+  // Unclamped on purpose: ptxas (CUDA 13.0) fused the TMA epilogue's test of a clamped count,
+  // min(max(rows_end - r0, 0), 64) == 64, into a VIMNMX.RELU whose predicate branched the wrong way, so chunks
+  // that end inside a psum group at BLOCK_M 64 were stored whole (tests/gpu/check.cpp, rows 100-127 of
+  // psum G4 m=[100,0,1,257]; the SASS of the JIT kernel shows the fused compare). Every slot is set.
+  for (int w = 0; w < 4; ++w) {
+    const int r0 = ti.m0 + 64 * w;
+    ti.rows_left[w] = w < C::BM / 64 ? rows_end - r0 : 0;
+    ti.zero[w] = w < C::BM / 64 && ((p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
+                                    (p.mode == kFastMasked && r0 >= p.masked_m[ti.z]));
+  }
+  return ti;
+}
+
+}  // namespace go_sm90
