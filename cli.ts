@@ -49,6 +49,9 @@ function overview(): string {
     ...Object.values(COMMANDS).map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
     "Exit status: 0 success, 1 outside tolerance or check failed, 2 unusable input or bad arguments.",
+    "",
+    "Example: what fp8_gemm_nt reads and writes, and an example that runs it on a golden case:",
+    "  deno task oracle run fp8_gemm_nt --help",
   ].join("\n") + "\n";
 }
 

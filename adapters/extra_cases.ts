@@ -21,18 +21,11 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import {
-  type Built,
-  fp8Dense,
-  fp8Operand,
-  i32,
-  masked,
-  mGroupedContiguous,
-  mqa,
-  pagedMqa,
-  randnTensor,
-  zeroRows,
-} from "../fixtures/case_builders.ts";
+import type { Built } from "../reference/cases/case_spec.ts";
+import { fp8Dense, masked, mGroupedContiguous } from "../reference/cases/gemm_builders.ts";
+import { mqa, pagedMqa } from "../reference/cases/mqa_builders.ts";
+import { fp8Operand, randnTensor } from "../reference/cases/seeded_operands.ts";
+import { i32, zeroRows } from "../reference/cases/tensor_assembly.ts";
 import { Prng } from "../reference/random/prng.ts";
 import type { Tensor } from "../reference/tensor/tensor.ts";
 import { hostCommand, HostedBackend } from "../cli/host/hosted_backend.ts";

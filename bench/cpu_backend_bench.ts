@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { type Backend, type DeviceTensor, openBackend } from "../ffi/mod.ts";
 import { Prng } from "../reference/random/prng.ts";
 import { f32FromBits } from "../reference/fp32.ts";
-import { GEMM_OPS } from "../reference/gemm/registry.ts";
+import { GEMM_OPS } from "../reference/registry.ts";
 import { Tensor } from "../reference/tensor/tensor.ts";
 
 interface Problem {

@@ -3,8 +3,8 @@
 // average, because the machine may be shared; copy the numbers into bench/RESULTS.md with the machine and date.
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { GEMM_OPS } from "../reference/gemm/registry.ts";
-import { GemmWorkerPool } from "../reference/parallel/mod.ts";
+import { GEMM_OPS } from "../reference/registry.ts";
+import { GemmWorkerPool } from "../reference/gemm/evaluate_parallel.ts";
 import { selectTiles } from "../reference/gemm/engine.ts";
 import { planNormal } from "../reference/gemm/normal_gemm.ts";
 import { Prng } from "../reference/random/prng.ts";

@@ -18,6 +18,7 @@ import { type DType, DTYPES, type Storage, Tensor } from "../reference/tensor/mo
 import { toFloat32Bits } from "../reference/tensor/values.ts";
 import { F4_NIBBLE_ORDER_KEY, readSafetensors, writeSafetensors } from "../io/mod.ts";
 import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
+import { userPath } from "./paths.ts";
 
 /** The `--to` names (interfaces.md §3), their tensor dtype and their format-table name. */
 export const CAST_TARGETS: Readonly<Record<string, { dtype: DType; format: FormatName }>> = Object.freeze({
@@ -37,6 +38,9 @@ conversion profile, and writes OUT with the same tensor names. Values are decode
 Integer tensors are copied unchanged. --profile may be left out only for --to f32.
 
 Profiles: ${PROFILE_NAMES.join(", ")}
+
+Example: a golden fixture's tensors as E4M3, converted as PyTorch 2.11 converts them on the CPU:
+  deno task oracle cast --to e4m3 --profile torch_2_11 fixtures/bf16_gemm_nt/bf16_gemm_nt_m8_n64_k96.safetensors e4m3.safetensors
 
 Exit status: 0 written, 2 bad arguments or unusable input.`;
 
@@ -95,7 +99,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   }
   expectPositionals("cast", positionals, ["IN", "OUT"]);
   if (typeof values.to !== "string") throw new UsageError("--to is required (see oracle cast --help)");
-  const [input, output] = positionals;
+  const [input, output] = positionals.map((p) => userPath(io, p));
   const file = await readSafetensors(input);
   const profile = values.profile as string | undefined;
   const cast = castTensors(file.tensors, values.to, profile);

@@ -38,7 +38,7 @@ export interface Command {
   readonly name: string;
   /** One line for the command list. */
   readonly summary: string;
-  /** The full `--help` text. */
+  /** The full `--help` text, with an `Example` section of command lines that run as printed (tests/cli/help_test.ts). */
   readonly usage: string;
   /** Runs the command; resolves to the exit status. Throws {@link UsageError} (or a SafetensorsError) for status 2. */
   run(args: string[], io: CliIo): Promise<number>;
@@ -110,4 +110,26 @@ export function expectPositionals(command: string, positionals: string[], names:
         ` (see oracle ${command} --help)`,
     );
   }
+}
+
+/**
+ * The prefix of `--expected-prefix` / `--actual-prefix` as the tensor names use it: a golden fixture stores each
+ * model's outputs as `<model>/<name>`, so `sm90_1d2d` and `sm90_1d2d/` both select them. A prefix that is empty, ends
+ * in `/`, or starts no name followed by `/` is kept as typed.
+ * @param prefix the flag's value
+ * @param names the tensor names of the file it applies to
+ * @returns the prefix to strip from those names
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { tensorPrefix } from "./command.ts";
+ * assert.equal(tensorPrefix("sm90_1d2d", ["a", "sm90_1d2d/d"]), "sm90_1d2d/");
+ * assert.equal(tensorPrefix("sm90_1d2d/", ["sm90_1d2d/d"]), "sm90_1d2d/");
+ * assert.equal(tensorPrefix("gpu_", ["gpu_d"]), "gpu_");
+ * ```
+ */
+export function tensorPrefix(prefix: string, names: Iterable<string>): string {
+  if (prefix === "" || prefix.endsWith("/")) return prefix;
+  for (const n of names) if (n.startsWith(`${prefix}/`)) return `${prefix}/`;
+  return prefix;
 }

@@ -4,8 +4,10 @@
  * the first mismatch (coordinate, both values, both bit patterns), the largest ULP distance and DeepGEMM's
  * `calc_diff` (deepgemm-ops.md §9), and for a tensor with mismatches its mismatch map: per 128×128 tile (per group
  * of a 3-D tensor) the count, bounding box and worst element, and the pattern in one line (one tile, a row or column
- * band, the tail block, NaN/Inf handling, all tiles; `reference/compare/mismatch_map.ts`). Exit status 1 when any
- * tensor is outside the tolerance, 2 on unusable input (unreadable files, a missing name, different dtypes or shapes).
+ * band, the tail block, NaN/Inf handling, all tiles; `reference/compare/mismatch_map.ts`). I16 / U16 tensors (a BF16
+ * output saved as its `torch.int16` view) compare as 16-bit integers, also against a BF16 or F16 tensor of the other
+ * file. The comparison itself is `reference/compare/compare_tensors.ts`. Exit status 1 when any tensor is outside the
+ * tolerance, 2 on unusable input (unreadable files, a missing name, different dtypes or shapes).
  *
  * @example
  * ```ts
@@ -16,17 +18,12 @@
  * ```
  * @module
  */
-import { calcDiff, compareBitwise, unravelIndex } from "../reference/compare/mod.ts";
-import {
-  formatMismatchMap,
-  type MismatchMap,
-  mismatchMap,
-  type MismatchMapOptions,
-} from "../reference/compare/mismatch_map.ts";
-import type { FormatName } from "../reference/formats/mod.ts";
-import type { DType, Tensor } from "../reference/tensor/mod.ts";
-import { rowMajorData, toFloat32 } from "../reference/tensor/values.ts";
-import { readSafetensors } from "../io/mod.ts";
+import { formatMismatchMap } from "../reference/compare/mismatch_map.ts";
+import { type CompareMode, compareTensors, type TensorComparison } from "../reference/compare/compare_tensors.ts";
+import { type Int16Dtype, int16Reading } from "../reference/compare/compared_dtype.ts";
+import type { Tensor } from "../reference/tensor/mod.ts";
+import { userPath } from "./paths.ts";
+import { readSafetensorsWithInt16 } from "./read_int16.ts";
 import {
   type CliIo,
   type Command,
@@ -34,74 +31,9 @@ import {
   expectPositionals,
   parseCommandArgs,
   parseCount,
+  tensorPrefix,
   UsageError,
 } from "./command.ts";
-
-/** A tolerance: bit-exact, DeepGEMM's `calc_diff ≤ limit`, or every element within `limit` ULPs. */
-export type CompareMode = { kind: "bitwise" } | { kind: "calc-diff"; limit: number } | { kind: "ulp"; limit: number };
-
-/** One side of the first mismatch. */
-export interface ReportedValue {
-  /** The element's value (decoded; integers as numbers). */
-  value: number | string;
-  /** Its bit pattern, hexadecimal (`0x3f80`). */
-  bits: string;
-}
-
-/** The comparison of one tensor. */
-export interface TensorComparison {
-  /** Tensor name. */
-  name: string;
-  /** Its dtype. */
-  dtype: DType;
-  /** Its shape. */
-  shape: number[];
-  /** Number of elements. */
-  elements: number;
-  /** Elements whose bits differ (NaN spellings count unless `--nan class`). */
-  mismatches: number;
-  /** The first mismatch in row-major order, or null. */
-  first: { coordinate: number[]; expected: ReportedValue; actual: ReportedValue } | null;
-  /** Largest ULP distance (Infinity when a NaN meets a number). */
-  maxUlp: number;
-  /** DeepGEMM's calc_diff of the decoded values (NaN when either side holds NaN or ∞). */
-  calcDiff: number;
-  /** Inside the tolerance? */
-  pass: boolean;
-  /** Where the mismatches are (per 128×128 tile), when there are any and `withMap` was asked. */
-  map?: MismatchMap;
-}
-
-/** The format-table name of each float dtype. */
-const FORMAT_OF: Partial<Record<DType, FormatName>> = {
-  f32: "f32",
-  bf16: "bf16",
-  f16: "fp16",
-  e4m3: "e4m3",
-  e5m2: "e5m2",
-  ue8m0: "ue8m0",
-  e2m1: "e2m1",
-};
-
-const HEX_DIGITS: Record<DType, number> = {
-  f32: 8,
-  bf16: 4,
-  f16: 4,
-  e4m3: 2,
-  e5m2: 2,
-  ue8m0: 2,
-  e2m1: 1,
-  i32: 8,
-  i64: 16,
-  u8: 2,
-  i8: 2,
-};
-
-function hex(dtype: DType, bits: number | bigint): string {
-  const width = HEX_DIGITS[dtype];
-  const u = typeof bits === "bigint" ? BigInt.asUintN(64, bits) : BigInt(bits >>> 0) & ((1n << BigInt(4 * width)) - 1n);
-  return "0x" + u.toString(16).padStart(width, "0");
-}
 
 /**
  * Parses `--mode`.
@@ -122,95 +54,25 @@ export function parseCompareMode(text: string): CompareMode {
 }
 
 /**
- * Compares two tensors of the same dtype and shape.
- * @param name the tensor name (for the report)
- * @param expected the reference tensor
- * @param actual the tensor under test
- * @param mode the tolerance
- * @param nan `bits`: NaN spellings must match; `class`: any NaN equals any NaN
- * @param withMap also map the mismatches per tile (`true`, or the map's options: masked rows, group label)
- * @returns the comparison
+ * Compares one pair of tensors: as 16-bit integers when either file holds it as I16 / U16, else by dtype.
+ * @throws {UsageError} for different dtypes or shapes (exit status 2)
  */
-export function compareTensors(
+function comparePair(
   name: string,
   expected: Tensor,
+  expectedInt16: Int16Dtype | undefined,
   actual: Tensor,
+  actualInt16: Int16Dtype | undefined,
   mode: CompareMode,
-  nan: "bits" | "class" = "bits",
-  withMap: boolean | MismatchMapOptions = false,
+  nan: "bits" | "class",
 ): TensorComparison {
-  if (expected.dtype !== actual.dtype) {
-    throw new UsageError(`tensor "${name}": dtypes differ (expected ${expected.dtype}, actual ${actual.dtype})`);
+  try {
+    const asInt16 = int16Reading(expectedInt16 ?? expected.dtype, actualInt16 ?? actual.dtype);
+    return compareTensors(name, expected, actual, mode, nan, true, asInt16);
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    throw new UsageError(e.message.startsWith("tensor ") ? e.message : `tensor "${name}": ${e.message}`);
   }
-  if (expected.shape.length !== actual.shape.length || expected.shape.some((d, i) => d !== actual.shape[i])) {
-    throw new UsageError(
-      `tensor "${name}": shapes differ (expected [${expected.shape.join(", ")}], actual [${actual.shape.join(", ")}])`,
-    );
-  }
-  const dtype = expected.dtype;
-  const shape = [...expected.shape];
-  const format = FORMAT_OF[dtype];
-  let mismatches = 0, maxUlp = 0;
-  let first: TensorComparison["first"] = null;
-  let diff: number;
-  if (format !== undefined) {
-    const e = rowMajorData(expected) as Uint8Array | Uint16Array | Float32Array;
-    const a = rowMajorData(actual) as Uint8Array | Uint16Array | Float32Array;
-    const r = compareBitwise(format, e, a, { shape, nan });
-    mismatches = r.mismatches;
-    maxUlp = r.maxUlp;
-    if (r.first) {
-      first = {
-        coordinate: [...r.first.coordinate],
-        expected: { value: r.first.expected.value, bits: hex(dtype, r.first.expected.bits) },
-        actual: { value: r.first.actual.value, bits: hex(dtype, r.first.actual.bits) },
-      };
-    }
-    diff = calcDiff(toFloat32(expected), toFloat32(actual));
-  } else {
-    const e = rowMajorData(expected) as Int32Array | Uint8Array | Int8Array | BigInt64Array;
-    const a = rowMajorData(actual) as Int32Array | Uint8Array | Int8Array | BigInt64Array;
-    const ev = new Float64Array(e.length), av = new Float64Array(a.length);
-    for (let i = 0; i < e.length; i++) {
-      const x = e[i], y = a[i];
-      ev[i] = Number(x);
-      av[i] = Number(y);
-      if (x === y) continue;
-      mismatches++;
-      const d = typeof x === "bigint"
-        ? Number(x > (y as bigint) ? x - (y as bigint) : (y as bigint) - x)
-        : Math.abs(x - (y as number));
-      if (d > maxUlp) maxUlp = d;
-      if (first === null) {
-        first = {
-          coordinate: unravelIndex(i, shape),
-          expected: { value: typeof x === "bigint" ? x.toString() : x, bits: hex(dtype, x) },
-          actual: { value: typeof y === "bigint" ? y.toString() : y, bits: hex(dtype, y) },
-        };
-      }
-    }
-    diff = calcDiff(ev, av);
-  }
-  const pass = mode.kind === "bitwise"
-    ? mismatches === 0
-    : mode.kind === "ulp"
-    ? maxUlp <= mode.limit
-    : mismatches === 0 || diff <= mode.limit;
-  const r: TensorComparison = {
-    name,
-    dtype,
-    shape,
-    elements: expected.numel,
-    mismatches,
-    first,
-    maxUlp,
-    calcDiff: diff,
-    pass,
-  };
-  if (withMap !== false && mismatches > 0) {
-    r.map = mismatchMap(expected, actual, { ...(typeof withMap === "object" ? withMap : {}), nan });
-  }
-  return r;
 }
 
 const USAGE = `Usage: oracle compare EXPECTED ACTUAL [--mode bitwise|calc-diff=X|ulp=N] [--nan bits|class] [--json FILE]
@@ -221,6 +83,8 @@ Per tensor: element count, mismatches, the first mismatch (coordinate, both valu
 the largest ULP distance and DeepGEMM's calc_diff = 1 - 2·Σxy / Σ(x²+y²); for a tensor with mismatches, where
 they are: per 128×128 tile (per group of a 3-D tensor) the count, bounding box and worst element, and the pattern
 in one line (one tile, a row or column band, the tail block, NaN/Inf handling, all tiles, scattered).
+I16 / U16 tensors (a BF16 output saved as its torch.int16 view) compare as 16-bit integers, also against a
+BF16 or F16 tensor of the other file: by value, with |difference| as the ULP distance.
 
   --mode bitwise      every bit equal (default)
   --mode calc-diff=X  calc_diff ≤ X (DeepGEMM's test thresholds: 1e-3 FP8, 1e-2 one FP4 operand, 2e-2 both)
@@ -231,6 +95,11 @@ in one line (one tile, a row or column band, the tail block, NaN/Inf handling, a
   --expected-prefix P only the tensors of EXPECTED named P<name>, each compared with <name> in ACTUAL: a golden
                       fixture stores each model's outputs as <model>/<name>, so
                       \`oracle compare FIXTURE MY_OUTPUT --expected-prefix sm90_1d2d/\` checks a kernel's d
+
+Example: the output fp8_gemm_nt's reference computes on a golden case (it stands in for a kernel's output here),
+checked against the bits the case stores for DeepGEMM's SM90 kernel:
+  deno task oracle run fp8_gemm_nt fixtures/fp8_gemm_nt/fp8_gemm_nt_m16_n128_k256_fp32.safetensors out.safetensors
+  deno task oracle compare fixtures/fp8_gemm_nt/fp8_gemm_nt_m16_n128_k256_fp32.safetensors out.safetensors --expected-prefix sm90_1d2d/
 
 Exit status: 0 all inside the tolerance, 1 any outside, 2 unusable input (unreadable file, a tensor of
 EXPECTED missing from ACTUAL, different dtypes or shapes).`;
@@ -260,25 +129,27 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const nan = (values.nan as string | undefined) ?? "bits";
   const tiles = values.tiles === undefined ? 4 : parseCount("--tiles", values.tiles as string);
   if (nan !== "bits" && nan !== "class") throw new UsageError(`--nan ${JSON.stringify(nan)} is not bits or class`);
-  const [expectedPath, actualPath] = positionals;
-  const expected = await readSafetensors(expectedPath);
-  const actual = await readSafetensors(actualPath);
-  const prefix = (values["expected-prefix"] as string | undefined) ?? "";
-  const wanted = [...expected.tensors].filter(([name]) => name.startsWith(prefix));
+  // The files the user named resolve against the caller's directory (INIT_CWD under deno task, cli/paths.ts).
+  const [expectedPath, actualPath] = positionals.map((p) => userPath(io, p));
+  const expected = await readSafetensorsWithInt16(expectedPath);
+  const actual = await readSafetensorsWithInt16(actualPath);
+  // "sm90_1d2d" and "sm90_1d2d/" name the same group of tensors.
+  const prefix = tensorPrefix((values["expected-prefix"] as string | undefined) ?? "", expected.file.tensors.keys());
+  const wanted = [...expected.file.tensors].filter(([name]) => name.startsWith(prefix));
   if (wanted.length === 0) {
     throw new UsageError(`${expectedPath}: no tensor name starts with ${JSON.stringify(prefix)}`);
   }
   const results: TensorComparison[] = [];
   for (const [full, e] of wanted) {
     const name = full.slice(prefix.length);
-    const a = actual.tensors.get(name);
+    const a = actual.file.tensors.get(name);
     if (a === undefined) {
       throw new UsageError(`${actualPath}: has no tensor "${name}" (present in ${expectedPath} as "${full}")`);
     }
-    results.push(compareTensors(name, e, a, mode, nan, true));
+    results.push(comparePair(name, e, expected.int16.get(full), a, actual.int16.get(name), mode, nan));
   }
   const compared = new Set(wanted.map(([full]) => full.slice(prefix.length)));
-  const extra = [...actual.tensors.keys()].filter((k) => !compared.has(k));
+  const extra = [...actual.file.tensors.keys()].filter((k) => !compared.has(k));
   const lines: string[] = [];
   for (const r of results) {
     lines.push(
@@ -334,7 +205,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       })),
       extraTensors: extra,
     };
-    await Deno.writeTextFile(values.json, JSON.stringify(report, null, 2) + "\n");
+    await Deno.writeTextFile(userPath(io, values.json), JSON.stringify(report, null, 2) + "\n");
   }
   return failed === 0 ? EXIT.ok : EXIT.failure;
 }

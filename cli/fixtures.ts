@@ -11,7 +11,7 @@
  * ```
  * @module
  */
-import { syncFixtures } from "../fixtures/mod.ts";
+import { syncFixtures } from "./fixtures/sync.ts";
 import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
 
 const USAGE = `Usage: oracle fixtures [--check | --update] [--dir DIR]
@@ -20,6 +20,9 @@ Recomputes every golden fixture (fixtures/<op>/<id>.safetensors and fixtures/ind
   --check    compare byte for byte with the stored files (default); exit 1 when anything differs
   --update   rewrite what differs and delete obsolete files, then list the changes (refused when CI is set)
   --dir DIR  the fixtures folder (default: the repository's fixtures/)
+
+Example: check that the reference still produces every stored fixture, byte for byte:
+  deno task fixtures --check
 
 Exit status: 0 up to date (or updated), 1 differences found by --check, 2 bad arguments or --update under CI.`;
 

@@ -23,7 +23,7 @@
  * @module
  */
 import { formatMismatchMap } from "../reference/compare/mismatch_map.ts";
-import { GEMM_OPS } from "../reference/gemm/registry.ts";
+import { GEMM_OPS, referenceOp as runOp, referenceOpNames as runOpNames } from "../reference/registry.ts";
 import type { OpSpec } from "../reference/gemm/op_spec.ts";
 import { identify, type IdentifyOptions, type IdentifyResult } from "../reference/identify/identify.ts";
 import { mapContext } from "../reference/identify/map_context.ts";
@@ -38,10 +38,11 @@ import {
   type OptionSpec,
   parseCommandArgs,
   parseCount,
+  tensorPrefix,
   UsageError,
 } from "./command.ts";
-import { parseScalarText } from "./run.ts";
-import { runOp, runOpNames } from "./run_ops.ts";
+import { parseScalarText, scalarsFromMetadata } from "./run.ts";
+import { userPath } from "./paths.ts";
 import { K_MAJOR_FAULT, kMajorLayout } from "./k_major.ts";
 
 const MASKS = new Set(["sample_mask", "logits_defined"]);
@@ -178,25 +179,6 @@ export function formatIdentify(r: IdentifyResult): string[] {
   return lines;
 }
 
-/** Scalars from a file's `__metadata__`: a `scalars` JSON object, or one key per scalar. */
-function scalarsFromMetadata(op: OpSpec, metadata: Record<string, string>, file: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (Object.hasOwn(metadata, "scalars")) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(metadata.scalars);
-    } catch {
-      throw new UsageError(`${file}: __metadata__.scalars is not JSON`);
-    }
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-      throw new UsageError(`${file}: __metadata__.scalars must be a JSON object`);
-    }
-    for (const [k, v] of Object.entries(parsed)) if (Object.hasOwn(op.scalars, k)) out[k] = v;
-  }
-  for (const k of Object.keys(op.scalars)) if (Object.hasOwn(metadata, k)) out[k] = parseScalarText(metadata[k]);
-  return out;
-}
-
 const USAGE = `Usage: oracle identify OP INPUT ACTUAL [--actual-prefix P] [--json FILE] [--top N] [--seed N]
                        [--max-split-k S] [--max-full N] [--<scalar> VALUE]...
 
@@ -213,13 +195,16 @@ The space: every kernel model of the op; every tensor-core profile taking the op
 conversion). Candidates are first run on a sample of output elements, and only those that match it are run in full.
 
   --actual-prefix P  read ACTUAL's tensors named P<name> (a golden fixture stores each model's outputs as
-                     <model>/<name>: --actual-prefix sm90_1d2d/)
+                     <model>/<name>: --actual-prefix sm90_1d2d, with or without the slash)
   --json FILE        also write the result as JSON (with each nearest variant's tile map)
   --top N            nearest variants reported when none matches (default 5)
   --seed N           sampling seed (default 0)
   --max-split-k S    largest split-K factor searched (default 8)
   --max-full N       variants that agree with every sampled element run on the whole output (default 6; outputs
                      of at most 4096 elements: all of them); the others are listed as not confirmed
+
+Example: which variants reproduce the SM90 output a golden fixture stores (sm90_1d2d, and what it cannot tell apart):
+  deno task oracle identify fp8_gemm_nt fixtures/fp8_gemm_nt/fp8_gemm_nt_m16_n128_k256_fp32.safetensors fixtures/fp8_gemm_nt/fp8_gemm_nt_m16_n128_k256_fp32.safetensors --actual-prefix sm90_1d2d
 
 Exit status: 0 a variant reproduces ACTUAL bit for bit, 1 none does, 2 unusable input or bad arguments.`;
 
@@ -259,7 +244,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   if (maxSplitK < 1) throw new UsageError("--max-split-k must be at least 1");
   const maxFull = values["max-full"] === undefined ? 6 : parseCount("--max-full", values["max-full"] as string);
   if (maxFull < 1) throw new UsageError("--max-full must be at least 1");
-  const [inputPath, actualPath] = positionals;
+  const [inputPath, actualPath] = positionals.map((p) => userPath(io, p));
   const file = await readSafetensors(inputPath);
   const scalars = scalarsFromMetadata(op, file.metadata, inputPath);
   for (const k of Object.keys(op.scalars)) {
@@ -272,7 +257,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     if (t !== undefined) inputs[n] = t;
   }
   const actualFile = actualPath === inputPath ? file : await readSafetensors(actualPath);
-  const prefix = (values["actual-prefix"] as string | undefined) ?? "";
+  const prefix = tensorPrefix((values["actual-prefix"] as string | undefined) ?? "", actualFile.tensors.keys());
   const actual: Record<string, Tensor> = {};
   for (const [name, t] of actualFile.tensors) if (name.startsWith(prefix)) actual[name.slice(prefix.length)] = t;
   if (!op.outputs.some((n) => !MASKS.has(n) && actual[n] !== undefined)) {
@@ -291,7 +276,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   io.stdout(formatIdentify(result).join("\n") + "\n");
   if (typeof values.json === "string") {
     await Deno.writeTextFile(
-      values.json,
+      userPath(io, values.json),
       JSON.stringify({ input: inputPath, actual: actualPath, ...result }, jsonSafe, 2) + "\n",
     );
   }

@@ -13,7 +13,7 @@
  */
 import type { Tensor } from "../reference/tensor/mod.ts";
 
-/** The reference's complaint about an operand that is not K-major (op_spec.ts `requireKMajor`). */
+/** The reference's complaint about an operand that is not K-major (gemm/tensor_arguments.ts `requireKMajor`). */
 export const K_MAJOR_FAULT: RegExp = /needs "[ab]" K-major \(stride\(-1\) == 1\)/;
 
 /**

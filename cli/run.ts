@@ -21,7 +21,12 @@
  */
 import type { ModelOptions } from "../reference/kernel_models/kernel_models.ts";
 import { KERNEL_MODELS } from "../reference/kernel_models/kernel_models.ts";
-import { GEMM_OPS } from "../reference/gemm/registry.ts";
+import {
+  GEMM_OPS,
+  type OpSpec as RunnableOp,
+  referenceOp as runOp,
+  referenceOpNames as runOpNames,
+} from "../reference/registry.ts";
 import { type Tensor, Tensor as TensorClass } from "../reference/tensor/mod.ts";
 import { hostCommand, HostedBackend } from "./host/hosted_backend.ts";
 import { HostStartError } from "./host/process.ts";
@@ -43,13 +48,15 @@ import {
   type CliIo,
   type Command,
   EXIT,
-  expectPositionals,
   type OptionSpec,
   parseCommandArgs,
   parseCount,
   UsageError,
 } from "./command.ts";
-import { type RunnableOp, runOp, runOpNames } from "./run_ops.ts";
+import { userBackend, userPath } from "./paths.ts";
+import { FIXTURE_SPECS } from "../reference/cases/all_specs.ts";
+import type { FixtureSpec } from "../reference/cases/case_spec.ts";
+import { fixtureFileName, loadFixture } from "../fixtures/fixture_files.ts";
 
 /**
  * Reads a scalar's text: JSON (numbers, booleans, null, arrays, objects) when it parses, else the string itself.
@@ -89,14 +96,15 @@ const MODEL_FLAGS: OptionSpec = {
   "out-dtype": { type: "string" },
 };
 
-function usage(op?: RunnableOp): string {
-  const head = `Usage: oracle run <op> [--model NAME] [--tensor-core P] [--promote 128|none] [--split-k S]
-                  [--out-dtype bf16|f32] [--backend B [--case-timeout S]] [--<scalar> VALUE]... IN OUT
+const USAGE_HEAD = `Usage: oracle run <op> [--model NAME] [--tensor-core P] [--promote 128|none] [--split-k S]
+                  [--out-dtype bf16|f32] [--backend B [--case-timeout S]] [--<scalar> VALUE]... IN... OUT
 
-Runs the reference of a DeepGEMM operation on the tensors of the safetensors file IN (named as DeepGEMM's
-arguments: a, sfa, b, sfb, c, grouped_layout, masked_m, ...) and writes its outputs (d, ...) to OUT.
-Scalars come from IN's __metadata__ ("scalars" as a JSON object, or one key per scalar) and from flags
-(--expected-m 4 sets expected_m; values are read as JSON when they parse).
+Runs the reference of a DeepGEMM operation on the tensors of the safetensors files IN (named as DeepGEMM's
+arguments: a, sfa, b, sfb, c, grouped_layout, masked_m, ...; several files are read as one, e.g. the outputs of
+'oracle quantize --tensor a' and '--tensor b'; a name in two files is an error) and writes its outputs (d, ...) to
+OUT. Scalars come from the files' __metadata__ ("scalars" as a JSON object, or one key per scalar) and from flags
+(--expected-m 4 sets expected_m; values are read as JSON when they parse). 'oracle run <op> --help' lists the op's
+tensors, with their dtypes and shapes, and its scalars.
 
   --model NAME        kernel model: ${Object.keys(KERNEL_MODELS).join(", ")} (default: the op's)
   --tensor-core P     tensor-core profile overriding the model's
@@ -106,30 +114,121 @@ Scalars come from IN's __metadata__ ("scalars" as a JSON object, or one key per 
   --backend B         run a backend instead of the reference: cpu, cuda, PATH.so or cmd:COMMAND, in a backend
                       host (docs/backend-protocol.md); --model then names the model asked of it (default: the one
                       it declares for the op); the output names, dtypes and shapes come from the reference
-  --case-timeout S    seconds the backend may take (default 300)
+  --case-timeout S    seconds the backend may take (default 300)`;
 
-Exit status: 0 written, 1 the backend failed, crashed or timed out, 2 bad arguments or unusable input.`;
-  if (op) {
-    const scalars = Object.entries(op.scalars).map(([k, v]) => `  --${k.replaceAll("_", "-")}  ${v}`);
-    return `${head}\n\n${op.name}: inputs ${op.inputs.join(", ")}; outputs ${op.outputs.join(", ")}; models ${
-      op.models.join(", ")
-    } (default ${op.defaultModel})\nScalars:\n${scalars.join("\n")}`;
-  }
-  const names = runOpNames();
-  return `${head}\n\nOperations: ${names.length > 0 ? names.join(", ") : "(none registered yet)"}`;
+const USAGE_EXIT =
+  "Exit status: 0 written, 1 the backend failed, crashed or timed out, 2 bad arguments or unusable input.";
+
+/** The golden case the help of an op shows: one storing the op's default model when there is one. */
+function exampleCase(op: Pick<RunnableOp, "name" | "defaultModel">): { spec: FixtureSpec; model: string } | undefined {
+  const specs = FIXTURE_SPECS.filter((s) => s.op === op.name);
+  const spec = specs.find((s) => s.models.includes(op.defaultModel)) ?? specs[0];
+  if (spec === undefined) return undefined;
+  return { spec, model: spec.models.includes(op.defaultModel) ? op.defaultModel : spec.models[0] };
 }
 
-function scalarsFromMetadata(op: RunnableOp, metadata: Record<string, string>): Record<string, unknown> {
+/** The help's example for an op: its reference on a golden case, then the output compared with the stored one. */
+function example(op: Pick<RunnableOp, "name" | "defaultModel">): string[] {
+  const c = exampleCase(op);
+  if (c === undefined) return [`  deno task oracle run ${op.name} IN.safetensors OUT.safetensors`];
+  const file = `fixtures/${fixtureFileName(c.spec)}`;
+  const flag = c.model === op.defaultModel ? "" : ` --model ${c.model}`;
+  return [
+    `  deno task oracle run ${op.name}${flag} ${file} out.safetensors`,
+    `  deno task oracle compare ${file} out.safetensors --expected-prefix ${c.model}/`,
+  ];
+}
+
+function usage(op?: RunnableOp, section: string[] = []): string {
+  if (op === undefined) {
+    const names = runOpNames();
+    return [
+      USAGE_HEAD,
+      "",
+      `Operations: ${names.length > 0 ? names.join(", ") : "(none registered yet)"}`,
+      "",
+      "Example: a golden case's inputs through fp8_gemm_nt's default model (sm90_1d2d), then the output compared with",
+      "the one the case stores for that model:",
+      ...example({ name: "fp8_gemm_nt", defaultModel: "sm90_1d2d" }),
+      "",
+      USAGE_EXIT,
+    ].join("\n");
+  }
+  return [
+    USAGE_HEAD,
+    "",
+    ...section,
+    "",
+    `Example: ${op.name}'s reference on a golden case, then compared with the output the case stores:`,
+    ...example(op),
+    "",
+    USAGE_EXIT,
+  ].join("\n");
+}
+
+/** Rows padded into columns. */
+function table(rows: string[][]): string[] {
+  const widths = rows.reduce((w, r) => r.map((c, i) => Math.max(w[i] ?? 0, c.length)), [] as number[]);
+  return rows.map((r) => `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ")}`.trimEnd());
+}
+
+/**
+ * The op's part of `oracle run <op> --help`, from the registry (`runOp`: tensor and output names, scalars, models):
+ * each tensor's dtype and shape as the op's golden case holds them (a tensor the case leaves out is optional), each
+ * output's as the reference wrote it there, and each scalar with what it means (its default included) and its value
+ * in the case.
+ */
+async function opSection(op: RunnableOp): Promise<string[]> {
+  const c = exampleCase(op);
+  const stored = c === undefined ? undefined : await loadFixture(c.spec.id);
+  const describe = (t: Tensor | undefined) => t === undefined ? ["-", "-"] : [t.dtype, `[${t.shape.join(", ")}]`];
+  const lines = [
+    `${op.name}: models ${op.models.map((m) => (m === op.defaultModel ? `${m} (default)` : m)).join(", ")}`,
+    "",
+    stored === undefined
+      ? "Tensors (DeepGEMM's argument names):"
+      : `Tensors (DeepGEMM's argument names; dtype and shape as the golden case ${stored.id} holds them):`,
+    ...table(op.inputs.map((n) => {
+      const t = stored?.inputs[n];
+      return [n, ...describe(t), stored === undefined || t !== undefined ? "" : "optional: not given in this case"];
+    })),
+    "Outputs:",
+    ...table(op.outputs.map((n) => [n, ...describe(stored?.outputs[c!.model]?.[n])])),
+  ];
+  const scalars = Object.entries(op.scalars);
+  lines.push(`Scalars (--name-with-dashes VALUE, or IN's __metadata__)${scalars.length ? ":" : ": none"}`);
+  lines.push(...table(scalars.map(([k, doc]) => {
+    const v = stored?.scalars[k];
+    return [`--${k.replaceAll("_", "-")}`, doc + (v === undefined ? "" : `; ${JSON.stringify(v)} in this case`)];
+  })));
+  return lines;
+}
+
+/**
+ * An op's scalars from a file's `__metadata__`: a `scalars` JSON object, or one key per scalar (read as JSON when it
+ * parses); keys that are not the op's scalars are ignored.
+ * @param op the op (its scalar names)
+ * @param metadata the file's metadata
+ * @param file the file, for messages
+ * @returns the scalars found
+ */
+export function scalarsFromMetadata(
+  op: Pick<RunnableOp, "scalars">,
+  metadata: Record<string, string>,
+  file: string,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (Object.hasOwn(metadata, "scalars")) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(metadata.scalars);
     } catch {
-      throw new UsageError(`__metadata__.scalars is not JSON: ${JSON.stringify(metadata.scalars.slice(0, 80))}`);
+      throw new UsageError(
+        `${file}: __metadata__.scalars is not JSON: ${JSON.stringify(metadata.scalars.slice(0, 80))}`,
+      );
     }
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-      throw new UsageError("__metadata__.scalars must be a JSON object");
+      throw new UsageError(`${file}: __metadata__.scalars must be a JSON object`);
     }
     for (const [k, v] of Object.entries(parsed)) if (Object.hasOwn(op.scalars, k)) out[k] = v;
   }
@@ -154,12 +253,16 @@ async function run(args: string[], io: CliIo): Promise<number> {
   for (const k of Object.keys(op.scalars)) scalarFlags[k.replaceAll("_", "-")] = { type: "string" };
   const { values, positionals } = parseCommandArgs(args.slice(1), { ...MODEL_FLAGS, ...scalarFlags }, "run");
   if (values.help) {
-    io.stdout(usage(op) + "\n");
+    io.stdout(usage(op, await opSection(op)) + "\n");
     return EXIT.ok;
   }
-  expectPositionals("run", positionals, ["IN", "OUT"]);
-  // Only the GEMM references (reference/gemm/registry.ts) read the kernel-model parameters; the MQA, HC and Mega MoE
-  // references (reference/ops_extra) read --model and --tensor-core alone. A flag that would change nothing is refused.
+  if (positionals.length < 2) {
+    throw new UsageError(
+      `needs at least 2 file arguments (IN... OUT), got ${positionals.length} (see oracle run --help)`,
+    );
+  }
+  // Only the GEMM references (GEMM_OPS, reference/registry.ts) read the kernel-model parameters; the MQA, HC and Mega MoE
+  // references (reference/non_gemm_ops) read --model and --tensor-core alone. A flag that would change nothing is refused.
   if (!Object.hasOwn(GEMM_OPS, op.name)) {
     for (const flag of ["promote", "split-k", "out-dtype"]) {
       if (values[flag] !== undefined) {
@@ -184,20 +287,17 @@ async function run(args: string[], io: CliIo): Promise<number> {
     }
     model.outDtype = values["out-dtype"];
   }
-  const [input, output] = positionals;
-  const file = await readSafetensors(input);
-  const scalars = scalarsFromMetadata(op, file.metadata);
+  const paths = positionals.map((p) => userPath(io, p));
+  const output = paths.pop()!;
+  const { inputs, scalars } = await readInputs(op, paths);
+  const input = paths.join(", ");
   for (const k of Object.keys(op.scalars)) {
     const v = values[k.replaceAll("_", "-")];
     if (typeof v === "string") scalars[k] = parseScalarText(v);
   }
-  const inputs: Record<string, Tensor> = {};
-  for (const name of op.inputs) {
-    const t = file.tensors.get(name);
-    if (t !== undefined) inputs[name] = t;
-  }
   if (values.backend !== undefined) {
-    return await runOnBackend(op, values.backend as string, values, inputs, scalars, input, output, io);
+    const backend = userBackend(io, values.backend as string);
+    return await runOnBackend(op, backend, values, inputs, scalars, input, output, io);
   }
   // The FP8 GEMMs under DeepGEMM's SM90 1D2D model run on the native CPU backend on every core, with the TypeScript
   // reference's bits (tests/cli/native_reference_test.ts); other ops and model options, a caller's `d`, or
@@ -225,6 +325,40 @@ async function run(args: string[], io: CliIo): Promise<number> {
   await writeSafetensors(output, outputs, metadata);
   io.stderr(`${op.name} (${metadata.model}) on ${input} → ${output}: ${Object.keys(outputs).join(", ")}\n`);
   return EXIT.ok;
+}
+
+/**
+ * The op's tensors and scalars from one or more files (quantized `a` / `sfa` in one, `b` / `sfb` in another, ...): a
+ * tensor or a scalar that two files give differently is an error, never a silent choice.
+ */
+async function readInputs(
+  op: RunnableOp,
+  paths: readonly string[],
+): Promise<{ inputs: Record<string, Tensor>; scalars: Record<string, unknown> }> {
+  const inputs: Record<string, Tensor> = {};
+  const scalars: Record<string, unknown> = {};
+  const from = new Map<string, string>();
+  for (const path of paths) {
+    const file = await readSafetensors(path);
+    for (const name of op.inputs) {
+      const t = file.tensors.get(name);
+      if (t === undefined) continue;
+      if (from.has(name)) throw new UsageError(`tensor "${name}" is in both ${from.get(name)} and ${path}`);
+      inputs[name] = t;
+      from.set(name, path);
+    }
+    for (const [k, v] of Object.entries(scalarsFromMetadata(op, file.metadata, path))) {
+      const key = `scalar ${k}`;
+      if (from.has(key) && JSON.stringify(scalars[k]) !== JSON.stringify(v)) {
+        throw new UsageError(
+          `scalar ${k} is ${JSON.stringify(scalars[k])} in ${from.get(key)} but ${JSON.stringify(v)} in ${path}`,
+        );
+      }
+      scalars[k] = v;
+      from.set(key, path);
+    }
+  }
+  return { inputs, scalars };
 }
 
 /** {@link inputFault} for an async `f`. */

@@ -39,9 +39,14 @@ import { PACKED_UE8M0_KEY, packedUe8m0Names, readSafetensors, SafetensorsError, 
 import denoConfig from "../deno.json" with { type: "json" };
 import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
 import { identifyOutputs } from "./identify.ts";
-import { type RunnableOp, runOp, runOpNames } from "./run_ops.ts";
+import {
+  type OpSpec as RunnableOp,
+  referenceOp as runOp,
+  referenceOpNames as runOpNames,
+} from "../reference/registry.ts";
 import { collectCases } from "./verify/devices.ts";
 import { K_MAJOR_FAULT, kMajorLayout } from "./k_major.ts";
+import { userPath } from "./paths.ts";
 import type { VerifyCase } from "./verify/runner.ts";
 
 export { K_MAJOR_FAULT, kMajorLayout };
@@ -153,6 +158,20 @@ function errorMessage(e: unknown): string {
  */
 export class ServeSession {
   #cases: Promise<VerifyCase[]> | undefined;
+  #path: (path: string) => string;
+
+  /**
+   * @param options `path` maps each file path of a request to the one opened (`oracle serve` resolves relative
+   * paths against the caller's directory, cli/paths.ts); default: as given
+   */
+  constructor(options: { path?: (path: string) => string } = {}) {
+    this.#path = options.path ?? ((p) => p);
+  }
+
+  /** A request's file path field, resolved. */
+  #file(r: Record<string, unknown>, name: string): string {
+    return this.#path(field(r, name, "string") as string);
+  }
 
   /** The hello line's object. */
   hello(): ServeHello {
@@ -221,8 +240,8 @@ export class ServeSession {
     if (op === undefined) {
       throw new RequestError(`unknown op ${JSON.stringify(name)}; known: ${runOpNames().join(", ")}`);
     }
-    const inputPath = field(r, "inputs", "string") as string;
-    const outputPath = field(r, "outputs", "string") as string;
+    const inputPath = this.#file(r, "inputs");
+    const outputPath = this.#file(r, "outputs");
     const model = (field(r, "model", "string", true) as string | undefined) ?? op.defaultModel;
     const scalars = { ...(field(r, "scalars", "object", true) as Record<string, unknown> | undefined) };
     for (const k of Object.keys(scalars)) {
@@ -276,8 +295,8 @@ export class ServeSession {
     if (op === undefined) {
       throw new RequestError(`unknown op ${JSON.stringify(name)}; known: ${runOpNames().join(", ")}`);
     }
-    const inputPath = field(r, "inputs", "string") as string;
-    const actualPath = field(r, "actual", "string") as string;
+    const inputPath = this.#file(r, "inputs");
+    const actualPath = this.#file(r, "actual");
     const scalars = { ...(field(r, "scalars", "object", true) as Record<string, unknown> | undefined) };
     for (const k of Object.keys(scalars)) {
       if (!Object.hasOwn(op.scalars, k)) throw new RequestError(`${op.name} has no scalar ${JSON.stringify(k)}`);
@@ -323,7 +342,7 @@ export class ServeSession {
 
   async #writeCase(r: Record<string, unknown>): Promise<Record<string, unknown>> {
     const id = (typeof r.id === "string" && r.case === undefined ? r.id : field(r, "case", "string")) as string;
-    const path = field(r, "inputs", "string") as string;
+    const path = this.#file(r, "inputs");
     const c = (await this.#allCases()).find((x) => x.id === id);
     if (c === undefined) throw new RequestError(`no case ${JSON.stringify(id)} (the cmd "cases" lists them)`);
     const { inputs, scalars } = c.build();
@@ -385,6 +404,9 @@ inputs, outputs, scalars and models; then every request line gets one answer lin
 Answers carry "status": "ok", or "error" with a "message"; an error never ends the server. Log lines go to
 stderr. The server exits 0 at the end of its input.
 
+Example: the hello, then the cases of fp8_gemm_nt:
+  echo '{"id": 1, "cmd": "cases", "op": "fp8_gemm_nt"}' | deno task oracle serve
+
 Exit status: 0 at the end of input, 2 bad arguments.`;
 
 async function run(args: string[], io: CliIo): Promise<number> {
@@ -398,7 +420,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const saved = { log: console.log, info: console.info, debug: console.debug };
   console.log = console.info = console.debug = console.error;
   try {
-    await serveLines(readLines(Deno.stdin.readable), io.stdout);
+    await serveLines(readLines(Deno.stdin.readable), io.stdout, new ServeSession({ path: (p) => userPath(io, p) }));
   } finally {
     Object.assign(console, saved);
   }

@@ -27,7 +27,8 @@ import { gpuPresent, openBackend } from "../ffi/backend.ts";
 import { BackendNotAvailableError } from "../ffi/errors.ts";
 import { MODEL_CODES } from "../ffi/models.ts";
 import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
-import { runOp, runOpNames } from "./run_ops.ts";
+import { userBackend, userPath } from "./paths.ts";
+import { referenceOp as runOp, referenceOpNames as runOpNames } from "../reference/registry.ts";
 import { findRegressions, notExecuted, parseBaseline } from "./verify/baseline.ts";
 import { hostCommand, HostedBackend, removeScratchDirs } from "./host/hosted_backend.ts";
 import { HostStartError, killAllHosts } from "./host/process.ts";
@@ -88,6 +89,10 @@ hang of the kernel is an ERROR row for that case, the host is restarted and the 
   --host-start-timeout S
                    seconds a backend host may take to start and say hello (default 120)
   --in-process     load C ABI libraries into this process instead (no protection from their crashes or hangs)
+
+Examples: the CPU backend on the FP8 GEMMs' fixtures with a JSON report; a Python adapter (README.md) on everything:
+  deno task verify --backend cpu --ops 'fp8_gemm_*' --suite fixtures --json report.json
+  deno task verify --backend 'cmd:python3 my_adapter.py' --ops fp8_gemm_nt --suite all --json report.json
 
 Exit status: 0 all pass, 1 any failure, error, crash, timeout or regression, or no check executed at all (every case
 skipped), 2 unusable input or environment.
@@ -153,6 +158,8 @@ async function openBackends(names: string[], options: OpenOptions, io: CliIo): P
   const log = (line: string) => io.stderr(`verify: ${line}\n`);
   try {
     for (const name of names) {
+      // A library path resolves against the caller's directory; reports keep the name as typed.
+      const spec = userBackend(io, name);
       if (name === "reference") {
         opened.handles.push({ name, exec: null });
         opened.report.push({ name, status: "available", model: "stored fixture outputs vs the current reference" });
@@ -166,7 +173,7 @@ async function openBackends(names: string[], options: OpenOptions, io: CliIo): P
         if (name.startsWith("cmd:")) throw new UsageError(`--in-process loads C ABI libraries only, not ${name}`);
         try {
           io.stderr(`verify: loading backend ${name} in process (building it if needed)\n`);
-          const b = await openBackend(name);
+          const b = await openBackend(spec);
           closers.push(() => b.close());
           const count = new Int32Array(1);
           if (b.library.symbols.go_device_count(count) === 0 && count[0] > 1) opened.workerDevices.set(name, count[0]);
@@ -182,7 +189,7 @@ async function openBackends(names: string[], options: OpenOptions, io: CliIo): P
       const hostOptions = { caseTimeoutMs: options.caseTimeoutMs, startTimeoutMs: options.startTimeoutMs, log };
       let first: HostedBackend;
       try {
-        first = await HostedBackend.open(hostCommand(name), hostOptions);
+        first = await HostedBackend.open(hostCommand(spec), hostOptions);
       } catch (e) {
         if (e instanceof HostStartError) throw new BackendUnavailable(`backend ${name}: ${e.message}`);
         throw e;
@@ -203,7 +210,7 @@ async function openBackends(names: string[], options: OpenOptions, io: CliIo): P
       io.stderr(`verify: ${name} sees ${devices} devices: one backend host per device\n`);
       const hosts = [first];
       for (let d = 1; d < devices; d++) {
-        const h = await HostedBackend.open(hostCommand(name, d), hostOptions).catch((e) => {
+        const h = await HostedBackend.open(hostCommand(spec, d), hostOptions).catch((e) => {
           throw new BackendUnavailable(`backend ${name} on device ${d}: ${(e as Error).message}`);
         });
         closers.push(() => h.close());
@@ -269,6 +276,10 @@ async function verify(args: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   expectPositionals("verify", positionals, []);
+  // The files the user named resolve against the caller's directory (INIT_CWD under deno task, cli/paths.ts).
+  for (const flag of ["json", "junit", "baseline", "html"]) {
+    if (typeof values[flag] === "string") values[flag] = userPath(io, values[flag] as string);
+  }
   if (values.model !== undefined && !knownModels().includes(values.model as string)) {
     throw new UsageError(
       `--model ${JSON.stringify(values.model)} is not a known model; known: ${knownModels().join(", ")}`,
@@ -396,7 +407,12 @@ async function verify(args: string[], io: CliIo): Promise<number> {
     for (const [name, n] of opened.workerDevices) {
       io.stderr(`verify: spreading ${cases.length} cases over ${n} ${name} devices (in process)\n`);
       lanes.push(
-        runOnDevices({ backend: name, suite, sample, seed, model }, cases, n, (l) => io.stderr(`verify: ${l}\n`))
+        runOnDevices(
+          { backend: userBackend(io, name), suite, sample, seed, model },
+          cases,
+          n,
+          (l) => io.stderr(`verify: ${l}\n`),
+        )
           .then(record),
       );
     }

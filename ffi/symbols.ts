@@ -1,17 +1,20 @@
 /**
  * The one symbol table of the kernel C ABI (`kernels/gemm_oracle.h`). Memory and library functions are required;
  * operations are optional, so a library that implements only some operation families still loads (a missing one
- * is `null` and its wrapper throws a clear error).
+ * is `null` and its wrapper throws a clear error). {@link FAMILY_ENTRIES} names the entry of each operation family of
+ * the operation registry (`reference/registry.ts`, `native.family`).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { REQUIRED_SYMBOLS, symbols } from "./symbols.ts";
+ * import { FAMILY_ENTRIES, REQUIRED_SYMBOLS, symbols } from "./symbols.ts";
  * assert.equal(symbols.go_fp8_gemm.parameters.length, 11);
+ * assert.equal(FAMILY_ENTRIES.paged_mqa_logits_metadata, "go_get_paged_mqa_logits_metadata");
  * assert.ok(REQUIRED_SYMBOLS.includes("go_alloc"));
  * ```
  * @module
  */
+import type { AbiFamily } from "../reference/registry.ts";
 
 /** `(a, sfa, b, sfb)`: the leading four descriptors of every FP8 family. */
 const FP8_OPERANDS = ["buffer", "buffer", "buffer", "buffer"] as const;
@@ -122,3 +125,22 @@ export type Symbols = typeof symbols;
 export const REQUIRED_SYMBOLS: readonly (keyof Symbols)[] = (Object.keys(symbols) as (keyof Symbols)[]).filter(
   (k) => !("optional" in symbols[k]),
 );
+
+/** The entry each operation family calls (`go_backend_info` "models" keys; the registry's `native.family`). */
+export const FAMILY_ENTRIES: { readonly [F in AbiFamily]: keyof Symbols } = Object.freeze({
+  fp8_gemm: "go_fp8_gemm",
+  m_grouped_fp8_gemm_contiguous: "go_m_grouped_fp8_gemm_contiguous",
+  m_grouped_fp8_gemm_masked: "go_m_grouped_fp8_gemm_masked",
+  k_grouped_fp8_gemm: "go_k_grouped_fp8_gemm",
+  bf16_gemm: "go_bf16_gemm",
+  m_grouped_bf16_gemm_contiguous: "go_m_grouped_bf16_gemm_contiguous",
+  m_grouped_bf16_gemm_masked: "go_m_grouped_bf16_gemm_masked",
+  k_grouped_bf16_gemm: "go_k_grouped_bf16_gemm",
+  fp8_gemm_skip_head_mid: "go_fp8_gemm_skip_head_mid",
+  tf32_hc_prenorm_gemm: "go_tf32_hc_prenorm_gemm",
+  fp8_mqa_logits: "go_fp8_mqa_logits",
+  fp8_paged_mqa_logits: "go_fp8_paged_mqa_logits",
+  quantize: "go_quantize",
+  paged_mqa_logits_metadata: "go_get_paged_mqa_logits_metadata",
+  cublaslt_gemm: "go_cublaslt_gemm",
+});

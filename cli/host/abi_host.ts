@@ -3,7 +3,7 @@
  * implements `kernels/gemm_oracle.h` and serves it over the backend protocol (`docs/backend-protocol.md`), so that
  * `verify` survives whatever the library does. It declares every op of `cli/verify/backend_ops.ts` whose family the
  * library names a model for (`go_backend_info` "models"), under the reference's name for that model; an op only another
- * architecture runs (`ARCH_ONLY`) is answered `unsupported` with the architecture it needs.
+ * architecture runs (its `arch` in `reference/registry.ts`) is answered `unsupported` with the architecture it needs.
  *
  * A `GO_ERR_UNSUPPORTED` status answers `unsupported`; `GO_ERR_DEVICE` answers `error` with `restart`, since a CUDA
  * fault leaves the context unusable; any other failure answers `error` with the library's message.

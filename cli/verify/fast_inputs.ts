@@ -25,7 +25,7 @@
 import { Prng } from "../../reference/random/prng.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 import { operandTable } from "../../reference/tensor_core/operand_tables.ts";
-import type { Built } from "../../fixtures/case_builders.ts";
+import type { Built } from "../../reference/cases/case_spec.ts";
 
 /** Byte → E4M3 code: bit 7 the sign, bits 0-6 index the 128 quantile magnitudes (ascending). */
 const BYTE_CODE: Uint8Array = (() => {

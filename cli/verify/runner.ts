@@ -15,9 +15,9 @@
  */
 import type { Tensor } from "../../reference/tensor/tensor.ts";
 import { Tensor as TensorClass } from "../../reference/tensor/tensor.ts";
-import { compareTensors, type TensorComparison } from "../compare.ts";
+import { compareTensors, type TensorComparison } from "../../reference/compare/compare_tensors.ts";
 import { fixtureOp } from "../../fixtures/fixture_ops.ts";
-import { runOp } from "../run_ops.ts";
+import { referenceOp } from "../../reference/registry.ts";
 import { backendOp, cloneTensor } from "./backend_ops.ts";
 import type { HostedOutcome } from "../host/hosted_backend.ts";
 import type { Executor } from "./executors.ts";
@@ -195,7 +195,7 @@ export async function runCase(
     }));
   }
   const shape = caseShape(built.inputs);
-  const refOp = runOp(c.op);
+  const refOp = referenceOp(c.op);
   const refCache = new Map<string, Record<string, Tensor>>();
   const reference = async (model: string): Promise<Record<string, Tensor>> => {
     const hit = refCache.get(model);
@@ -208,12 +208,7 @@ export async function runCase(
     const native = sample
       ? await nativeReference(c.op, built.inputs, built.scalars, { model, sample, threads: options.workers })
       : null;
-    // deno-lint-ignore no-explicit-any
-    const anyOp = refOp as any;
-    const out: Record<string, Tensor> = native ??
-      (typeof anyOp.runAsync === "function"
-        ? await anyOp.runAsync(built.inputs, built.scalars, opts)
-        : refOp.run(built.inputs, built.scalars, opts));
+    const out: Record<string, Tensor> = native ?? await refOp.runAsync(built.inputs, built.scalars, opts);
     refCache.set(model, out);
     return out;
   };
@@ -237,8 +232,8 @@ export async function runCase(
         const notes: string[] = [];
         const maps: CaseDiagnosis["maps"] = {};
         for (const [m, outs] of Object.entries(c.expected)) {
-          // Quantizer fixtures have no GEMM registry entry: the fixtures' own op table covers every stored op.
-          const fresh = fixtureOp(c.op).run(built.inputs, built.scalars as never, m);
+          // Quantizers have no OpSpec reference: the fixtures' view of the registry runs every stored op.
+          const fresh = fixtureOp(c.op).run(built.inputs, built.scalars, m);
           for (const [name, want] of Object.entries(outs)) {
             const got = fresh[name];
             if (!got) throw new TypeError(`reference produced no "${name}" for model ${m}`);

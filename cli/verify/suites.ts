@@ -16,17 +16,16 @@
  * @module
  */
 import { Prng } from "../../reference/random/prng.ts";
+import type { Built } from "../../reference/cases/case_spec.ts";
 import {
   bf16Dense,
-  type Built,
   fp8Dense,
   hcPrenorm,
   kGrouped,
   masked,
   mGroupedContiguous,
-  mqa,
-  pagedMqa,
-} from "../../fixtures/case_builders.ts";
+} from "../../reference/cases/gemm_builders.ts";
+import { mqa, pagedMqa } from "../../reference/cases/mqa_builders.ts";
 import type { VerifyCase } from "./runner.ts";
 import { contiguousFast, denseFast, maskedFast } from "./fast_inputs.ts";
 

@@ -139,7 +139,10 @@ void decode_groups(const View& v, Dec* out) {
 }
 
 const char* model_name(int32_t model) {
+  // Every go_model value, named as the model table (reference/kernel_models/model_table.ts, which
+  // tests/kernels/model_table_test.ts checks this switch against).
   switch (model) {
+    case GO_MODEL_DEFAULT: return "default";
     case GO_MODEL_EXACT: return "exact";
     case GO_MODEL_SM90_1D2D: return "sm90_1d2d";
     case GO_MODEL_SM90_1D1D: return "sm90_1d1d";
@@ -148,6 +151,9 @@ const char* model_name(int32_t model) {
     case GO_MODEL_FP32_SEQUENTIAL: return "fp32_sequential";
     case GO_MODEL_TF32: return "tf32";
     case GO_MODEL_SM90_MQA: return "sm90_mqa";
+    case GO_MODEL_GPU: return "gpu";
+    case GO_MODEL_CPU: return "cpu";
+    case GO_MODEL_CUBLASLT: return "cublaslt";
     default: return "unknown";
   }
 }

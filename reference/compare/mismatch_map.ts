@@ -22,22 +22,10 @@
  * @module
  */
 import { decode, isNanCode } from "../formats/codec.ts";
-import type { FormatName } from "../formats/format_table.ts";
-import type { DType } from "../tensor/dtype.ts";
 import type { Tensor } from "../tensor/tensor.ts";
 import { rowMajorData } from "../tensor/values.ts";
+import { type ComparedDtype, FORMAT_OF_DTYPE, hexBits, type Int16Dtype, int16Values } from "./compared_dtype.ts";
 import { ulpDistance } from "./ulp.ts";
-
-/** The format-table name of each float dtype (integer dtypes have none: they compare by value). */
-export const FORMAT_OF_DTYPE: Readonly<Partial<Record<DType, FormatName>>> = Object.freeze({
-  f32: "f32",
-  bf16: "bf16",
-  f16: "fp16",
-  e4m3: "e4m3",
-  e5m2: "e5m2",
-  ue8m0: "ue8m0",
-  e2m1: "e2m1",
-});
 
 /** Output tile edge of the map (DeepGEMM's BLOCK_M = BLOCK_N = 128). */
 export const MAP_TILE = 128;
@@ -95,8 +83,8 @@ export type MismatchKind =
 
 /** A mismatch map. */
 export interface MismatchMap {
-  /** dtype of both tensors. */
-  dtype: DType;
+  /** dtype of both tensors (the integer reading when `asInt16` was given). */
+  dtype: ComparedDtype;
   /** Shape of both tensors. */
   shape: number[];
   /** What the leading dimension of a 3-D output is called (`group`, `batch`, `split`). */
@@ -143,16 +131,12 @@ export interface MismatchMapOptions {
   groupLabel?: string;
   /** Tile edge (default 128). */
   tile?: number;
+  /** Compare both tensors' 16-bit storage as this integer type (their dtypes may then differ: bf16 against f16). */
+  asInt16?: Int16Dtype;
 }
 
 function jsonNumber(x: number): number | string {
   return Number.isFinite(x) ? x : String(x);
-}
-
-function hexBits(dtype: DType, bits: number | bigint): string {
-  const width = { f32: 8, bf16: 4, f16: 4, e4m3: 2, e5m2: 2, ue8m0: 2, e2m1: 1, i32: 8, i64: 16, u8: 2, i8: 2 }[dtype];
-  const u = typeof bits === "bigint" ? BigInt.asUintN(64, bits) : BigInt(bits >>> 0) & ((1n << BigInt(4 * width)) - 1n);
-  return "0x" + u.toString(16).padStart(width, "0");
 }
 
 /** Splits a shape into (groups, rows, cols): rank 1 is one row, rank ≥ 3 folds the leading dimensions. */
@@ -197,7 +181,8 @@ function coordinateOf(shape: readonly number[], g: number, r: number, c: number)
  * ```
  */
 export function mismatchMap(expected: Tensor, actual: Tensor, options: MismatchMapOptions = {}): MismatchMap {
-  if (expected.dtype !== actual.dtype) {
+  const asInt16 = options.asInt16;
+  if (asInt16 === undefined && expected.dtype !== actual.dtype) {
     throw new RangeError(`mismatch map: dtypes differ (expected ${expected.dtype}, actual ${actual.dtype})`);
   }
   if (expected.shape.length !== actual.shape.length || expected.shape.some((d, i) => d !== actual.shape[i])) {
@@ -205,7 +190,7 @@ export function mismatchMap(expected: Tensor, actual: Tensor, options: MismatchM
       `mismatch map: shapes differ (expected [${expected.shape.join(", ")}], actual [${actual.shape.join(", ")}])`,
     );
   }
-  const dtype = expected.dtype;
+  const dtype: ComparedDtype = asInt16 ?? expected.dtype;
   const shape = [...expected.shape];
   const n = expected.numel;
   const tile = options.tile ?? MAP_TILE;
@@ -222,8 +207,9 @@ export function mismatchMap(expected: Tensor, actual: Tensor, options: MismatchM
   if (masked !== null && masked.length !== G * R) {
     throw new RangeError(`mismatch map: "maskedRows" has ${masked.length} entries for ${G}×${R} rows`);
   }
-  const format = FORMAT_OF_DTYPE[dtype];
-  const e = rowMajorData(expected), a = rowMajorData(actual);
+  const format = asInt16 === undefined ? FORMAT_OF_DTYPE[expected.dtype] : undefined;
+  const e = asInt16 === undefined ? rowMajorData(expected) : int16Values(expected, asInt16);
+  const a = asInt16 === undefined ? rowMajorData(actual) : int16Values(actual, asInt16);
   const nanClass = (options.nan ?? "bits") === "class";
   const isNan = format === undefined ? () => false : (x: number) => isNanCode(format, x);
   const valueOf = (x: number | bigint): number => format === undefined ? Number(x) : decode(format, x as number);

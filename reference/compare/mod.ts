@@ -1,7 +1,8 @@
 /**
  * Comparing results: DeepGEMM's `calc_diff`, ULP distance per format, a bitwise compare that reports the mismatch
- * count and the first mismatch, with a NaN-class mode for NaN spellings that differ across libraries, and the
- * mismatch map (per 128×128 tile: count, bounding box, worst element, the pattern in one line).
+ * count and the first mismatch, with a NaN-class mode for NaN spellings that differ across libraries, the
+ * mismatch map (per 128×128 tile: count, bounding box, worst element, the pattern in one line), and the comparison
+ * of two tensors under a tolerance that `oracle compare` and `verify` report ({@link compareTensors}).
  *
  * @example
  * ```ts
@@ -17,3 +18,5 @@ export * from "./calc_diff.ts";
 export * from "./ulp.ts";
 export * from "./bitwise.ts";
 export * from "./mismatch_map.ts";
+export * from "./compared_dtype.ts";
+export * from "./compare_tensors.ts";

@@ -40,23 +40,12 @@ import { Tensor } from "../tensor/tensor.ts";
 import type { GemmJob, GemmProblem } from "./job.ts";
 import { packKRows } from "./job.ts";
 import { recipeScalar } from "./normal_gemm.ts";
-import {
-  archScalar,
-  cByDIndex,
-  ceilDiv,
-  checkC,
-  copyInto,
-  decodeScales,
-  expectShape,
-  initialOutput,
-  maybe,
-  need,
-  type OpSpec,
-  type Plan,
-  requireKMajor,
-  requirePowerOfTwoScales,
-  requireRowMajor,
-} from "./op_spec.ts";
+import { ceilDiv } from "../layout/tma_aligned.ts";
+import type { OpSpec, Plan } from "./op_spec.ts";
+import { cByDIndex, checkC, copyInto, initialOutput } from "./output.ts";
+import { archScalar } from "./scalar_arguments.ts";
+import { decodeScales, requirePowerOfTwoScales } from "./scale_factors.ts";
+import { expectShape, maybe, need, requireKMajor, requireRowMajor } from "./tensor_arguments.ts";
 import { makeOp } from "./run.ts";
 
 /** The expressions `einsum` accepts (DeepGEMM's hard-coded list). */

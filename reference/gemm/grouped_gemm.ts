@@ -32,26 +32,12 @@ import type { Tensor } from "../tensor/tensor.ts";
 import type { GemmJob, GemmProblem, PackedRows } from "./job.ts";
 import { packKRows } from "./job.ts";
 import { recipeScalar } from "./normal_gemm.ts";
-import {
-  align,
-  archScalar,
-  boolScalar,
-  cByDIndex,
-  ceilDiv,
-  checkC,
-  copyInto,
-  decodeScales,
-  expectShape,
-  initialOutput,
-  intScalar,
-  maybe,
-  need,
-  type OpSpec,
-  type Plan,
-  requireKMajor,
-  requirePowerOfTwoScales,
-  requireScaledModel,
-} from "./op_spec.ts";
+import { align, ceilDiv } from "../layout/tma_aligned.ts";
+import type { OpSpec, Plan } from "./op_spec.ts";
+import { cByDIndex, checkC, copyInto, initialOutput } from "./output.ts";
+import { archScalar, boolScalar, intScalar } from "./scalar_arguments.ts";
+import { decodeScales, requirePowerOfTwoScales, requireScaledModel } from "./scale_factors.ts";
+import { expectShape, maybe, need, requireKMajor } from "./tensor_arguments.ts";
 import { makeOp } from "./run.ts";
 
 const SF_DTYPES: DType[] = ["f32", "i32"];

@@ -23,23 +23,12 @@ import type { DType } from "../tensor/dtype.ts";
 import type { Tensor } from "../tensor/tensor.ts";
 import type { GemmJob, GemmProblem } from "./job.ts";
 import { packKRows } from "./job.ts";
-import {
-  archScalar,
-  cByDIndex,
-  ceilDiv,
-  checkC,
-  copyInto,
-  decodeScales,
-  initialOutput,
-  maybe,
-  need,
-  type OpSpec,
-  type Plan,
-  requireKMajor,
-  requirePowerOfTwoScales,
-  requireRowMajor,
-  requireScaledModel,
-} from "./op_spec.ts";
+import { ceilDiv } from "../layout/tma_aligned.ts";
+import type { OpSpec, Plan } from "./op_spec.ts";
+import { cByDIndex, checkC, copyInto, initialOutput } from "./output.ts";
+import { archScalar } from "./scalar_arguments.ts";
+import { decodeScales, requirePowerOfTwoScales, requireScaledModel } from "./scale_factors.ts";
+import { maybe, need, requireKMajor, requireRowMajor } from "./tensor_arguments.ts";
 import { makeOp } from "./run.ts";
 
 /**

@@ -14,10 +14,11 @@
  * @module
  */
 import type { ModelOptions } from "../kernel_models/kernel_models.ts";
-import { evaluateParallel } from "../parallel/evaluate_parallel.ts";
+import { evaluateParallel } from "./evaluate_parallel.ts";
 import type { Tensor } from "../tensor/tensor.ts";
 import { evaluateTiles, selectTiles } from "./engine.ts";
-import { type OpSpec, type Plan, writeResults } from "./op_spec.ts";
+import type { OpSpec, Plan } from "./op_spec.ts";
+import { writeResults } from "./output.ts";
 
 /** An op description plus its planner. */
 export interface OpDefinition extends Omit<OpSpec, "run" | "runAsync"> {

@@ -16,7 +16,7 @@
  */
 import { isNanCode } from "../formats/codec.ts";
 import { formatSpec } from "../formats/format_table.ts";
-import { FORMAT_OF_DTYPE } from "../compare/mismatch_map.ts";
+import { FORMAT_OF_DTYPE } from "../compare/compared_dtype.ts";
 import type { DType } from "../tensor/dtype.ts";
 import { Tensor } from "../tensor/tensor.ts";
 import { rowMajorData } from "../tensor/values.ts";

@@ -31,7 +31,7 @@ import { evaluateTiles, selectTiles } from "../gemm/engine.ts";
 import type { GemmJob, GemmProblem } from "../gemm/job.ts";
 import { planNormal } from "../gemm/normal_gemm.ts";
 import type { OpSpec, Plan } from "../gemm/op_spec.ts";
-import { GEMM_OPS } from "../gemm/registry.ts";
+import { GEMM_OPS } from "../registry.ts";
 import { referenceOp } from "../registry.ts";
 import { Prng } from "../random/prng.ts";
 import type { Tensor } from "../tensor/tensor.ts";

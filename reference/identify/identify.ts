@@ -13,7 +13,7 @@
  * ```ts
  * import assert from "node:assert/strict";
  * import { Tensor } from "../tensor/tensor.ts";
- * import { GEMM_OPS } from "../gemm/registry.ts";
+ * import { GEMM_OPS } from "../registry.ts";
  * import { identify } from "./identify.ts";
  * // A raw-FP8 GEMM computed with fast accumulation (the wgmma chain over all of K) is named as such.
  * const K = 256, a = new Uint8Array(8 * K), b = new Uint8Array(8 * K);

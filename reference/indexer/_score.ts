@@ -5,27 +5,9 @@
  * @module
  */
 import { fusedDotAdd, fusedStep, STEP_ROUNDINGS } from "../tensor_core/fused_dot_add.ts";
-import { type OperandFormat, operandTable } from "../tensor_core/operand_tables.ts";
+import type { OperandFormat } from "../tensor_core/operand_tables.ts";
+import type { DecodedOperand } from "../tensor_core/decoded_operand.ts";
 import { type TensorCoreProfile, tensorCoreProfile } from "../tensor_core/profiles.ts";
-
-/** Decoded operand rows: values and MMA exponents of every code, flattened. */
-export interface DecodedOperand {
-  /** Values. */
-  readonly v: Float64Array;
-  /** MMA-Sim exponents. */
-  readonly e: Int32Array;
-}
-
-/** Decodes a code array of an operand format once, so the inner loops only index. */
-export function decodeOperand(format: OperandFormat, codes: ArrayLike<number>): DecodedOperand {
-  const t = operandTable(format);
-  const v = new Float64Array(codes.length), e = new Int32Array(codes.length);
-  for (let i = 0; i < codes.length; i++) {
-    v[i] = t.values[codes[i]];
-    e[i] = t.exps[codes[i]];
-  }
-  return { v, e };
-}
 
 /** A dot product of two decoded rows of length D, as the tensor-core profile computes it from c = 0. */
 export type Scorer = (a: DecodedOperand, aOff: number, b: DecodedOperand, bOff: number, D: number) => number;

@@ -16,7 +16,8 @@
 import { bf16Rne, bf16ToF32 } from "../fp32.ts";
 import { decodeFp4Rows, fp4ScorerFor } from "./fp4_operands.ts";
 import { Tensor } from "../tensor/tensor.ts";
-import { decodeOperand, scorerFor } from "./_score.ts";
+import { decodeOperand } from "../tensor_core/decoded_operand.ts";
+import { scorerFor } from "./_score.ts";
 import { align, checkShape, checkTensor, intValues } from "./_checks.ts";
 import { cleanRange, isCleaned } from "./clean_logits.ts";
 import { reduceHeads } from "./head_reduction.ts";

@@ -1,76 +1,29 @@
 /**
  * The kernel models of the lightning-indexer operations: which tensor-core profile produces the scores and which
- * head-reduction order reduces them, per architecture. Data, reviewable line by line.
+ * head-reduction order reduces them, per architecture: a view of the model table
+ * (`reference/kernel_models/model_table.ts`), whose rows are reviewable line by line.
  * @module
  */
-import { checkHeadReductionOrder, type HeadReductionOrder } from "./head_reduction.ts";
+import { checkHeadReductionOrder } from "./head_reduction.ts";
 import { tensorCoreProfile } from "../tensor_core/profiles.ts";
+import { MODEL_TABLE, type MqaParameters } from "../kernel_models/model_table.ts";
 
 /** Target architecture of a model (sets the host checks: allowed H, block_kv, next_n, weight dtypes). */
 export type MqaArch = "sm90" | "sm100";
 
-/** One MQA model. */
-export interface MqaModel {
+/** One MQA model: a name of the model table and its MQA parameters. */
+export interface MqaModel extends MqaParameters {
   /** Key in {@link MQA_MODELS}. */
   readonly name: string;
-  /** Architecture whose host checks apply. */
-  readonly arch: MqaArch;
-  /** Tensor-core profile of the score `s_h` (FP8 Q and KV). */
-  readonly tensorCore: string;
-  /**
-   * Tensor-core profile of the FP4 score (`kind::mxf4.block_scale.block32`, SM100 only); absent where the
-   * architecture has no FP4 path.
-   */
-  readonly tensorCoreFp4?: string;
-  /** Head-reduction order. */
-  readonly reduction: HeadReductionOrder;
-  /** Evidence. */
-  readonly status: string;
 }
 
-/** The MQA models by name. `sm90` is the default (DeepGEMM's only FP8 path on Hopper). */
-export const MQA_MODELS: Readonly<Record<string, MqaModel>> = Object.freeze({
-  sm90: Object.freeze({
-    name: "sm90",
-    arch: "sm90",
-    tensorCore: "hopper_wgmma_fp8",
-    reduction: "sm90",
-    status: "verified on H200: 100 % of 38,118 logits of DeepGEMM's sm90_fp8_mqa_logits kernel bit for bit",
-  }),
-  sm90_spec81: Object.freeze({
-    name: "sm90_spec81",
-    arch: "sm90",
-    tensorCore: "hopper_wgmma_fp8",
-    reduction: "sm90_spec81",
-    status: "deepgemm-ops.md §8.1 as written; 85.8–89.3 % of the kernel's logits on an H200",
-  }),
-  sm100: Object.freeze({
-    name: "sm100",
-    arch: "sm100",
-    tensorCore: "tcgen05_f8f6f4",
-    // MMA-Sim's mxf4nvf4 row (groups of 16 summed exactly, × their two ue8m0 scales, 4 groups + c fused with 35
-    // fraction bits, RZ); kind::mxf4 with block32 scales is taken to behave as mxf4nvf4 with ue8m0/32 scales
-    // (numerics.md §8.1). [published, not verified here]
-    tensorCoreFp4: "tcgen05_mxf4nvf4",
-    reduction: "sm100_fp32",
-    status: "deepgemm-ops.md §8.1 [from source]; not checked on a GPU (bf16 weights select sm100_bf16)",
-  }),
-  exact: Object.freeze({
-    name: "exact",
-    arch: "sm90",
-    tensorCore: "exact",
-    reduction: "sm90",
-    status: "definition: error-free scores rounded once to fp32, SM90 reduction order",
-  }),
-  sm100_exact: Object.freeze({
-    name: "sm100_exact",
-    arch: "sm100",
-    tensorCore: "exact",
-    tensorCoreFp4: "exact",
-    reduction: "sm100_fp32",
-    status: "definition: error-free (block-scaled) scores rounded once to fp32, SM100 reduction order",
-  }),
-});
+/**
+ * The MQA models by name: the rows of the model table (`reference/kernel_models/model_table.ts`) with MQA
+ * parameters, in its order. `sm90` is the default (DeepGEMM's only FP8 path on Hopper).
+ */
+export const MQA_MODELS: Readonly<Record<string, MqaModel>> = Object.freeze(Object.fromEntries(
+  MODEL_TABLE.flatMap((r) => r.mqa ? [[r.name, Object.freeze({ name: r.name, ...r.mqa })] as const] : []),
+));
 
 /** Options that pick and override an MQA model (CLI: `--model`, `--tensor-core`, `--reduction`). */
 export interface MqaModelOptions {

@@ -26,7 +26,7 @@
 import { Tensor } from "../tensor/tensor.ts";
 import { f32FromBits } from "../fp32.ts";
 import { align, checkShape, checkTensor, intValues } from "./_checks.ts";
-import { decodeOperand } from "./_score.ts";
+import { decodeOperand } from "../tensor_core/decoded_operand.ts";
 import { scorerFor } from "./_score.ts";
 import { reduceHeads } from "./head_reduction.ts";
 import { allocLogits, checkHeadsAndDim, resolveMqaCall, weightValues } from "./mqa_logits.ts";

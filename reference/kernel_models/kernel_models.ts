@@ -18,6 +18,7 @@
  */
 import { tensorCoreProfile } from "../tensor_core/profiles.ts";
 import { describeValue } from "../describe.ts";
+import { type KernelParameters, MODEL_TABLE } from "./model_table.ts";
 
 /**
  * Where block scales enter:
@@ -39,103 +40,16 @@ export type Epilogue = "reduce_add" | "fp32_then_cast" | "exact";
 /** Output element type of a GEMM (DeepGEMM's D dtypes). */
 export type OutDtype = "bf16" | "f32";
 
-/** One kernel family. */
-export interface KernelModel {
+/** One kernel family: a name of the model table and its GEMM parameters. */
+export interface KernelModel extends KernelParameters {
   /** Key in {@link KERNEL_MODELS}. */
   readonly name: string;
-  /** What it models. */
-  readonly description: string;
-  /** Default tensor-core profile (`reference/tensor_core/profiles.ts`). */
-  readonly tensorCore: string;
-  /** K elements per tensor-core partial sum before promotion to fp32 (`"none"`: the whole K part stays in the unit). */
-  readonly promotion: 128 | "none";
-  /** Where scales are applied. */
-  readonly scales: ScaleApplication;
-  /** Default number of contiguous K parts (1 = no split-K). */
-  readonly splitK: number;
-  /** Default output type. */
-  readonly outDtype: OutDtype;
-  /** Epilogue rule. */
-  readonly epilogue: Epilogue;
-  /** Where the rule comes from. */
-  readonly source: string;
 }
 
-/** The kernel models, by name. */
-export const KERNEL_MODELS: Readonly<Record<string, KernelModel>> = Object.freeze({
-  sm90_1d2d: Object.freeze({
-    name: "sm90_1d2d",
-    description: "DeepGEMM SM90 FP8 1D2D: per 128-K block 4 chained k32 wgmma from zero give P; s = fl32(sa·sb); " +
-      "F = fma32(s, P, F); BF16 RNE output, no C",
-    tensorCore: "hopper_wgmma_fp8",
-    promotion: 128,
-    scales: "promotion",
-    splitK: 1,
-    outDtype: "bf16",
-    epilogue: "reduce_add",
-    source: "deepgemm-ops.md §6.1; verified bit for bit on H200 (numerics.md §8.2b)",
-  }),
-  sm90_1d1d: Object.freeze({
-    name: "sm90_1d1d",
-    description: "DeepGEMM SM90 FP8 1D1D: as 1D2D with per-column B scales; FP32 output, D = fl32(C + F)",
-    tensorCore: "hopper_wgmma_fp8",
-    promotion: 128,
-    scales: "promotion",
-    splitK: 1,
-    outDtype: "f32",
-    epilogue: "reduce_add",
-    source: "deepgemm-ops.md §6.2; verified on H200 (numerics.md §8.2b)",
-  }),
-  sm100_1d1d: Object.freeze({
-    name: "sm100_1d1d",
-    description:
-      "DeepGEMM SM100 FP8/FP4: the whole K inside block-scaled tcgen05 (k32 steps, UE8M0 scale exponents); " +
-      "BF16 output with C rounds twice: bf16(C + bf16(acc))",
-    tensorCore: "tcgen05_mxf8f6f4",
-    promotion: "none",
-    scales: "in_unit",
-    splitK: 1,
-    outDtype: "bf16",
-    epilogue: "reduce_add",
-    source: "deepgemm-ops.md §6.3 (tensor-core rounding: MMA-Sim, not verified here)",
-  }),
-  bf16: Object.freeze({
-    name: "bf16",
-    description: "DeepGEMM BF16 GEMMs: the whole K in the unit (k16 wgmma chained through the fp32 accumulator); " +
-      "epilogue as sm100_1d1d",
-    tensorCore: "hopper_wgmma_bf16",
-    promotion: "none",
-    scales: "none",
-    splitK: 1,
-    outDtype: "bf16",
-    epilogue: "reduce_add",
-    source: "deepgemm-ops.md §6.4; Hopper verified on H200 (numerics.md §8.2b)",
-  }),
-  cublaslt: Object.freeze({
-    name: "cublaslt",
-    description:
-      "cuBLASLt raw FP8 (no scales, fast accumulation off): chained k32 wgmma, partial sums promoted to fp32 " +
-      "every 128 K with a plain fp32 add; optional split-K; epilogue in fp32 then one cast",
-    tensorCore: "hopper_wgmma_fp8",
-    promotion: 128,
-    scales: "none",
-    splitK: 1,
-    outDtype: "bf16",
-    epilogue: "fp32_then_cast",
-    source: "numerics.md §8.2 (promotion, inferred interval) and §8.2b (split-K in 2 halves at 64×256×7168)",
-  }),
-  exact: Object.freeze({
-    name: "exact",
-    description: "the true value C + Σ a·sa·b·sb rounded once to the output type",
-    tensorCore: "exact",
-    promotion: "none",
-    scales: "in_unit",
-    splitK: 1,
-    outDtype: "bf16",
-    epilogue: "exact",
-    source: "definition",
-  }),
-});
+/** The kernel models, by name: the rows of the model table (`model_table.ts`) with GEMM parameters, in its order. */
+export const KERNEL_MODELS: Readonly<Record<string, KernelModel>> = Object.freeze(Object.fromEntries(
+  MODEL_TABLE.flatMap((r) => r.gemm ? [[r.name, Object.freeze({ name: r.name, ...r.gemm })] as const] : []),
+));
 
 /** What a caller may ask of a model (the CLI flags `--model --tensor-core --promote --split-k --out-dtype`). */
 export interface ModelOptions {

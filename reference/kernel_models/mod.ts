@@ -9,6 +9,7 @@
  * ```
  * @module
  */
+export * from "./model_table.ts";
 export * from "./kernel_models.ts";
 export * from "./element.ts";
 export * from "./sm90_fp8_tile.ts";

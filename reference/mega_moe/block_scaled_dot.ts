@@ -6,38 +6,8 @@
  * @module
  */
 import { fusedDotAdd, fusedStep, STEP_ROUNDINGS } from "../tensor_core/fused_dot_add.ts";
-import { operandTable } from "../tensor_core/operand_tables.ts";
+import type { DecodedOperand } from "../tensor_core/decoded_operand.ts";
 import { tensorCoreProfile } from "../tensor_core/profiles.ts";
-
-/** A decoded operand: values and MMA-Sim exponents per element. */
-export interface MoeOperand {
-  /** Element values. */
-  v: Float64Array;
-  /** MMA-Sim exponents. */
-  e: Int32Array;
-}
-
-/**
- * Decodes codes of a format (`e4m3`, `e2m1` unpacked codes, or `bf16` bits).
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { decodeMoeOperand } from "./block_scaled_dot.ts";
- * const a = decodeMoeOperand("e4m3", [0x38, 0x40]);
- * assert.deepEqual([...a.v], [1, 2]);
- * assert.deepEqual([...a.e], [0, 1]);
- * assert.equal(decodeMoeOperand("e2m1", [0x7]).v[0], 6);
- * ```
- */
-export function decodeMoeOperand(format: "e4m3" | "e2m1" | "bf16", codes: ArrayLike<number>): MoeOperand {
-  const t = operandTable(format);
-  const v = new Float64Array(codes.length), e = new Int32Array(codes.length);
-  for (let i = 0; i < codes.length; i++) {
-    v[i] = t.values[codes[i]];
-    e[i] = t.exps[codes[i]];
-  }
-  return { v, e };
-}
 
 /**
  * `Σ_k a[k]·2^(sa[k/32]−127) · b[k]·2^(sb[k/32]−127)` over K as the block-scaled tensor-core chain computes it.
@@ -45,18 +15,19 @@ export function decodeMoeOperand(format: "e4m3" | "e2m1" | "bf16", codes: ArrayL
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { blockScaledDot, decodeMoeOperand } from "./block_scaled_dot.ts";
- * const a = decodeMoeOperand("e4m3", new Uint8Array(32).fill(0x38)); // 1.0
- * const b = decodeMoeOperand("e2m1", new Uint8Array(32).fill(0x2)); // 1.0
+ * import { decodeOperand } from "../tensor_core/decoded_operand.ts";
+ * import { blockScaledDot } from "./block_scaled_dot.ts";
+ * const a = decodeOperand("e4m3", new Uint8Array(32).fill(0x38)); // 1.0
+ * const b = decodeOperand("e2m1", new Uint8Array(32).fill(0x2)); // 1.0
  * assert.equal(blockScaledDot(a, 0, new Uint8Array([128]), 0, b, 0, new Uint8Array([126]), 0, 32), 32);
  * ```
  */
 export function blockScaledDot(
-  a: MoeOperand,
+  a: DecodedOperand,
   aOff: number,
   sa: ArrayLike<number>,
   saOff: number,
-  b: MoeOperand,
+  b: DecodedOperand,
   bOff: number,
   sb: ArrayLike<number>,
   sbOff: number,
@@ -91,15 +62,16 @@ export function blockScaledDot(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { bf16Dot, decodeMoeOperand } from "./block_scaled_dot.ts";
- * const a = decodeMoeOperand("bf16", new Uint16Array(16).fill(0x3f80));
+ * import { decodeOperand } from "../tensor_core/decoded_operand.ts";
+ * import { bf16Dot } from "./block_scaled_dot.ts";
+ * const a = decodeOperand("bf16", new Uint16Array(16).fill(0x3f80));
  * assert.equal(bf16Dot(a, 0, a, 0, 16), 16);
  * ```
  */
 export function bf16Dot(
-  a: MoeOperand,
+  a: DecodedOperand,
   aOff: number,
-  b: MoeOperand,
+  b: DecodedOperand,
   bOff: number,
   K: number,
   profileName = "tcgen05",

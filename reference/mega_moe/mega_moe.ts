@@ -14,7 +14,8 @@
  */
 import { bf16Rne, bf16ToF32, f32 } from "../fp32.ts";
 import { Tensor } from "../tensor/tensor.ts";
-import { bf16Dot, blockScaledDot, decodeMoeOperand, type MoeOperand } from "./block_scaled_dot.ts";
+import { bf16Dot, blockScaledDot } from "./block_scaled_dot.ts";
+import { type DecodedOperand, decodeOperand } from "../tensor_core/decoded_operand.ts";
 import { requantPer32, swiglu, type SwigluOptions } from "./swiglu_quant.ts";
 
 /** Inputs of the Mega MoE reference (weights in DeepGEMM's original, untransformed row order). */
@@ -68,11 +69,11 @@ export interface MegaMoeProblem {
   /** Weight per (t, j). */
   w: Float32Array;
   /** Decoded operands and scale bytes. */
-  x: MoeOperand;
+  x: DecodedOperand;
   xSf: Uint8Array;
-  l1: MoeOperand;
+  l1: DecodedOperand;
   l1Sf: Uint8Array;
-  l2: MoeOperand;
+  l2: DecodedOperand;
   l2Sf: Uint8Array;
   /** Incoming statistics. */
   stats: Int32Array;
@@ -187,7 +188,7 @@ export function prepareMegaMoe(inputs: MegaMoeInputs): MegaMoeProblem {
     stats = Int32Array.from(s.contiguous().data as Int32Array).slice(0, E);
   }
   if (kind === "bf16") {
-    const dec = (t: Tensor) => decodeMoeOperand("bf16", t.contiguous().data as Uint16Array);
+    const dec = (t: Tensor) => decodeOperand("bf16", t.contiguous().data as Uint16Array);
     const none = new Uint8Array(0);
     return {
       kind,
@@ -217,11 +218,11 @@ export function prepareMegaMoe(inputs: MegaMoeInputs): MegaMoeProblem {
     idx,
     w,
     stats,
-    x: decodeMoeOperand("e4m3", x.contiguous().data as Uint8Array),
+    x: decodeOperand("e4m3", x.contiguous().data as Uint8Array),
     xSf: scaleBytes(fn, "x_sf", inputs.x_sf, [T], hidden),
-    l1: decodeMoeOperand("e2m1", unpackFp4Codes(l1)),
+    l1: decodeOperand("e2m1", unpackFp4Codes(l1)),
     l1Sf: scaleBytes(fn, "l1_sf", inputs.l1_sf, [E, twoI], hidden),
-    l2: decodeMoeOperand("e2m1", unpackFp4Codes(l2)),
+    l2: decodeOperand("e2m1", unpackFp4Codes(l2)),
     l2Sf: scaleBytes(fn, "l2_sf", inputs.l2_sf, [E, hidden], I),
   };
 }
@@ -289,13 +290,13 @@ export function megaMoeExpertOutput(
   const o = new Uint16Array(p.hidden), K = p.I;
   if (p.kind === "fp8_fp4") {
     const { codes, sf } = requantPer32(a);
-    const q = decodeMoeOperand("e4m3", codes);
+    const q = decodeOperand("e4m3", codes);
     for (let n = 0; n < p.hidden; n++) {
       const row = e * p.hidden + n;
       o[n] = bf16Rne(blockScaledDot(q, 0, sf, 0, p.l2, row * K, p.l2Sf, row * K / 32, K, options.tensorCore));
     }
   } else {
-    const ab = decodeMoeOperand("bf16", Uint16Array.from(a, (v) => bf16Rne(v)));
+    const ab = decodeOperand("bf16", Uint16Array.from(a, (v) => bf16Rne(v)));
     for (let n = 0; n < p.hidden; n++) {
       o[n] = bf16Rne(bf16Dot(ab, 0, p.l2, (e * p.hidden + n) * K, K, options.tensorCore));
     }

@@ -1,24 +1,24 @@
 /**
- * A pool of Deno Workers that evaluate GEMM tiles. The workers are started once and reused for every chunk (and,
- * when the caller keeps the pool, for every later job); a job's operand arrays are copied once into
- * SharedArrayBuffers, so each worker sees them without a copy; tiles go out in contiguous chunks, handed to
- * whichever worker is free (a busy or slower core simply takes fewer chunks). Results come back per chunk and are
- * concatenated in chunk order, so the output never depends on timing — and every element is computed on its own,
- * so the bits equal a single thread's (tested).
+ * A pool of Deno Workers, the one every parallel reference runs on (GEMM tiles, MQA query rows). Workers are started
+ * once per worker module and reused for every chunk and every later job while the caller keeps the pool; a job is
+ * sent once to each Worker that takes part (arrays in SharedArrayBuffers are shared, not copied), its chunks are
+ * handed one at a time to whichever Worker is free (a busy or slower core simply takes fewer), and the results come
+ * back in chunk order, so the output never depends on timing. Jobs queue up one after another.
+ *
+ * The worker modules call {@link serveWorker}; this folder imports no reference, so every reference can use it.
  *
  * @example
  * ```ts ignore
- * const pool = new GemmWorkerPool(2);
+ * const pool = new WorkerPool(2);
  * try {
- *   const res = await pool.evaluate(job, selectTiles(job.problems));
+ *   const parts = await pool.run({ script: new URL("./my_worker.ts", import.meta.url), name: "demo", job, chunks });
  * } finally {
  *   pool.close();
  * }
  * ```
  * @module
  */
-import type { Tile, TileResults } from "../gemm/engine.ts";
-import type { GemmJob } from "../gemm/job.ts";
+import type { PoolReply } from "./serve_worker.ts";
 
 /**
  * Default worker count: every core the runtime reports.
@@ -33,70 +33,40 @@ export function defaultWorkers(): number {
   return Math.max(1, navigator.hardwareConcurrency ?? 1);
 }
 
-type Shareable = Uint8Array | Uint16Array | Int32Array | Float64Array;
-
-function share<T extends Shareable>(a: T): T;
-function share<T extends Shareable>(a: T | null): T | null;
-function share<T extends Shareable>(a: T | null): T | null {
-  if (a === null || a.buffer instanceof SharedArrayBuffer) return a;
-  const ctor = a.constructor as new (b: SharedArrayBuffer) => T;
-  const out = new ctor(new SharedArrayBuffer(a.byteLength));
-  out.set(a as never);
-  return out;
+/** One job for {@link WorkerPool.run}. */
+export interface WorkerTask<J, C> {
+  /** The worker module (it calls `serveWorker`); the pool keeps a set of Workers per module. */
+  readonly script: URL;
+  /** What the Workers compute, for error messages (`GEMM` gives "GEMM worker failed: ..."). */
+  readonly name: string;
+  /** Sent once to each Worker that takes part. */
+  readonly job: J;
+  /** The chunks, each evaluated on its own by one Worker. */
+  readonly chunks: readonly C[];
 }
-
-/** The job with its large arrays in SharedArrayBuffers (the problems' index arrays are small and cloned). */
-function shareJob(job: GemmJob): GemmJob {
-  return { ...job, a: share(job.a), b: share(job.b), sfa: share(job.sfa), sfb: share(job.sfb), c: share(job.c) };
-}
-
-/** Splits tiles into at most `n` contiguous, nearly equal chunks. */
-function chunksOf(tiles: readonly Tile[], n: number): Tile[][] {
-  const out: Tile[][] = [];
-  for (let i = 0; i < n; i++) {
-    const lo = Math.floor((tiles.length * i) / n), hi = Math.floor((tiles.length * (i + 1)) / n);
-    if (hi > lo) out.push(tiles.slice(lo, hi));
-  }
-  return out;
-}
-
-function concat(parts: readonly TileResults[]): TileResults {
-  let n = 0;
-  for (const r of parts) n += r.index.length;
-  const index = new Int32Array(n), value = new Float64Array(n);
-  let o = 0;
-  for (const r of parts) {
-    index.set(r.index, o);
-    value.set(r.value, o);
-    o += r.index.length;
-  }
-  return { index, value };
-}
-
-type Reply =
-  | { ok: true; id: number; chunk: number; res: TileResults }
-  | { ok: false; id: number; chunk: number; message: string };
 
 /**
- * A reusable set of GEMM Workers (call {@link GemmWorkerPool.close} when done: live Workers keep Deno running).
+ * A reusable set of Workers (call {@link WorkerPool.close} when done: live Workers keep Deno running).
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { GemmWorkerPool } from "./worker_pool.ts";
- * const pool = new GemmWorkerPool(2);
+ * import { WorkerPool } from "./worker_pool.ts";
+ * const pool = new WorkerPool(2);
  * assert.equal(pool.size, 2);
- * pool.close();
+ * pool.close(); // no Worker was started: they start with the first job
+ * assert.throws(() => new WorkerPool(0), RangeError);
  * ```
  */
-export class GemmWorkerPool {
+export class WorkerPool {
   #size: number;
-  #workers: Worker[] = [];
+  #workers = new Map<string, Worker[]>();
   #jobs = 0;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
 
   /**
-   * @param size number of Workers (default: every core)
+   * A pool of at most `size` Workers per worker module; none is started before the first job.
+   * @param size number of Workers per worker module (default: every core)
    * @throws RangeError unless size is a positive integer
    */
   constructor(size: number = defaultWorkers()) {
@@ -106,20 +76,18 @@ export class GemmWorkerPool {
     this.#size = size;
   }
 
-  /** Number of Workers the pool runs at most. */
+  /** Number of Workers the pool runs at most (per worker module). */
   get size(): number {
     return this.#size;
   }
 
   /**
-   * Evaluates tiles of a job on the pool (jobs queue up one after another).
-   * @param job the job
-   * @param tiles the tiles
-   * @param chunksPerWorker chunks per worker (default 4: enough to balance a contended machine)
-   * @returns D indices and values, in tile order
+   * Evaluates every chunk of a job on the pool's Workers of `task.script`.
+   * @param task the worker module, a name for messages, the job and its chunks
+   * @returns one result per chunk, in chunk order
    */
-  evaluate(job: GemmJob, tiles: readonly Tile[], chunksPerWorker = 4): Promise<TileResults> {
-    const run = this.#queue.then(() => this.#run(job, tiles, chunksPerWorker));
+  run<J, C, R>(task: WorkerTask<J, C>): Promise<R[]> {
+    const run = this.#queue.then(() => this.#run<J, C, R>(task));
     this.#queue = run.catch(() => undefined);
     return run;
   }
@@ -127,23 +95,23 @@ export class GemmWorkerPool {
   /** Terminates every Worker; the pool cannot be used afterwards. */
   close(): void {
     this.#closed = true;
-    for (const w of this.#workers) w.terminate();
-    this.#workers = [];
+    for (const set of this.#workers.values()) for (const w of set) w.terminate();
+    this.#workers.clear();
   }
 
-  #run(job: GemmJob, tiles: readonly Tile[], chunksPerWorker: number): Promise<TileResults> {
-    if (this.#closed) return Promise.reject(new Error("GemmWorkerPool is closed"));
-    if (tiles.length === 0) return Promise.resolve({ index: new Int32Array(0), value: new Float64Array(0) });
-    const chunks = chunksOf(tiles, Math.min(tiles.length, this.#size * Math.max(1, chunksPerWorker)));
+  #run<J, C, R>(task: WorkerTask<J, C>): Promise<R[]> {
+    if (this.#closed) return Promise.reject(new Error("WorkerPool is closed"));
+    const { chunks, name } = task;
+    if (chunks.length === 0) return Promise.resolve([]);
     const n = Math.min(this.#size, chunks.length);
-    while (this.#workers.length < n) {
-      this.#workers.push(new Worker(new URL("./gemm_worker.ts", import.meta.url).href, { type: "module" }));
-    }
-    const workers = this.#workers.slice(0, n);
+    const key = task.script.href;
+    const set = this.#workers.get(key) ?? [];
+    this.#workers.set(key, set);
+    while (set.length < n) set.push(new Worker(key, { type: "module" }));
+    const workers = set.slice(0, n);
     const id = ++this.#jobs;
-    const shared = shareJob(job);
-    const results: TileResults[] = new Array(chunks.length);
-    return new Promise<TileResults>((resolve, reject) => {
+    const results: R[] = new Array(chunks.length);
+    return new Promise<R[]>((resolve, reject) => {
       let next = 0, done = 0, failed = false;
       const finish = (err: Error | null) => {
         for (const w of workers) {
@@ -152,21 +120,21 @@ export class GemmWorkerPool {
           w.postMessage({ type: "drop", id });
         }
         if (err) reject(err);
-        else resolve(concat(results));
+        else resolve(results);
       };
       const give = (w: Worker) => {
         if (next < chunks.length) {
           const c = next++;
-          w.postMessage({ type: "tiles", id, chunk: c, tiles: chunks[c] });
+          w.postMessage({ type: "chunk", id, chunk: c, item: chunks[c] });
         }
       };
       for (const w of workers) {
-        w.onmessage = (e: MessageEvent<Reply>) => {
+        w.onmessage = (e: MessageEvent<PoolReply<R>>) => {
           const m = e.data;
           if (failed || m.id !== id) return; // a late reply of an earlier (failed) job
           if (!m.ok) {
             failed = true;
-            finish(new Error(`GEMM worker failed: ${m.message}`));
+            finish(new Error(`${name} worker failed: ${m.message}`));
             return;
           }
           results[m.chunk] = m.res;
@@ -177,9 +145,9 @@ export class GemmWorkerPool {
           e.preventDefault();
           if (failed) return;
           failed = true;
-          finish(new Error(`GEMM worker failed: ${e.message}`));
+          finish(new Error(`${name} worker failed: ${e.message}`));
         };
-        w.postMessage({ type: "job", id, job: shared });
+        w.postMessage({ type: "job", id, job: task.job });
         give(w);
       }
     });

@@ -11,5 +11,6 @@
  */
 export * from "./profiles.ts";
 export * from "./operand_tables.ts";
+export * from "./decoded_operand.ts";
 export * from "./exact_sum.ts";
 export * from "./fused_dot_add.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { fp8Dense } from "../../fixtures/case_builders.ts";
+import { fp8Dense } from "../../reference/cases/gemm_builders.ts";
 import { writeSafetensors } from "../../io/mod.ts";
-import { GEMM_OPS } from "../../reference/gemm/registry.ts";
+import { GEMM_OPS } from "../../reference/registry.ts";
 import { Prng } from "../../reference/random/prng.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 import { ServeSession } from "../../cli/serve.ts";
@@ -38,6 +38,13 @@ Deno.test("oracle identify", async (t) => {
       /^bit for bit: cublaslt\n {2}= cuBLASLt FP8 \(torch\._scaled_mm\), tensor-wise scales, fast accumulation off/,
     );
     assert.match(r.stdout, /\nsearched \d+ variants of cublaslt_gemm_nt for d bf16 \[8, 64\]/);
+  });
+
+  await t.step("takes --actual-prefix with or without the slash (issue 27)", async () => {
+    const slash = await runCli(["identify", "cublaslt_gemm_nt", CUBLASLT, CUBLASLT, "--actual-prefix", "cublaslt/"]);
+    const bare = await runCli(["identify", "cublaslt_gemm_nt", CUBLASLT, CUBLASLT, "--actual-prefix", "cublaslt"]);
+    assert.equal(bare.code, 0, bare.stderr);
+    assert.equal(bare.stdout.split("\n")[0], slash.stdout.split("\n")[0]);
   });
 
   await t.step("reports the nearest variants and where they differ when none matches, exit 1 (--json)", async () => {

@@ -17,7 +17,7 @@ import {
 import { runCase, type VerifyCase } from "../../cli/verify/runner.ts";
 import { deepseekV3FullSuite } from "../../cli/verify/suites.ts";
 import { collectCases } from "../../cli/verify/devices.ts";
-import { gemmOp } from "../../reference/gemm/registry.ts";
+import { gemmOp } from "../../reference/registry.ts";
 import { f32FromBits } from "../../reference/fp32.ts";
 import { Prng } from "../../reference/random/prng.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";

@@ -27,7 +27,7 @@ Deno.test("quantizeCommand", async (t) => {
   });
 
   await t.step(
-    "writes codes as <name> and fp32 scales as <name>_sf (per_token_cast_to_fp8, cpu semantics)",
+    "writes codes as a and fp32 scales as sfa, DeepGEMM's names (per_token_cast_to_fp8, cpu semantics)",
     async () => {
       await withTempDir(async (dir) => {
         await writeSafetensors(`${dir}/x.safetensors`, {
@@ -46,11 +46,13 @@ Deno.test("quantizeCommand", async (t) => {
         assert.equal(r.code, 0, r.stderr);
         assert.match(r.stderr, /skipping integer tensor "grouped_layout"/);
         const f = await readSafetensors(`${dir}/q.safetensors`);
-        assert.deepEqual([...f.tensors.keys()].sort(), ["a", "a_sf"]);
+        assert.deepEqual([...f.tensors.keys()].sort(), ["a", "sfa"]);
         assert.equal(f.fileDtypes.get("a"), "F8_E4M3");
         assert.deepEqual([...f.tensors.get("a")!.data], [0x7e, 0xf6, 0x38, 0x00]);
-        assert.deepEqual([...f.tensors.get("a_sf")!.data], [1]);
-        assert.equal(f.metadata.recipe, "per_token_cast_to_fp8");
+        assert.deepEqual([...f.tensors.get("sfa")!.data], [1]);
+        assert.equal(f.metadata.quant_recipe, "per_token_cast_to_fp8");
+        // "recipe" is a scalar of the FP8 GEMMs: `oracle run` would read the quantizer's name as its value.
+        assert.equal(f.metadata.recipe, undefined);
         assert.equal(f.metadata.semantics, "cpu");
       });
     },
@@ -116,6 +118,101 @@ Deno.test("quantizeCommand", async (t) => {
         assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
         assert.match(r.stderr, msg);
       }
+    });
+  });
+});
+
+Deno.test("quantize: the output is what oracle run reads (issue 27)", async (t) => {
+  // A BF16 GEMM's inputs: a [8, 96], b [64, 96] (the quantize --help example's file).
+  const bf16 = "fixtures/bf16_gemm_nt/bf16_gemm_nt_m8_n64_k96.safetensors";
+
+  await t.step("names the scales sfa / sfb for a / b and <name>_sf for the others", async () => {
+    await withTempDir(async (dir) => {
+      await writeSafetensors(`${dir}/x.safetensors`, {
+        a: Tensor.zeros("bf16", [2, 128]),
+        b: Tensor.zeros("bf16", [2, 128]),
+        q: Tensor.zeros("bf16", [2, 128]),
+      });
+      const r = await runCli(["quantize", "--recipe", "per_token_cast_to_fp8", `${dir}/x.safetensors`, `${dir}/q.st`]);
+      assert.equal(r.code, 0, r.stderr);
+      const f = await readSafetensors(`${dir}/q.st`);
+      assert.deepEqual([...f.tensors.keys()].sort(), ["a", "b", "q", "q_sf", "sfa", "sfb"]);
+    });
+  });
+
+  await t.step("A per token and B per block, quantized apart, run as fp8_gemm_nt without a rename", async () => {
+    await withTempDir(async (dir) => {
+      for (const [name, recipe] of [["a", "per_token_cast_to_fp8"], ["b", "per_block_cast_to_fp8"]]) {
+        const r = await runCli(["quantize", "--recipe", recipe, "--tensor", name, bf16, `${dir}/${name}.safetensors`]);
+        assert.equal(r.code, 0, r.stderr);
+        const f = await readSafetensors(`${dir}/${name}.safetensors`);
+        assert.deepEqual([...f.tensors.keys()].sort(), [name, `sf${name}`]);
+      }
+      const run = await runCli([
+        "run",
+        "fp8_gemm_nt",
+        `${dir}/a.safetensors`,
+        `${dir}/b.safetensors`,
+        `${dir}/d.safetensors`,
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      // The same bits as the tensors put in one file by hand.
+      const a = await readSafetensors(`${dir}/a.safetensors`), b = await readSafetensors(`${dir}/b.safetensors`);
+      await writeSafetensors(`${dir}/ab.safetensors`, {
+        ...Object.fromEntries(a.tensors),
+        ...Object.fromEntries(b.tensors),
+      });
+      const one = await runCli(["run", "fp8_gemm_nt", `${dir}/ab.safetensors`, `${dir}/d1.safetensors`]);
+      assert.equal(one.code, 0, one.stderr);
+      const d = (await readSafetensors(`${dir}/d.safetensors`)).tensors.get("d")!;
+      assert.deepEqual(d.shape, [8, 64]);
+      assert.deepEqual([...d.data], [...(await readSafetensors(`${dir}/d1.safetensors`)).tensors.get("d")!.data]);
+    });
+  });
+
+  await t.step("--as writes the one tensor under DeepGEMM's name", async () => {
+    await withTempDir(async (dir) => {
+      await writeSafetensors(`${dir}/w.safetensors`, {
+        "layers.0.weight": Tensor.zeros("bf16", [128, 128]),
+        index: Tensor.zeros("i32", [4]),
+      });
+      const args = ["--recipe", "per_block_cast_to_fp8", "--as", "b", `${dir}/w.safetensors`, `${dir}/b.st`];
+      const r = await runCli(["quantize", ...args]);
+      assert.equal(r.code, 0, r.stderr);
+      const f = await readSafetensors(`${dir}/b.st`);
+      assert.deepEqual([...f.tensors.keys()].sort(), ["b", "sfb"]);
+      assert.deepEqual(f.tensors.get("sfb")!.shape, [1, 1]);
+    });
+  });
+
+  await t.step("refuses --as over several tensors, an unknown --tensor and an integer one", async () => {
+    await withTempDir(async (dir) => {
+      const inp = `${dir}/x.safetensors`, out = `${dir}/q.safetensors`;
+      await writeSafetensors(inp, {
+        x: Tensor.zeros("bf16", [1, 128]),
+        y: Tensor.zeros("bf16", [1, 128]),
+        y_sf: Tensor.zeros("f32", [1, 1]),
+        i: Tensor.zeros("i32", [2]),
+      });
+      const q = ["quantize", "--recipe", "per_token_cast_to_fp8"];
+      const cases: [string[], RegExp][] = [
+        [
+          [...q, "--as", "a", inp, out],
+          /--as a renames one tensor, but 3 of .* would be quantized \(.*\): name one with --tensor/,
+        ],
+        [[...q, "--tensor", "z", inp, out], /has no tensor "z" \(--tensor\)/],
+        [[...q, "--tensor", "i", inp, out], /tensor "i" \(--tensor\) is i32/],
+        [[...q, "--tensor", "x", "--as", "", inp, out], /--as needs a tensor name/],
+        [[...q, inp, out], /output name "y_sf" collides with a tensor quantized too/],
+      ];
+      for (const [args, msg] of cases) {
+        const r = await runCli(args);
+        assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+        assert.match(r.stderr, msg);
+      }
+      const two = await runCli([...q, "--tensor", "x", "--tensor", "y", inp, out]);
+      assert.equal(two.code, 0, two.stderr);
+      assert.deepEqual([...(await readSafetensors(out)).tensors.keys()].sort(), ["x", "x_sf", "y", "y_sf"]);
     });
   });
 });

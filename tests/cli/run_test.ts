@@ -92,7 +92,7 @@ Deno.test("runCommand", async (t) => {
         [["run", "fp8_gemm_nt", "--model", "nope", path, `${dir}/o`], /Unknown kernel model "nope"/],
         [["run", "fp8_gemm_nt", "--expected-m", "4", path, `${dir}/o`], /Unknown option '--expected-m'/],
         [["run", "fp8_gemm_nt", `${dir}/partial.safetensors`, `${dir}/o`], /missing tensor argument "b"/],
-        [["run", "fp8_gemm_nt", path], /needs 2 file arguments/],
+        [["run", "fp8_gemm_nt", path], /needs at least 2 file arguments \(IN\.\.\. OUT\), got 1/],
         // The non-GEMM references (MQA, HC, Mega MoE) read only --model and --tensor-core: the others are refused.
         [["run", "fp8_mqa_logits", "--split-k", "4", path, `${dir}/o`], /--split-k does not apply to fp8_mqa_logits/],
         [["run", "tf32_hc_prenorm_gemm", "--promote", "none", path, `${dir}/o`], /--promote does not apply/],
@@ -106,12 +106,30 @@ Deno.test("runCommand", async (t) => {
     });
   });
 
-  await t.step("lists the op's inputs and scalars in --help", async () => {
-    const r = await runCli(["run", "fp8_gemm_nt", "--help"]);
-    assert.equal(r.code, 0);
-    assert.match(r.stdout, /inputs a, sfa, b, sfb/);
-    assert.match(r.stdout, /--recipe-a/);
-  });
+  await t.step(
+    "reads the op's tensors from several files; a tensor or scalar two files give differently is refused",
+    async () => {
+      await withTempDir(async (dir) => {
+        const c = await loadFixture("fp8_gemm_nt_m16_n128_k256_fp32");
+        const { a, sfa, b, sfb } = c.inputs;
+        await writeSafetensors(`${dir}/a.safetensors`, { a, sfa }, { scalars: '{"arch": "sm90"}' });
+        await writeSafetensors(`${dir}/b.safetensors`, { b, sfb }, { arch: "sm90" });
+        const r = await runCli(["run", "fp8_gemm_nt", `${dir}/a.safetensors`, `${dir}/b.safetensors`, `${dir}/o.st`]);
+        assert.equal(r.code, 0, r.stderr);
+        const f = await readSafetensors(`${dir}/o.st`);
+        assert.deepEqual(bytesOf(f.tensors.get("d")!), bytesOf(c.outputs.sm90_1d2d.d));
+        assert.equal(f.metadata.source, `${dir}/a.safetensors, ${dir}/b.safetensors`);
+        await writeSafetensors(`${dir}/b2.safetensors`, { b, sfb, a }, { arch: "sm100" });
+        const both = await runCli(["run", "fp8_gemm_nt", `${dir}/a.safetensors`, `${dir}/b2.safetensors`, `${dir}/o`]);
+        assert.equal(both.code, 2);
+        assert.match(both.stderr, /tensor "a" is in both .*a\.safetensors and .*b2\.safetensors/);
+        await writeSafetensors(`${dir}/b3.safetensors`, { b, sfb }, { arch: "sm100" });
+        const arch = await runCli(["run", "fp8_gemm_nt", `${dir}/a.safetensors`, `${dir}/b3.safetensors`, `${dir}/o`]);
+        assert.equal(arch.code, 2);
+        assert.match(arch.stderr, /scalar arch is "sm90" in .*a\.safetensors but "sm100" in .*b3\.safetensors/);
+      });
+    },
+  );
 });
 
 Deno.test("parseScalarText()", async (t) => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { PACKED_UE8M0_KEY, readSafetensors, writeSafetensors } from "../../io/mod.ts";
 import { collectCases } from "../../cli/verify/devices.ts";
-import { runOp, runOpNames } from "../../cli/run_ops.ts";
+import { referenceOp as runOp, referenceOpNames as runOpNames } from "../../reference/registry.ts";
 import { Tensor } from "../../reference/tensor/mod.ts";
 import { readLines } from "../../cli/serve.ts";
 import { runCli, withTempDir } from "./_run.ts";

@@ -1,6 +1,6 @@
 // Arguments that once gave silent wrong answers (exit 0 with a wrong D) are refused, naming the argument.
 import assert from "node:assert/strict";
-import { GEMM_OPS } from "../../reference/gemm/registry.ts";
+import { GEMM_OPS } from "../../reference/registry.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 
 const ones = (dtype: "e4m3", shape: number[]) =>

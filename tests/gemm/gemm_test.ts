@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { GEMM_OPS } from "../../reference/gemm/registry.ts";
+import { GEMM_OPS } from "../../reference/registry.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 import { Prng } from "../../reference/random/prng.ts";
 import { bf16Bits, bf16v, e4m3, slowExact, slowSm90 } from "./_slow.ts";

@@ -3,7 +3,7 @@ import { makeElement } from "../../reference/kernel_models/element.ts";
 import { resolveModel } from "../../reference/kernel_models/kernel_models.ts";
 import { sm90Fp8Tile, sm90Fp8TileApplies, TileScratch } from "../../reference/kernel_models/sm90_fp8_tile.ts";
 import { operandTable } from "../../reference/tensor_core/operand_tables.ts";
-import { GEMM_OPS } from "../../reference/gemm/registry.ts";
+import { GEMM_OPS } from "../../reference/registry.ts";
 import { Prng } from "../../reference/random/prng.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 

@@ -1,29 +1,8 @@
 import assert from "node:assert/strict";
 import { evaluateTiles, selectTiles } from "../../reference/gemm/engine.ts";
-import { planNormal } from "../../reference/gemm/normal_gemm.ts";
 import { resolveModel } from "../../reference/kernel_models/kernel_models.ts";
-import { evaluateParallel, GemmWorkerPool, MIN_PARALLEL_MACS } from "../../reference/parallel/mod.ts";
-import { Prng } from "../../reference/random/prng.ts";
-import { Tensor } from "../../reference/tensor/tensor.ts";
-
-function job(seed: number, M: number, N: number, K: number) {
-  const r = new Prng(seed), sfk = Math.ceil(K / 128);
-  const codes = (n: number) => Uint8Array.from({ length: n }, () => r.int(0x7f) | (r.int(2) << 7));
-  const sc = (n: number) => Float32Array.from({ length: n }, () => Math.fround(0.5 + r.uniform()));
-  const p = planNormal({
-    op: "fp8_gemm_nt",
-    A: Tensor.from("e4m3", [M, K], codes(M * K)),
-    B: Tensor.from("e4m3", [N, K], codes(N * K)),
-    sfa: Tensor.from("f32", [M, sfk], sc(M * sfk)),
-    sfb: Tensor.from("f32", [Math.ceil(N / 128), sfk], sc(Math.ceil(N / 128) * sfk)),
-    c: null,
-    d: null,
-    scalars: {},
-    options: {},
-    kind: "fp8",
-  });
-  return p.job!;
-}
+import { evaluateParallel, GemmWorkerPool, MIN_PARALLEL_MACS } from "../../reference/gemm/evaluate_parallel.ts";
+import { fp8Job as job } from "./_fp8_job.ts";
 
 Deno.test("GemmWorkerPool", async (t) => {
   const pool = new GemmWorkerPool(2);

@@ -12,12 +12,12 @@
 import { parseArgs } from "node:util";
 import { openBackend } from "../../ffi/backend.ts";
 import { NativeError } from "../../ffi/errors.ts";
-import { compareTensors } from "../../cli/compare.ts";
+import { compareTensors } from "../../reference/compare/compare_tensors.ts";
 import { referenceOp } from "../../reference/registry.ts";
 import { perTokenCastToFp8 } from "../../reference/quant/fp8_casts.ts";
 import { Prng } from "../../reference/random/prng.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
-import { randnBf16 } from "../../fixtures/case_specs.ts";
+import { randnBf16 } from "../../reference/cases/seeded_operands.ts";
 
 interface Shape {
   m: number;

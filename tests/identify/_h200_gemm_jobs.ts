@@ -5,7 +5,7 @@
  * @module
  * @private
  */
-import { fp8Dense } from "../../fixtures/case_builders.ts";
+import { fp8Dense } from "../../reference/cases/gemm_builders.ts";
 import { Prng } from "../../reference/random/prng.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { readSafetensors } from "../../io/mod.ts";
 import { identify } from "../../reference/identify/mod.ts";
-import { runOp } from "../../cli/run_ops.ts";
+import { referenceOp as runOp } from "../../reference/registry.ts";
 import type { OpSpec } from "../../reference/gemm/op_spec.ts";
 import { jobs, outputName } from "./_h200_gemm_jobs.ts";
 

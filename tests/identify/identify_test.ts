@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { fp8Dense } from "../../fixtures/case_builders.ts";
-import type { Built } from "../../fixtures/case_builders.ts";
-import { GEMM_OPS } from "../../reference/gemm/registry.ts";
+import { fp8Dense } from "../../reference/cases/gemm_builders.ts";
+import type { Built } from "../../reference/cases/case_spec.ts";
+import { GEMM_OPS } from "../../reference/registry.ts";
 import type { OpSpec } from "../../reference/gemm/op_spec.ts";
 import { codesTensor, tensorCodes } from "../../reference/identify/codes.ts";
 import { makeEvaluator } from "../../reference/identify/evaluate.ts";

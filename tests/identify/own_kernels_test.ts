@@ -1,10 +1,10 @@
 // identify names the arithmetic of this project's own native kernels from their outputs alone: the CPU backend
 // (kernels/cpu, built on demand) computing fp8_gemm_nt and bf16_gemm_nt under the models it implements.
 import assert from "node:assert/strict";
-import { bf16Dense, fp8Dense } from "../../fixtures/case_builders.ts";
+import { bf16Dense, fp8Dense } from "../../reference/cases/gemm_builders.ts";
 import { openBackend } from "../../ffi/backend.ts";
 import type { ModelName } from "../../ffi/models.ts";
-import { GEMM_OPS } from "../../reference/gemm/registry.ts";
+import { GEMM_OPS } from "../../reference/registry.ts";
 import { identify } from "../../reference/identify/identify.ts";
 import { Prng } from "../../reference/random/prng.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";

@@ -2,8 +2,8 @@
 // page also loaded in a real headless Chromium: no console errors, and the screenshot shows the heat map).
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { fp8Dense } from "../../fixtures/case_builders.ts";
-import { GEMM_OPS } from "../../reference/gemm/registry.ts";
+import { fp8Dense } from "../../reference/cases/gemm_builders.ts";
+import { GEMM_OPS } from "../../reference/registry.ts";
 import { Prng } from "../../reference/random/prng.ts";
 import type { Tensor } from "../../reference/tensor/tensor.ts";
 import { diagnosisLines } from "../../cli/verify/diagnose.ts";

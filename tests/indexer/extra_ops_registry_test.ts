@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { EXTRA_OPS, extraOp } from "../../reference/ops_extra/mod.ts";
+import { EXTRA_OPS, extraOp } from "../../reference/registry.ts";
 import { fp8MqaLogits } from "../../reference/indexer/mod.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 import { mqaInputs } from "./_helpers.ts";
-import { moeFp8Case as fp8Case } from "../../fixtures/case_builders.ts";
+import { moeFp8Case as fp8Case } from "../../reference/cases/moe_builders.ts";
 import { megaMoe } from "../../reference/mega_moe/mod.ts";
 
 Deno.test("extraOp()", async (t) => {

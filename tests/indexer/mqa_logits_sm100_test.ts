@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { fp8MqaLogits, fp8MqaLogitsParallel } from "../../reference/indexer/mod.ts";
-import { extraOp } from "../../reference/ops_extra/mod.ts";
+import { extraOp } from "../../reference/registry.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 import { bf16ToF32 } from "../../reference/fp32.ts";
 import { slowFp4Score, slowSm100Bf16, slowSm100Fp32 } from "./_fp4_slow.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { fp8PagedMqaLogits } from "../../reference/indexer/mod.ts";
-import { extraOp } from "../../reference/ops_extra/mod.ts";
+import { extraOp } from "../../reference/registry.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 import { bf16Rne, bf16ToF32 } from "../../reference/fp32.ts";
 import { Prng } from "../../reference/random/prng.ts";

@@ -4,7 +4,7 @@
 // layouts). Every case runs once per kernel the CPU can run: the dispatched one, AVX2 and the portable one, forced
 // through GO_CPU_ISA.
 import assert from "node:assert/strict";
-import { gemmOp } from "../../reference/gemm/registry.ts";
+import { gemmOp } from "../../reference/registry.ts";
 import { bf16Rne, f32FromBits } from "../../reference/fp32.ts";
 import { makeElement } from "../../reference/kernel_models/element.ts";
 import { resolveModel } from "../../reference/kernel_models/kernel_models.ts";

@@ -1,7 +1,7 @@
 // Two independent implementations that must agree bit for bit: the native CPU backend (kernels/cpu) and the
 // TypeScript GEMM reference (reference/gemm), on seeded random cases of every family both implement.
 import assert from "node:assert/strict";
-import { gemmOp } from "../../reference/gemm/registry.ts";
+import { gemmOp } from "../../reference/registry.ts";
 import { bf16ToF32, f32FromBits } from "../../reference/fp32.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 import { type Backend, openBackend } from "../../ffi/mod.ts";

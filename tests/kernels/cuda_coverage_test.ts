@@ -9,8 +9,9 @@ import { abiModelFor } from "../../cli/host/abi_host.ts";
 import { Backend } from "../../ffi/backend.ts";
 import { NativeLibrary } from "../../ffi/library.ts";
 import { MODEL_CODES } from "../../ffi/models.ts";
-import { runOp, runOpNames } from "../../cli/run_ops.ts";
-import { FIXTURE_SPECS, fixtureOp } from "../../fixtures/mod.ts";
+import { referenceOp as runOp, referenceOpNames as runOpNames } from "../../reference/registry.ts";
+import { fixtureOp } from "../../fixtures/mod.ts";
+import { FIXTURE_SPECS } from "../../reference/cases/all_specs.ts";
 import { hasNvcc } from "./_nvcc.ts";
 
 Deno.test({

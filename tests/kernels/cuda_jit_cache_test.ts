@@ -42,7 +42,7 @@ Deno.test({
         assert.notEqual(other.cubin, first.cubin);
       });
       await t.step("a text that does not compile is an error carrying nvcc's message", () => {
-        const r = compile(FAST_KERNEL.replace("FastConfig<64,", "FastConfig<63,"));
+        const r = compile(FAST_KERNEL.replace("FastConfig<128, 64,", "FastConfig<128, 63,"));
         assert.equal(r.status, GO_ERR_INVALID_ARGUMENT);
         assert.match(r.message, /nvcc failed \(exit \d+\)/);
         assert.match(r.message, /BLOCK_N must be a multiple of 8/);

@@ -11,7 +11,7 @@ import {
 } from "../../reference/mega_moe/mod.ts";
 import { bf16ToF32, f32Bits } from "../../reference/fp32.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
-import { moeBf16Case as bf16Case, moeFp8Case as fp8Case } from "../../fixtures/case_builders.ts";
+import { moeBf16Case as bf16Case, moeFp8Case as fp8Case } from "../../reference/cases/moe_builders.ts";
 
 const T = 5, E = 4, K = 3;
 // Token 2: all slots unused; token 3: expert 1 twice; token 4: one unused slot in the middle.
