@@ -358,22 +358,7 @@ class Parser implements HeaderTable {
       return "a string";
     }
     if (c === C_L_BRACE) {
-      this.i++;
-      if (this.ws() === C_R_BRACE) {
-        this.i++;
-        return "an object";
-      }
-      const keys = new Set<string>();
-      do {
-        this.ws();
-        this.expectKey();
-        const at = this.i;
-        const k = this.str();
-        if (keys.has(k)) this.fail(`duplicate key ${quote(k)}`, at);
-        keys.add(k);
-        this.colon();
-        this.any(depth + 1);
-      } while (this.next(C_R_BRACE, "}"));
+      this.members(() => this.any(depth + 1));
       return "an object";
     }
     if (c === C_L_BRACKET) {
@@ -666,12 +651,11 @@ class Parser implements HeaderTable {
     }
   }
 
-  /** The value of `__metadata__`, at depth 1. */
-  meta(): void {
-    if (this.ws() !== C_L_BRACE) {
-      this.metadataFault = `"__metadata__" must be an object, got ${this.any(1)}`;
-      return;
-    }
+  /**
+   * The members of the object whose `{` is at the cursor: each key a string, unique in the object, then its value
+   * parsed by `value`.
+   */
+  members(value: (key: string) => void): void {
     this.i++;
     if (this.ws() === C_R_BRACE) {
       this.i++;
@@ -686,12 +670,23 @@ class Parser implements HeaderTable {
       if (keys.has(k)) this.fail(`duplicate key ${quote(k)}`, at);
       keys.add(k);
       this.colon();
+      value(k);
+    } while (this.next(C_R_BRACE, "}"));
+  }
+
+  /** The value of `__metadata__`, at depth 1. */
+  meta(): void {
+    if (this.ws() !== C_L_BRACE) {
+      this.metadataFault = `"__metadata__" must be an object, got ${this.any(1)}`;
+      return;
+    }
+    this.members((k) => {
       if (this.ws() === C_QUOTE) this.metadata.push([k, this.str()]);
       else {
         const kind = this.any(2);
         this.metadataFault ??= `"__metadata__" value of ${quote(k)} must be a string, got ${kind}`;
       }
-    } while (this.next(C_R_BRACE, "}"));
+    });
   }
 
   header(): this {

@@ -110,6 +110,23 @@ function boolScalar(v: unknown, dflt: boolean): boolean | null {
 
 const range = (n: number, f: (i: number) => number) => Int32Array.from({ length: n }, (_, i) => f(i));
 
+type Operands = Pick<NativePlan, "a" | "sfa" | "b" | "sfb">;
+
+/**
+ * A and B as contiguous e4m3 of shapes `[...aLead, K]` and `[...bLead, K]`, their scales as contiguous f32 of
+ * `[...aLead, sfk]` (per token) and `[...bLead without N, ceil(N / 128), sfk]` (per block), or null.
+ */
+function operands(inputs: Record<string, Tensor>, aLead: number[], bLead: number[], K: number): Operands | null {
+  const sfk = ceilDiv(K, 128), N = bLead[bLead.length - 1];
+  const a = flat(inputs.a, "e4m3", [...aLead, K]), b = flat(inputs.b, "e4m3", [...bLead, K]);
+  const sfa = flat(inputs.sfa, "f32", [...aLead, sfk]);
+  const sfb = flat(inputs.sfb, "f32", [...bLead.slice(0, -1), ceilDiv(N, 128), sfk]);
+  if (!a || !b || !sfa || !sfb) return null;
+  return { a: a as Uint8Array, sfa: sfa as Float32Array, b: b as Uint8Array, sfb: sfb as Float32Array };
+}
+
+const OPERAND_FAULT = "operands must be contiguous e4m3 with per-token / per-block f32 scales";
+
 /**
  * The native plan of an op, or why it is not covered (the caller then runs the TypeScript reference, which also
  * refuses what is invalid).
@@ -152,29 +169,17 @@ export function planNative(
     if (a0.ndim !== 2 || b0.ndim !== 2) return "dense a and b must be 2-D";
     const [M] = a0.shape, [N] = b0.shape;
     if (M === 0 || N === 0 || N % 8 !== 0) return "M = 0, N = 0 or N % 8 != 0";
-    const a = flat(a0, "e4m3", [M, K]), b = flat(b0, "e4m3", [N, K]);
-    const sfa = flat(inputs.sfa, "f32", [M, sfk]), sfb = flat(inputs.sfb, "f32", [ceilDiv(N, 128), sfk]);
-    if (!a || !b || !sfa || !sfb) return "operands must be contiguous e4m3 with per-token / per-block f32 scales";
+    const ops = operands(inputs, [M], [N], K);
+    if (!ops) return OPERAND_FAULT;
     const rows = range(M, (i) => i);
-    return {
-      a: a as Uint8Array,
-      sfa: sfa as Float32Array,
-      b: b as Uint8Array,
-      sfb: sfb as Float32Array,
-      N,
-      K,
-      sfk,
-      outShape: [M, N],
-      parts: [{ aRows: rows, dRows: rows, group: 0, zero: false }],
-    };
+    return { ...ops, N, K, sfk, outShape: [M, N], parts: [{ aRows: rows, dRows: rows, group: 0, zero: false }] };
   }
   if (kind === "contiguous") {
     if (a0.ndim !== 2 || b0.ndim !== 3) return "contiguous a must be 2-D and b 3-D";
     const [M] = a0.shape, [G, N] = b0.shape;
     if (M === 0 || N === 0) return "M = 0 or N = 0";
-    const a = flat(a0, "e4m3", [M, K]), b = flat(b0, "e4m3", [G, N, K]);
-    const sfa = flat(inputs.sfa, "f32", [M, sfk]), sfb = flat(inputs.sfb, "f32", [G, ceilDiv(N, 128), sfk]);
-    if (!a || !b || !sfa || !sfb) return "operands must be contiguous e4m3 with per-token / per-block f32 scales";
+    const ops = operands(inputs, [M], [G, N], K);
+    if (!ops) return OPERAND_FAULT;
     const lt = inputs.grouped_layout;
     if (!(lt instanceof Tensor) || lt.dtype !== "i32" || lt.ndim !== 1) return "grouped_layout must be 1-D i32";
     const psum = boolScalar(scalars.use_psum_layout, false), ezp = boolScalar(scalars.ensure_zero_padding, true);
@@ -212,25 +217,14 @@ export function planNative(
     }
     const zero = rowsOf(-1);
     if (zero.length) parts.push({ aRows: zero, dRows: zero, group: -1, zero: true });
-    return {
-      a: a as Uint8Array,
-      sfa: sfa as Float32Array,
-      b: b as Uint8Array,
-      sfb: sfb as Float32Array,
-      N,
-      K,
-      sfk,
-      outShape: [M, N],
-      parts,
-    };
+    return { ...ops, N, K, sfk, outShape: [M, N], parts };
   }
   // masked
   if (a0.ndim !== 3 || b0.ndim !== 3) return "masked a and b must be 3-D";
   const [G, Mmax] = a0.shape, N = b0.shape[1];
   if (Mmax === 0 || N === 0) return "Mmax = 0 or N = 0";
-  const a = flat(a0, "e4m3", [G, Mmax, K]), b = flat(b0, "e4m3", [G, N, K]);
-  const sfa = flat(inputs.sfa, "f32", [G, Mmax, sfk]), sfb = flat(inputs.sfb, "f32", [G, ceilDiv(N, 128), sfk]);
-  if (!a || !b || !sfa || !sfb) return "operands must be contiguous e4m3 with per-token / per-block f32 scales";
+  const ops = operands(inputs, [G, Mmax], [G, N], K);
+  if (!ops) return OPERAND_FAULT;
   const mm = inputs.masked_m;
   if (!(mm instanceof Tensor) || mm.dtype !== "i32" || mm.ndim !== 1 || mm.shape[0] !== G) return "invalid masked_m";
   const em = intScalar(scalars.expected_m, 1), BM = intScalar(scalars.block_m, 128);
@@ -247,17 +241,7 @@ export function planNative(
       parts.push({ aRows: flatRows, dRows: flatRows, group: g, zero: isZero });
     }
   }
-  return {
-    a: a as Uint8Array,
-    sfa: sfa as Float32Array,
-    b: b as Uint8Array,
-    sfb: sfb as Float32Array,
-    N,
-    K,
-    sfk,
-    outShape: [G, Mmax, N],
-    parts,
-  };
+  return { ...ops, N, K, sfk, outShape: [G, Mmax, N], parts };
 }
 
 /** The backend of this thread (opened once; an Error when it cannot be). */

@@ -137,12 +137,10 @@ int sm_count() {
 
 thread_local std::string t_last_config;
 
-std::string describe(const FastChoice& c, const char* how) { return describe_fast_config(c, how); }
-
 // One line of instantiation: the FastConfig of the choice (fp8_fast_body's template) and the kernel's parameters.
 std::string jit_source(const FastChoice& c, const FastParams& p) {
   std::ostringstream s;
-  s << "// gemm-oracle JIT: fast SM90 FP8 GEMM, " << describe(c, c.shape ? "(shape class)" : "(generic)") << "\n";
+  s << "// gemm-oracle JIT: fast SM90 FP8 GEMM, " << describe_fast_config(c, c.shape ? "(shape class)" : "(generic)") << "\n";
   // Profiling switches exist in the profiling build only (sm90_fp8_fast_profile.cuh): a normal library never writes
   // them, and its kernels could not compile them.
   if (c.debug) s << "#define GO_FAST_PROFILING 1\n#define GO_FAST_DBG " << c.debug << "  // timing only\n";
@@ -202,7 +200,7 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   make_d_map(&p, c.bn, true, &md);
   c.sfa_tma = p.sfa_tma != 0;
   *used = true;
-  t_last_config = describe(c, ("aot (" + why + ")").c_str());
+  t_last_config = describe_fast_config(c, ("aot (" + why + ")").c_str());
   go_jit::count_aot_launch();
   if (p.units == 0) return cudaSuccess;
   if (const cudaError_t e = start_gate(&p, false, stream); e != cudaSuccess) return e;
@@ -326,7 +324,7 @@ bool prepare_maps(Prepared* k, const void* a, int64_t a_rows, int64_t a_row_stri
 }
 
 std::string describe_launch(const Prepared& k) {
-  std::string s = describe(k.c, k.c.shape ? "jit=shape" : "jit=generic");
+  std::string s = describe_fast_config(k.c, k.c.shape ? "jit=shape" : "jit=generic");
   // D's layout refused a TMA map: the kernel stores every chunk from its threads.
   if (!k.p.d_tma) s += " d=threads";
   return s;

@@ -37,7 +37,7 @@ struct Shape {
 
 /// The fields an override named, which the derived rules leave alone.
 struct Named {
-  bool bm = false, acc = false, split = false, ktma = false, stages = false;
+  bool bm = false, acc = false, split = false, ktma = false;
 };
 
 struct Rule {
@@ -226,7 +226,7 @@ bool apply_override(const char* text, FastChoice* c, Named* named, std::string* 
     const bool num = !v.empty() && end && *end == '\0';
     if (k == "bn" && num && n >= 8 && n <= 256 && n % 8 == 0) c->bn = static_cast<int>(n);
     else if (k == "bm" && num && (n == 64 || n == 128 || n == 256)) c->bm = static_cast<int>(n), named->bm = true;
-    else if (k == "stages" && num && n >= 2 && n <= 16) c->stages = static_cast<int>(n), named->stages = true;
+    else if (k == "stages" && num && n >= 2 && n <= 16) c->stages = static_cast<int>(n);
     else if (k == "mc" && num && (n == 1 || n == 2)) c->multicast = static_cast<int>(n);
     else if (k == "acc" && (v == "single" || v == "double" || v == "triple"))
       c->acc_sets = v == "single" ? 1 : v == "double" ? 2 : 3, named->acc = true;

@@ -63,8 +63,8 @@ if has build; then
     (g++ -O2 -std=c++17 -fPIC -shared -pthread -o "$CPU_SO" kernels/cpu/*.cpp && echo "cpu backend ok") &
     (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/pdl_check" tests/gpu/pdl_check.cu -ldl && echo "drivers ok") &
     # The profiling build of the CUDA backend (sm90_fp8_fast_profile.cuh), which alone accepts dbg=: pdl_check's
-    # hazard run compiles griddepcontrol.wait out with it.
-    (mkdir -p "$B/prof" && for f in kernels/cuda/*.cu; do
+    # hazard run (check step) compiles griddepcontrol.wait out with it.
+    has check && (mkdir -p "$B/prof" && for f in kernels/cuda/*.cu; do
       nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xcompiler -fPIC -DGO_FAST_PROFILING \
         -DGO_CUDA_SOURCE_DIR="\"$PWD/kernels/cuda\"" -c "$f" -o "$B/prof/$(basename "$f" .cu).o" &
     done; wait; nvcc -shared -o "$PROF_SO" "$B"/prof/*.o && echo "profiling build ok") &

@@ -4,6 +4,7 @@
 // the MX scale rules, on random BF16-valued data and on the special values that break quantizers (all-zero groups,
 // the E4M3 overflow band, ±Inf, NaN of both signs, fp32 subnormals, exact rounding ties).
 import assert from "node:assert/strict";
+import { MX_SCALE_RULE_CODES, QUANT_KIND_CODES } from "../../ffi/quant_ops.ts";
 import { f32Bits } from "../../reference/fp32.ts";
 import { QUANT_RECIPES } from "../../reference/quant/recipes.ts";
 import { Prng } from "../../reference/random/prng.ts";
@@ -12,19 +13,10 @@ import { toFloat32 } from "../../reference/tensor/values.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
 
-/** go_quant::Kind values, by recipe name. */
-const KINDS: Record<string, number> = {
-  per_token_cast_to_fp8: 0,
-  per_channel_cast_to_fp8: 1,
-  per_block_cast_to_fp8: 2,
-  per_token_cast_to_fp4: 3,
-  mxfp8_e4m3: 4,
-  mxfp8_e5m2: 5,
-  mxfp4: 6,
-  nvfp4_te: 7,
-  nvfp4_torchao: 8,
-};
-const RULES = ["floor", "ceil", "even", "rceil"] as const;
+/** go_quant::Kind values, by recipe name (the C ABI's codes, which the harness takes). */
+const KINDS: Record<string, number> = QUANT_KIND_CODES;
+/** go_mx_scale_rule names, by code. */
+const RULES = Object.keys(MX_SCALE_RULE_CODES) as (keyof typeof MX_SCALE_RULE_CODES)[];
 
 async function buildHarness(dir: string): Promise<string> {
   const exe = `${dir}/quant_math_harness`;
