@@ -277,7 +277,9 @@ if has profile && [ -z "${HUNG:-}" ]; then
   # Nsight Compute (clocks left alone, as the device notes ask) on one launch per shape and configuration: the full
   # section set (speed of light, pipes, memory tables, warp states, scheduler) and the per-instruction SASS page with
   # its stall samples. PROFILE_SHAPES and PROFILE_CFGS (GO_CUDA_FAST_CFG strings, ';'-separated, "default" for the
-  # heuristic) pick them; PROFILE_SET (default "full") the sections. Everything comes back in ncu.tgz.
+  # heuristic) pick them; PROFILE_SET (default "full") the sections. Where python3 imports deep_gemm, DeepGEMM's kernel
+  # on the same dense shapes too (tests/gpu/profile_deepgemm.py, the benchmark's call). Per profile: the details page,
+  # the SASS page (ours) and every metric as CSV (raw page). Everything comes back in ncu.tgz.
   mkdir -p "$OUT/ncu"
   IFS=';' read -r -a pcfgs <<<"${PROFILE_CFGS:-default}"
   n=0
@@ -295,11 +297,27 @@ if has profile && [ -z "${HUNG:-}" ]; then
       if [ -f "$OUT/ncu/$tag.ncu-rep" ]; then
         ncu -i "$OUT/ncu/$tag.ncu-rep" --page details >"$OUT/ncu/$tag.details.txt" 2>&1
         ncu -i "$OUT/ncu/$tag.ncu-rep" --page source --print-source sass --csv >"$OUT/ncu/$tag.sass.csv" 2>&1
+        ncu -i "$OUT/ncu/$tag.ncu-rep" --page raw --csv >"$OUT/ncu/$tag.raw.csv" 2>&1
         grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|L2 Cache Throughput|Issue Slots Busy|Eligible Warps" \
           "$OUT/ncu/$tag.details.txt" | head -12 >>"$OUT/ncu/summary.txt"
         rm -f "$OUT/ncu/$tag.ncu-rep"
       fi
     done
+    if python3 -c 'import deep_gemm' >/dev/null 2>&1; then
+      tag="dg_$shape"
+      echo "==== ncu $tag: DeepGEMM dense $shape ====" >>"$OUT/ncu/summary.txt"
+      timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --kernel-name regex:sm90_fp8_gemm_1d2d --launch-skip 1 \
+        --launch-count 1 --set "${PROFILE_SET:-full}" --import-source no -f -o "$OUT/ncu/$tag" \
+        python3 tests/gpu/profile_deepgemm.py "dense $shape" >"$OUT/ncu/$tag.run.txt" 2>&1
+      note "ncu $tag DeepGEMM dense $shape: exit $?"
+      if [ -f "$OUT/ncu/$tag.ncu-rep" ]; then
+        ncu -i "$OUT/ncu/$tag.ncu-rep" --page details >"$OUT/ncu/$tag.details.txt" 2>&1
+        ncu -i "$OUT/ncu/$tag.ncu-rep" --page raw --csv >"$OUT/ncu/$tag.raw.csv" 2>&1
+        grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|L2 Cache Throughput|Issue Slots Busy|Eligible Warps" \
+          "$OUT/ncu/$tag.details.txt" | head -12 >>"$OUT/ncu/summary.txt"
+        rm -f "$OUT/ncu/$tag.ncu-rep"
+      fi
+    fi
   done
   (cd "$OUT" && tar czf ncu.tgz ncu && rm -rf ncu)
 fi
