@@ -28,6 +28,8 @@ import { verifyCommand } from "./cli/verify.ts";
 import { SafetensorsError } from "./io/mod.ts";
 import denoConfig from "./deno.json" with { type: "json" };
 
+export type { CliIo, Command } from "./cli/command.ts";
+
 /** The subcommands, by name. */
 export const COMMANDS: Readonly<Record<string, Command>> = Object.freeze({
   cast: castCommand,

@@ -12,6 +12,7 @@
  * @module
  */
 import { syncFixtures } from "./fixtures/sync.ts";
+import { userPath } from "./paths.ts";
 import { type CliIo, type Command, EXIT, expectPositionals, parseCommandArgs, UsageError } from "./command.ts";
 
 const USAGE = `Usage: oracle fixtures [--check | --update] [--dir DIR]
@@ -47,7 +48,9 @@ async function run(args: string[], io: CliIo): Promise<number> {
       }); fixtures are never rewritten in CI`,
     );
   }
-  const diff = await syncFixtures({ dir: values.dir as string | undefined, update });
+  // A folder the user named resolves against the caller's directory (INIT_CWD under deno task, cli/paths.ts).
+  const dir = values.dir === undefined ? undefined : userPath(io, values.dir as string);
+  const diff = await syncFixtures({ dir, update });
   const verb = update ? ["written", "rewritten", "deleted"] : ["missing", "differs", "obsolete"];
   const lines: string[] = [];
   for (const f of diff.added) lines.push(`${verb[0]}: ${f}`);

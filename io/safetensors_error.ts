@@ -20,6 +20,7 @@ export class SafetensorsError extends Error {
   readonly fault: string;
 
   /**
+   * An error whose message is `file: fault`.
    * @param file the file or buffer name
    * @param fault what is wrong
    */

@@ -82,7 +82,7 @@ export interface ArchRequirement {
 }
 
 /** What every row has. */
-interface OperationRow {
+export interface OperationRow {
   /** DeepGEMM function name. */
   readonly name: string;
   /** What computes its reference (the group of its models, `model_table.ts`). */
@@ -95,6 +95,7 @@ interface OperationRow {
 
 /** An operation with an {@link OpSpec} reference (`oracle run`, `identify`, `serve`). */
 export interface ReferenceOperation extends OperationRow {
+  /** Its op group (any but `quantizer`). */
   readonly group: Exclude<OpGroup, "quantizer">;
   /** Its reference. */
   readonly reference: OpSpec;
@@ -102,6 +103,7 @@ export interface ReferenceOperation extends OperationRow {
 
 /** A quantizer (`reference/quant/recipes.ts`): fixtures and backends run it, `oracle quantize` rather than `run`. */
 export interface QuantizerOperation extends OperationRow {
+  /** Its op group. */
   readonly group: "quantizer";
   /** Its reference. */
   readonly recipe: QuantRecipe;

@@ -33,13 +33,17 @@ export interface Mismatch {
   readonly index: number;
   /** Coordinate in `shape` (the flat index when no shape was given). */
   readonly coordinate: readonly number[];
+  /** The reference's element. */
   readonly expected: MismatchSide;
+  /** The element under test. */
   readonly actual: MismatchSide;
 }
 
 /** The result of {@link compareBitwise}. */
 export interface BitwiseReport {
+  /** Elements compared. */
   readonly elements: number;
+  /** Elements whose codes differ (NaN spellings count unless `nan` is `class`). */
   readonly mismatches: number;
   /** The first mismatch in row-major order, or null when none. */
   readonly first: Mismatch | null;
@@ -54,8 +58,6 @@ export interface BitwiseOptions {
   /** `bits` (default): NaN codes must match exactly; `class`: any NaN equals any NaN. */
   readonly nan?: "bits" | "class";
 }
-
-type Codes = Uint8Array | Uint16Array | Uint32Array | Float32Array;
 
 function asCodes(format: FormatName, x: unknown, name: string): Uint8Array | Uint16Array | Uint32Array {
   const spec = formatSpec(format);
@@ -111,8 +113,8 @@ export function unravelIndex(index: number, shape: readonly number[]): number[] 
  */
 export function compareBitwise(
   format: FormatName,
-  expected: Codes,
-  actual: Codes,
+  expected: Uint8Array | Uint16Array | Uint32Array | Float32Array,
+  actual: Uint8Array | Uint16Array | Uint32Array | Float32Array,
   options: BitwiseOptions = {},
 ): BitwiseReport {
   const e = asCodes(format, expected, "expected");

@@ -91,13 +91,15 @@ export interface MismatchMap {
   groupLabel: string;
   /** Leading slices (1 for 2-D outputs; rank ≥ 4 folds every leading dimension into it). */
   groups: number;
-  /** Rows and columns of one slice. */
+  /** Rows of one slice. */
   rows: number;
+  /** Columns of one slice. */
   cols: number;
   /** Tile edge. */
   tile: number;
-  /** Tile rows and tile columns per slice. */
+  /** Tile rows per slice. */
   tileRows: number;
+  /** Tile columns per slice. */
   tileCols: number;
   /** Elements compared (all, or those `defined` marks). */
   compared: number;

@@ -47,9 +47,13 @@ export type OverflowPolicy = "nan" | "inf" | "saturate";
  * - `custom`: a function of the fp32 bits that returns the code (a library whose NaN result depends on the payload).
  */
 export interface NanOutput {
+  /** The magnitude code written (default: the format's all-ones code). */
   readonly code?: number;
+  /** How the sign is written: `keep`, `fixed` or `xor` (above). */
   readonly sign?: "keep" | "fixed" | "xor";
+  /** For IEEE formats, what of the fp32 payload is kept (above); default none. */
   readonly payload?: "truncate" | "truncate_quiet";
+  /** The code as a function of the fp32 bits (a library whose NaN result depends on the payload). */
   readonly custom?: (fp32Bits: number) => number;
 }
 

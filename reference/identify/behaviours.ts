@@ -16,7 +16,7 @@
 import type { Variant } from "./variants.ts";
 
 /** One known behaviour: a predicate over (op, variant, output dtype) and its name. */
-interface Behaviour {
+export interface Behaviour {
   /** Which ops it concerns. */
   readonly op: RegExp;
   /** Whether a variant is this behaviour. */

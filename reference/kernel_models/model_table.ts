@@ -275,7 +275,8 @@ const MODELS = [
  */
 export const MODEL_TABLE: readonly ModelRow[] = MODELS;
 
-/** A name the C ABI has a `go_model` value for. */
+// deno-doc-ignore private-type-ref -- derived from the literal rows behind MODEL_TABLE
+/** A name the C ABI has a `go_model` value for: a {@link MODEL_TABLE} row's name where the row has `abi`. */
 export type AbiModelName = Extract<(typeof MODELS)[number], { readonly abi: number }>["name"];
 
 /**

@@ -31,7 +31,10 @@ export class Prng {
   #s2: number;
   #s3: number;
 
-  /** @param seed any integer; it is reduced to 32 bits. */
+  /**
+   * A generator seeded with `seed`.
+   * @param seed any integer; it is reduced to 32 bits.
+   */
   constructor(seed: number) {
     let x = seed >>> 0;
     const split = () => {

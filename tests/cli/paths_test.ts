@@ -38,6 +38,10 @@ Deno.test("relative paths resolve against INIT_CWD, the caller's directory under
       ]);
       assert.equal(q.code, 0, q.stderr);
       assert.ok(await exists(`${dir}/sub/q.st`));
+      // fixtures --dir names a folder of the caller's
+      const fx = await fromElsewhere(dir, ["fixtures", "--check", "--dir", "nothere"]);
+      assert.notEqual(fx.code, 0);
+      assert.match(fx.stderr, new RegExp(`'${dir}/nothere'`));
       for (const stray of ["sub", "x.safetensors", "q.st"]) assert.ok(!(await exists(`${REPO}/${stray}`)), stray);
     });
   });
