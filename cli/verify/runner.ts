@@ -16,7 +16,7 @@
 import type { Tensor } from "../../reference/tensor/tensor.ts";
 import { Tensor as TensorClass } from "../../reference/tensor/tensor.ts";
 import { compareTensors, type TensorComparison } from "../../reference/compare/compare_tensors.ts";
-import { fixtureOp } from "../../fixtures/fixture_ops.ts";
+import { operationRunner } from "../../reference/operation_runner.ts";
 import { referenceOp } from "../../reference/registry.ts";
 import { backendOp, cloneTensor } from "./backend_ops.ts";
 import type { HostedOutcome } from "../host/hosted_backend.ts";
@@ -233,7 +233,7 @@ export async function runCase(
         const maps: CaseDiagnosis["maps"] = {};
         for (const [m, outs] of Object.entries(c.expected)) {
           // Quantizers have no OpSpec reference: the fixtures' view of the registry runs every stored op.
-          const fresh = fixtureOp(c.op).run(built.inputs, built.scalars, m);
+          const fresh = operationRunner(c.op).run(built.inputs, built.scalars, m);
           for (const [name, want] of Object.entries(outs)) {
             const got = fresh[name];
             if (!got) throw new TypeError(`reference produced no "${name}" for model ${m}`);

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { PYTHON, pythonMissing } from "../_python.ts";
 import { extraCases } from "../../adapters/extra_cases.ts";
-import { fixtureOp, fixtureOpNames } from "../../fixtures/fixture_ops.ts";
+import { operationRunner, runnableOpNames } from "../../reference/operation_runner.ts";
 import { referenceOp } from "../../reference/registry.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -56,7 +56,7 @@ async function literal(name: string): Promise<Record<string, string>> {
 
 /** The models an op accepts: the reference registry's, or a fixture op's (the quantizers' gpu / cpu semantics). */
 function modelsOf(op: string): readonly string[] | undefined {
-  return referenceOp(op)?.models ?? (fixtureOpNames().includes(op) ? fixtureOp(op).models : undefined);
+  return referenceOp(op)?.models ?? (runnableOpNames().includes(op) ? operationRunner(op).models : undefined);
 }
 
 /** A PYTHONPATH folder whose `torch` and `deep_gemm` packages are as given: "hidden" raises ImportError. */

@@ -10,7 +10,7 @@ import { Backend } from "../../ffi/backend.ts";
 import { NativeLibrary } from "../../ffi/library.ts";
 import { MODEL_CODES } from "../../ffi/models.ts";
 import { referenceOp as runOp, referenceOpNames as runOpNames } from "../../reference/registry.ts";
-import { fixtureOp } from "../../fixtures/mod.ts";
+import { operationRunner } from "../../reference/operation_runner.ts";
 import { FIXTURE_SPECS } from "../../reference/cases/all_specs.ts";
 import { hasNvcc } from "./_nvcc.ts";
 
@@ -38,7 +38,7 @@ Deno.test({
           assert.ok(abiModel, `${op}: go_backend_info declares no model for ${bop.family}`);
           assert.ok(Object.hasOwn(MODEL_CODES, abiModel), `${op}: ${abiModel} has no go_model value`);
           const ref = bop.referenceModel?.(abiModel) ?? abiModel;
-          const refModels = runOp(op)?.models ?? fixtureOp(op).models;
+          const refModels = runOp(op)?.models ?? operationRunner(op).models;
           assert.ok(refModels.includes(ref), `${op}: the reference has no model ${ref} (${refModels.join(", ")})`);
           assert.equal(abiModelFor(op, ref), abiModel);
           const supported = backend.info.supported_models?.[bop.family] ?? [];

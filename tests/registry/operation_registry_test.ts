@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { EXTRA_OPS, GEMM_OPS, operation, OPERATIONS, referenceOp, referenceOpNames } from "../../reference/registry.ts";
 import { QUANT_RECIPES } from "../../reference/quant/recipes.ts";
-import { fixtureOp, fixtureOpNames } from "../../fixtures/fixture_ops.ts";
+import { operationRunner, runnableOpNames } from "../../reference/operation_runner.ts";
 import { BACKEND_OPS, backendOp } from "../../cli/verify/backend_ops.ts";
 import { FAMILY_ENTRIES, symbols } from "../../ffi/symbols.ts";
 import { QUANT_KIND_CODES } from "../../ffi/quant_ops.ts";
@@ -32,12 +32,12 @@ Deno.test("operation registry: quantizers are the recipes, the fixtures run ever
   const quantizers = OPERATIONS.filter((r) => r.group === "quantizer").map((r) => r.name);
   assert.deepEqual(quantizers, Object.keys(QUANT_RECIPES));
   assert.deepEqual(quantizers, Object.keys(QUANT_KIND_CODES));
-  assert.deepEqual(fixtureOpNames(), [...quantizers, ...referenceOpNames()]);
+  assert.deepEqual(runnableOpNames(), [...quantizers, ...referenceOpNames()]);
   for (const name of names) {
     const row = operation(name)!;
-    assert.deepEqual(fixtureOp(name).models, row.group === "quantizer" ? row.models : row.reference.models);
+    assert.deepEqual(operationRunner(name).models, row.group === "quantizer" ? row.models : row.reference.models);
   }
-  assert.throws(() => fixtureOp("no_such_op"), RangeError);
+  assert.throws(() => operationRunner("no_such_op"), RangeError);
 });
 
 Deno.test("operation registry: verify's native calls are the rows with a native call", () => {
