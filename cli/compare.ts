@@ -20,10 +20,10 @@
  */
 import { formatMismatchMap } from "../reference/compare/mismatch_map.ts";
 import { type CompareMode, compareTensors, type TensorComparison } from "../reference/compare/compare_tensors.ts";
-import { type Int16Dtype, int16Reading } from "../reference/compare/compared_dtype.ts";
+import { int16Reading } from "../reference/compare/compared_dtype.ts";
 import type { Tensor } from "../reference/tensor/mod.ts";
+import { readSafetensors } from "../io/mod.ts";
 import { userPath } from "./paths.ts";
-import { readSafetensorsWithInt16 } from "./read_int16.ts";
 import {
   type CliIo,
   type Command,
@@ -54,20 +54,18 @@ export function parseCompareMode(text: string): CompareMode {
 }
 
 /**
- * Compares one pair of tensors: as 16-bit integers when either file holds it as I16 / U16, else by dtype.
+ * Compares one pair of tensors: as 16-bit integers when either is I16 / U16, else by dtype.
  * @throws {UsageError} for different dtypes or shapes (exit status 2)
  */
 function comparePair(
   name: string,
   expected: Tensor,
-  expectedInt16: Int16Dtype | undefined,
   actual: Tensor,
-  actualInt16: Int16Dtype | undefined,
   mode: CompareMode,
   nan: "bits" | "class",
 ): TensorComparison {
   try {
-    const asInt16 = int16Reading(expectedInt16 ?? expected.dtype, actualInt16 ?? actual.dtype);
+    const asInt16 = int16Reading(expected.dtype, actual.dtype);
     return compareTensors(name, expected, actual, mode, nan, true, asInt16);
   } catch (e) {
     if (!(e instanceof RangeError)) throw e;
@@ -131,25 +129,25 @@ async function run(args: string[], io: CliIo): Promise<number> {
   if (nan !== "bits" && nan !== "class") throw new UsageError(`--nan ${JSON.stringify(nan)} is not bits or class`);
   // The files the user named resolve against the caller's directory (INIT_CWD under deno task, cli/paths.ts).
   const [expectedPath, actualPath] = positionals.map((p) => userPath(io, p));
-  const expected = await readSafetensorsWithInt16(expectedPath);
-  const actual = await readSafetensorsWithInt16(actualPath);
+  const expected = await readSafetensors(expectedPath);
+  const actual = await readSafetensors(actualPath);
   // "sm90_1d2d" and "sm90_1d2d/" name the same group of tensors.
-  const prefix = tensorPrefix((values["expected-prefix"] as string | undefined) ?? "", expected.file.tensors.keys());
-  const wanted = [...expected.file.tensors].filter(([name]) => name.startsWith(prefix));
+  const prefix = tensorPrefix((values["expected-prefix"] as string | undefined) ?? "", expected.tensors.keys());
+  const wanted = [...expected.tensors].filter(([name]) => name.startsWith(prefix));
   if (wanted.length === 0) {
     throw new UsageError(`${expectedPath}: no tensor name starts with ${JSON.stringify(prefix)}`);
   }
   const results: TensorComparison[] = [];
   for (const [full, e] of wanted) {
     const name = full.slice(prefix.length);
-    const a = actual.file.tensors.get(name);
+    const a = actual.tensors.get(name);
     if (a === undefined) {
       throw new UsageError(`${actualPath}: has no tensor "${name}" (present in ${expectedPath} as "${full}")`);
     }
-    results.push(comparePair(name, e, expected.int16.get(full), a, actual.int16.get(name), mode, nan));
+    results.push(comparePair(name, e, a, mode, nan));
   }
   const compared = new Set(wanted.map(([full]) => full.slice(prefix.length)));
-  const extra = [...actual.file.tensors.keys()].filter((k) => !compared.has(k));
+  const extra = [...actual.tensors.keys()].filter((k) => !compared.has(k));
   const lines: string[] = [];
   for (const r of results) {
     lines.push(

@@ -18,7 +18,7 @@
  * ```
  * @module
  */
-import type { Tensor } from "../reference/tensor/mod.ts";
+import { isIntegerDType, type Tensor } from "../reference/tensor/mod.ts";
 import { QUANT_RECIPE_NAMES, QUANT_RECIPES, type RecipeResult } from "../reference/quant/recipes.ts";
 import { F4_NIBBLE_ORDER_KEY, PACKED_UE8M0_KEY, readSafetensors, writeSafetensors } from "../io/mod.ts";
 import {
@@ -59,7 +59,7 @@ function selectTensors(
   file: string,
   io: CliIo,
 ): [source: string, name: string, x: Tensor][] {
-  const integer = (x: Tensor) => x.dtype === "i32" || x.dtype === "i64" || x.dtype === "u8" || x.dtype === "i8";
+  const integer = (x: Tensor) => isIntegerDType(x.dtype);
   for (const n of wanted) {
     const x = tensors.get(n);
     if (x === undefined) {

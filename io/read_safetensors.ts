@@ -363,6 +363,12 @@ function decodeTensor(
     case "i8":
       data = new Int8Array(copy.buffer, 0, count);
       break;
+    case "i16":
+      data = new Int16Array(copy.buffer, 0, count);
+      break;
+    case "u16":
+      data = new Uint16Array(copy.buffer, 0, count);
+      break;
     default:
       data = copy;
   }

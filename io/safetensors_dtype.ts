@@ -4,7 +4,9 @@
  * Sources: interfaces.md §5 (the supported set), deno-notes.md §3.2 (the safetensors `Dtype` enum and the
  * PyTorch mapping: `F8_E4M3` → `torch.float8_e4m3fn`, `F8_E8M0` → `torch.float8_e8m0fnu`, `F4` →
  * `torch.float4_e2m1fn_x2`). `I8` is not in the interfaces list but is a real safetensors dtype (→ `torch.int8`,
- * DeepGEMM's storage of packed FP4), so `i8` tensors are written as `I8` and `I8` files are read.
+ * DeepGEMM's storage of packed FP4), so `i8` tensors are written as `I8` and `I8` files are read. `I16` and `U16` are
+ * read and written too: a kernel's BF16 output saved as its `torch.int16` view (the way DeepGEMM's tests compare bits)
+ * is an `I16` tensor.
  *
  * @example
  * ```ts
@@ -28,6 +30,8 @@ export type SafetensorsDtype =
   | "F4"
   | "I32"
   | "I64"
+  | "I16"
+  | "U16"
   | "U8"
   | "I8";
 
@@ -52,6 +56,8 @@ export const SAFETENSORS_DTYPES: Readonly<Record<SafetensorsDtype, SafetensorsDt
   F4: { dtype: "e2m1", bits: 4, torch: "torch.float4_e2m1fn_x2" },
   I32: { dtype: "i32", bits: 32, torch: "torch.int32" },
   I64: { dtype: "i64", bits: 64, torch: "torch.int64" },
+  I16: { dtype: "i16", bits: 16, torch: "torch.int16" },
+  U16: { dtype: "u16", bits: 16, torch: "torch.uint16" },
   U8: { dtype: "u8", bits: 8, torch: "torch.uint8" },
   I8: { dtype: "i8", bits: 8, torch: "torch.int8" },
 });
@@ -66,8 +72,6 @@ export const UNSUPPORTED_SAFETENSORS_DTYPES: readonly string[] = Object.freeze([
   "F6_E3M2",
   "F8_E4M3FNUZ",
   "F8_E5M2FNUZ",
-  "I16",
-  "U16",
   "U32",
   "U64",
   "F64",

@@ -19,10 +19,10 @@ import type { Tensor } from "../tensor/tensor.ts";
 import { rowMajorData } from "../tensor/values.ts";
 
 /** A 16-bit integer reading of 16-bit storage: signed (`i16`, torch.int16) or unsigned (`u16`). */
-export type Int16Dtype = "i16" | "u16";
+export type Int16Dtype = Extract<DType, "i16" | "u16">;
 
-/** The element type of a comparison: a tensor dtype, or a 16-bit integer reading. */
-export type ComparedDtype = DType | Int16Dtype;
+/** The element type of a comparison: a tensor dtype (an int16 reading is one of them). */
+export type ComparedDtype = DType;
 
 /** The format-table name of each float dtype (integer dtypes have none: they compare by value). */
 export const FORMAT_OF_DTYPE: Readonly<Partial<Record<DType, FormatName>>> = Object.freeze({
@@ -103,7 +103,7 @@ export function int16Reading(expected: ComparedDtype, actual: ComparedDtype): In
 
 /**
  * A tensor's 16-bit storage, in row-major order, read as 16-bit integers.
- * @param t a tensor stored in 16 bits (bf16, f16)
+ * @param t a tensor stored in 16 bits (bf16, f16, i16, u16)
  * @param reading `i16` (signed) or `u16`
  * @returns the elements as integers (a view of the row-major data)
  * @throws {RangeError} when the tensor is not stored in 16 bits
@@ -118,8 +118,10 @@ export function int16Reading(expected: ComparedDtype, actual: ComparedDtype): In
  */
 export function int16Values(t: Tensor, reading: Int16Dtype): Int16Array | Uint16Array {
   const d = rowMajorData(t);
-  if (!(d instanceof Uint16Array)) {
+  if (!(d instanceof Uint16Array || d instanceof Int16Array)) {
     throw new RangeError(`a ${t.dtype} tensor is not stored in 16 bits; it cannot be read as ${reading}`);
   }
-  return reading === "u16" ? d : new Int16Array(d.buffer, d.byteOffset, d.length);
+  return reading === "u16"
+    ? new Uint16Array(d.buffer, d.byteOffset, d.length)
+    : new Int16Array(d.buffer, d.byteOffset, d.length);
 }

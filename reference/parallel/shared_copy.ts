@@ -19,6 +19,7 @@ export type ShareableArray =
   | Uint8Array
   | Int8Array
   | Uint16Array
+  | Int16Array
   | Int32Array
   | Float32Array
   | Float64Array

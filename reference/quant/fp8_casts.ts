@@ -22,6 +22,7 @@
  * ```
  * @module
  */
+import { isIntegerDType } from "../tensor/dtype.ts";
 import { Tensor } from "../tensor/tensor.ts";
 import { toFloat32 } from "../tensor/values.ts";
 import { fastEncoder } from "./_fast_encode.ts";
@@ -100,7 +101,7 @@ export function checkCastOptions(fn: string, opts: CastOptions | undefined): {
 export function check2d(fn: string, x: Tensor): [number, number] {
   if (!(x instanceof Tensor)) throw new TypeError(`${fn}: x must be a Tensor`);
   if (x.ndim !== 2) throw new TypeError(`${fn}: x must have rank 2, got shape [${x.shape.join(", ")}]`);
-  if (x.dtype === "i32" || x.dtype === "i64" || x.dtype === "u8" || x.dtype === "i8") {
+  if (isIntegerDType(x.dtype)) {
     throw new TypeError(`${fn}: x must be a float tensor, got dtype ${x.dtype}`);
   }
   return [x.shape[0], x.shape[1]];

@@ -17,7 +17,20 @@
  */
 
 /** The element types of a {@link Tensor}. */
-export type DType = "f32" | "bf16" | "f16" | "e4m3" | "e5m2" | "ue8m0" | "e2m1" | "i32" | "i64" | "u8" | "i8";
+export type DType =
+  | "f32"
+  | "bf16"
+  | "f16"
+  | "e4m3"
+  | "e5m2"
+  | "ue8m0"
+  | "e2m1"
+  | "i32"
+  | "i64"
+  | "i16"
+  | "u16"
+  | "u8"
+  | "i8";
 
 /** The typed arrays a tensor's storage can be. */
 export type Storage =
@@ -25,6 +38,7 @@ export type Storage =
   | Uint16Array
   | Uint8Array
   | Int8Array
+  | Int16Array
   | Int32Array
   | BigInt64Array;
 
@@ -38,25 +52,30 @@ export interface DTypeInfo {
     | Uint16ArrayConstructor
     | Uint8ArrayConstructor
     | Int8ArrayConstructor
+    | Int16ArrayConstructor
     | Int32ArrayConstructor
     | BigInt64ArrayConstructor;
   /** True for floating-point formats stored as bit patterns (everything but f32 and the integers). */
   readonly codes: boolean;
+  /** True for the integer dtypes (compared, summarised and refused as float inputs by value). */
+  readonly integer: boolean;
 }
 
 /** The dtype table. */
 export const DTYPES: Readonly<Record<DType, DTypeInfo>> = {
-  f32: { bytes: 4, storage: Float32Array, codes: false },
-  bf16: { bytes: 2, storage: Uint16Array, codes: true },
-  f16: { bytes: 2, storage: Uint16Array, codes: true },
-  e4m3: { bytes: 1, storage: Uint8Array, codes: true },
-  e5m2: { bytes: 1, storage: Uint8Array, codes: true },
-  ue8m0: { bytes: 1, storage: Uint8Array, codes: true },
-  e2m1: { bytes: 1, storage: Uint8Array, codes: true },
-  i32: { bytes: 4, storage: Int32Array, codes: false },
-  i64: { bytes: 8, storage: BigInt64Array, codes: false },
-  u8: { bytes: 1, storage: Uint8Array, codes: false },
-  i8: { bytes: 1, storage: Int8Array, codes: false },
+  f32: { bytes: 4, storage: Float32Array, codes: false, integer: false },
+  bf16: { bytes: 2, storage: Uint16Array, codes: true, integer: false },
+  f16: { bytes: 2, storage: Uint16Array, codes: true, integer: false },
+  e4m3: { bytes: 1, storage: Uint8Array, codes: true, integer: false },
+  e5m2: { bytes: 1, storage: Uint8Array, codes: true, integer: false },
+  ue8m0: { bytes: 1, storage: Uint8Array, codes: true, integer: false },
+  e2m1: { bytes: 1, storage: Uint8Array, codes: true, integer: false },
+  i32: { bytes: 4, storage: Int32Array, codes: false, integer: true },
+  i64: { bytes: 8, storage: BigInt64Array, codes: false, integer: true },
+  i16: { bytes: 2, storage: Int16Array, codes: false, integer: true },
+  u16: { bytes: 2, storage: Uint16Array, codes: false, integer: true },
+  u8: { bytes: 1, storage: Uint8Array, codes: false, integer: true },
+  i8: { bytes: 1, storage: Int8Array, codes: false, integer: true },
 };
 
 /**
@@ -71,6 +90,20 @@ export const DTYPES: Readonly<Record<DType, DTypeInfo>> = {
  */
 export function isDType(name: string): name is DType {
   return Object.hasOwn(DTYPES, name);
+}
+
+/**
+ * Whether `dtype` is an integer dtype (`i32`, `i64`, `i16`, `u16`, `u8`, `i8`).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isIntegerDType } from "./dtype.ts";
+ * assert.equal(isIntegerDType("i16"), true);
+ * assert.equal(isIntegerDType("bf16"), false);
+ * ```
+ */
+export function isIntegerDType(dtype: DType): boolean {
+  return DTYPES[dtype].integer;
 }
 
 /**

@@ -95,6 +95,8 @@ Deno.test("round trip through serializeSafetensors() and parseSafetensors()", as
     e2m1: () => Tensor.from("e2m1", [2, 3], new Uint8Array([0, 1, 7, 8, 9, 15])),
     i32: () => Tensor.from("i32", [3], new Int32Array([-1, 2 ** 31 - 1, -(2 ** 31)])),
     i64: () => Tensor.from("i64", [2], new BigInt64Array([-(2n ** 63n), 2n ** 62n])),
+    i16: () => Tensor.from("i16", [3], new Int16Array([-32768, -1, 32767])),
+    u16: () => Tensor.from("u16", [2], new Uint16Array([0, 65535])),
     u8: () => Tensor.from("u8", [2], new Uint8Array([0, 255])),
     i8: () => Tensor.from("i8", [2], new Int8Array([-128, 127])),
   };
