@@ -35,7 +35,7 @@
  * ```
  * @module
  */
-import { numel, type Storage, Tensor } from "../reference/tensor/mod.ts";
+import { DTYPES, numel, type Storage, Tensor } from "../reference/tensor/mod.ts";
 import { entryName, type HeaderTable, parseHeaderJson, quote } from "./_strict_json.ts";
 import {
   F4_HIGH_FIRST,
@@ -345,33 +345,8 @@ function decodeTensor(
   if (!HOST_LITTLE_ENDIAN && width > 1) {
     for (let i = 0; i < copy.length; i += width) copy.subarray(i, i + width).reverse();
   }
-  let data: Storage;
-  switch (info.dtype) {
-    case "f32":
-      data = new Float32Array(copy.buffer, 0, count);
-      break;
-    case "bf16":
-    case "f16":
-      data = new Uint16Array(copy.buffer, 0, count);
-      break;
-    case "i32":
-      data = new Int32Array(copy.buffer, 0, count);
-      break;
-    case "i64":
-      data = new BigInt64Array(copy.buffer, 0, count);
-      break;
-    case "i8":
-      data = new Int8Array(copy.buffer, 0, count);
-      break;
-    case "i16":
-      data = new Int16Array(copy.buffer, 0, count);
-      break;
-    case "u16":
-      data = new Uint16Array(copy.buffer, 0, count);
-      break;
-    default:
-      data = copy;
-  }
+  // The dtype table's storage type, over the copy's bytes.
+  const data: Storage = new DTYPES[info.dtype].storage(copy.buffer as ArrayBuffer, 0, count);
   return Tensor.from(info.dtype, shape, data);
 }
 
