@@ -2,8 +2,7 @@
 // the measurements behind it (H200, 132 SMs, tests/gpu/bench.cpp's timing; docs/performance-history.md keeps the
 // sweeps), then the override (GO_CUDA_FAST_CFG), the rules that derive fields from the tile unless the override named
 // them, and one function that says whether a configuration can run at all (fast_config_invalid).
-// No rule takes multicast (mc=2): TMA multicast of A over clusters of 2 was slower on every dense M = 4096 shape
-// (4096 x 7168 x 16384: 846 against 824 us; docs/performance-history.md, issue 26).
+// Multicast (mc=2) only at BLOCK_M 256 (multicast_a_at_block_m_256).
 // The bits never depend on the choice (sm90_fp8_fast_kernel.cuh); tests/kernels/cuda_fast_heuristic_test.ts pins the
 // choices and the refusals, tests/gpu/run.sh checks every family's bits on an H200.
 #include <algorithm>
@@ -37,7 +36,7 @@ struct Shape {
 
 /// The fields an override named, which the derived rules leave alone.
 struct Named {
-  bool bm = false, acc = false, split = false, ktma = false;
+  bool bm = false, acc = false, split = false, ktma = false, mc = false;
 };
 
 struct Rule {
@@ -154,6 +153,16 @@ void contiguous_keeps_128_rows(const Shape& s, const Named&, FastChoice& c) {
   if (s.p.mode != kFastNormal && s.p.mode != kFastMasked && !s.p.tiles256 && c.bm == 256) c.bm = 128;
 }
 
+// BLOCK_M 256 loads A once per cluster of 2 CTAs, each CTA half of it multicast to both (with the B scales copied
+// per tile off the stage path, H200 same run, us, mc=1 -> mc=2: 4096 x 2112 x 7168 124.6 -> 115.1, 4096 x 4096 x 7168
+// 213.4 -> 199.9, 4096 x 7168 x 16384 837.5 -> 809.1, 4096 x 7168 x 2048 109.4 -> 106.8, 4096 x 576 x 7168 37.1 ->
+// 35.8; level at K = 512 and 1536). Before that change the per-stage SFB copies made multicast slower (846 against
+// 824 us at 4096 x 7168 x 16384).
+void multicast_a_at_block_m_256(const Shape& s, const Named& named, FastChoice& c) {
+  // A named ktma= or split= needs mc=1 (fast_config_invalid), so it keeps it.
+  if (!named.mc && !named.ktma && !named.split && c.bm == 256 && (s.p.N + c.bn - 1) / c.bn >= 2) c.multicast = 2;
+}
+
 // Two accumulator sets up to BLOCK_N 128 at BLOCK_M <= 128 (BLOCK_M 256 has registers for one); three only with the
 // deep boxes above, and only with at least three K blocks.
 void accumulator_sets(const Shape& s, const Named& named, FastChoice& c) {
@@ -206,6 +215,7 @@ void split_k_for_few_tiles(const Shape& s, const Named& named, FastChoice& c) {
 constexpr Rule kDerivedRules[] = {
     {"TMA boxes 2 K blocks deep for narrow or deep tiles of one row block, 4 with three sets at 64 x 16", deep_boxes},
     {"contiguous layouts keep BLOCK_M 128 unless their groups fit 256-row tiles", contiguous_keeps_128_rows},
+    {"TMA multicast of A over clusters of 2 at BLOCK_M 256", multicast_a_at_block_m_256},
     {"two accumulator sets up to BLOCK_N 128 at BLOCK_M <= 128, else one", accumulator_sets},
     {"ktma=N only where K, multicast, split and stages allow it", ktma_where_it_fits},
     {"as many stages as fit", stages_that_fit},
@@ -227,7 +237,7 @@ bool apply_override(const char* text, FastChoice* c, Named* named, std::string* 
     if (k == "bn" && num && n >= 8 && n <= 256 && n % 8 == 0) c->bn = static_cast<int>(n);
     else if (k == "bm" && num && (n == 64 || n == 128 || n == 256)) c->bm = static_cast<int>(n), named->bm = true;
     else if (k == "stages" && num && n >= 2 && n <= 16) c->stages = static_cast<int>(n);
-    else if (k == "mc" && num && (n == 1 || n == 2)) c->multicast = static_cast<int>(n);
+    else if (k == "mc" && num && (n == 1 || n == 2)) c->multicast = static_cast<int>(n), named->mc = true;
     else if (k == "acc" && (v == "single" || v == "double" || v == "triple"))
       c->acc_sets = v == "single" ? 1 : v == "double" ? 2 : 3, named->acc = true;
     else if (k == "shape" && num && (n == 0 || n == 1)) c->shape = n == 1;

@@ -4,8 +4,9 @@
 //
 // A persistent grid walks the tiles (sm90_fp8_fast_tiles.cuh). Each CTA has three warpgroups:
 //   - the producer (fast_producer): TMA copies of A (multicast across a cluster of kMulticast CTAs that share the M
-//     block, each loading BLOCK_M / kMulticast rows), B and, where its layout allows, SFA; cp.async for the SFB values
-//     (and SFA otherwise), into a kStages-deep shared-memory ring on mbarriers;
+//     block, each loading BLOCK_M / kMulticast rows), B and, where its layout allows, SFA (else cp.async), into a
+//     kStages-deep shared-memory ring on mbarriers; its last warp copies each tile's B scales, a window of up to 128
+//     K blocks at a time, into a double buffer (fast_sfb_loader);
 //   - two math warpgroups (fast_math) of 64 rows per wave (BLOCK_M 128: one wave, 256: two; BLOCK_M 64: one math
 //     warpgroup, the other idles), which run the wgmmas and promote each K block's result into the f32 accumulators;
 //   - whose epilogue (fast_epilogue) rounds to bf16 and stores D through shared memory with TMA stores.
@@ -15,7 +16,8 @@
 // Numerics are those of sm90_gemm.cu's fp8_gemm_kernel, instruction for instruction: per 128-K block a chain of
 // 4 x wgmma m64nBNk32 (the first with scale-d = 0) and F = fma(fl32(sa * sb), P, F) on CUDA cores, then bf16 RNE
 // (docs/numerics.md). Neither BLOCK_M nor BLOCK_N changes the bits: every output element sees the same chain whatever
-// tile it is in, and a tile that straddles a 128-column scale block picks sb per 8-column chunk. tests/gpu/check.cpp
+// tile it is in, and a tile that straddles a 128-column scale block picks sb per 8-column chunk, the straddle column
+// a compile-time constant of the K loop (fast_with_straddle). tests/gpu/check.cpp
 // compares every configuration family with the CPU backend and the embedded model.
 #pragma once
 #include <cuda.h>
@@ -36,12 +38,24 @@ constexpr int kFastThreads = 384;
 // setmaxnreg split. __launch_bounds__(384, 1) gives every thread 168 registers at launch (65536 / 384, rounded down
 // to 8) and the CTA owns 384 x 168 of them: setmaxnreg.inc blocks until the producer's setmaxnreg.dec has released
 // enough, so 128 x P + 256 x M must not exceed 384 x 168 (a larger M hangs every CTA at its first instruction).
-// 56 / 224: at DeepGEMM's 40 / 232 the producer spills (ptxas -v: 8 to 24 bytes at BLOCK_N 64 to 144, once the
-// barrier and descriptor addresses are kept in registers), while no accumulator layout of BLOCK_N <= 176 needs more
-// than 224 (tests/kernels/cuda_jit_source_test.ts checks for spills).
-constexpr int kProducerRegs = 56, kMathRegs = 224;
+// 64 / 216 (ptxas -v, nvcc 13.0): at 56 / 224 the producer spilled 16 to 48 bytes once the SFB loader warp and the
+// 96-thread SFA copy joined it (multicast, ktma=4), at DeepGEMM's 40 / 232 it spilled its barrier and descriptor
+// addresses; no accumulator layout of BLOCK_N <= 192 needs more than 216 (tests/kernels/cuda_jit_source_test.ts checks
+// for spills).
+constexpr int kProducerRegs = 64, kMathRegs = 216;
 static_assert(128 * kProducerRegs + 256 * kMathRegs <= 384 * 168,
               "setmaxnreg would wait forever: the math registers exceed what the producer releases");
+
+/// How many 128-column scale blocks of B one tile BLOCK_N wide can touch.
+__host__ __device__ constexpr int fast_sfb_slots(int bn) {
+  return 128 % bn == 0 ? 1 : (bn % 128 == 0 ? bn / 128 : bn / 128 + 2);
+}
+/// K blocks of B scales per window of the SFB double buffer: a tile's K blocks split into ceil(nk / 128) windows of
+/// near-equal length (fast_window_start), so K <= 16384 is one window.
+constexpr int kSfbWindow = 128;
+__host__ __device__ __forceinline__ int fast_windows(int nk) { return (nk + kSfbWindow - 1) / kSfbWindow; }
+/// First K block (from the tile's first) of window i of nw over nk blocks; window nw - 1 ends at nk.
+__host__ __device__ __forceinline__ int fast_window_start(int nk, int nw, int i) { return i * nk / nw; }
 
 /// Compile-time configuration (FastChoice's fields; sm90_fast.h says what each is for).
 /// BM_: BLOCK_M, 64, 128 or 256 (256: each math warpgroup runs two waves of 64 rows per K block with one accumulator
@@ -58,8 +72,7 @@ struct FastConfig {
   static constexpr int kKtma = KTMA_;
   static constexpr bool kSplitK = SPLIT_, kSpread = SPREAD_;
   static constexpr int kWaves = BM >= kFBM ? BM / kFBM : 1, kMathWGs = BM == 64 ? 1 : 2;
-  // How many 128-column scale blocks of B one tile can touch.
-  static constexpr int kSfbSlots = 128 % BN == 0 ? 1 : (BN % 128 == 0 ? BN / 128 : BN / 128 + 2);
+  static constexpr int kSfbSlots = fast_sfb_slots(BN);
   static_assert(BM == 64 || BM == 128 || BM == 256, "BLOCK_M 64, 128 or 256");
   static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BLOCK_N must be a multiple of 8 in [8, 256]");
   static_assert(kMulticast == 1 || kMulticast == 2, "multicast over 1 or 2 CTAs");
@@ -88,8 +101,9 @@ __host__ __device__ constexpr int fast_epi_box_cols(int bn) {
 struct FastSmem {
   int stage_a;  // bytes of one A stage
   int stage_b;  // bytes of one B stage
-  int pitch;    // bf16 elements per epilogue row (BN + 8: bank spread for the threads' stores)
+  int pitch;    // bf16 elements per epilogue row of the threads' stores (BN: the TMA box layout needs no more)
   int epi_buf;  // bytes of one epilogue staging buffer (64 rows x pitch), a multiple of 1024
+  int sfb_buf;  // bytes of one SFB window buffer (slots x kSfbWindow floats)
   int a, b, sfa, sfb, bars, epi, total;
 };
 /// Epilogue staging buffers: one per math warpgroup and wave, each rewritten a tile later, once its TMA store has
@@ -99,14 +113,15 @@ __host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kF
   FastSmem l{};
   l.stage_a = bm * kFBK;
   l.stage_b = bn * kFBK;
-  l.pitch = bn + 8;
+  l.pitch = bn;  // BN + 8 spread the threads' stores over the banks, and cost BLOCK_M 128 x BLOCK_N 96 its 7th stage
   l.a = 0;
   l.b = stages * l.stage_a;
   l.sfa = l.b + stages * l.stage_b;
+  l.sfb_buf = fast_sfb_slots(bn) * kSfbWindow * 4;
   l.sfb = l.sfa + stages * bm * 4;
-  l.bars = (l.sfb + stages * 16 + 7) / 8 * 8;
-  l.epi_buf = 64 * l.pitch * 2;  // pitch is a multiple of 8: 1024-byte multiples (TMA swizzle atoms)
-  l.epi = (l.bars + 2 * stages * 8 + 1023) / 1024 * 1024;
+  l.bars = l.sfb + 2 * l.sfb_buf;
+  l.epi_buf = 64 * l.pitch * 2;  // BN is a multiple of 8: 1024-byte multiples (TMA swizzle atoms)
+  l.epi = (l.bars + (2 * stages + 4) * 8 + 1023) / 1024 * 1024;
   l.total = l.epi + fast_epi_buffers(bm) * l.epi_buf;
   return l;
 }
@@ -126,20 +141,21 @@ __host__ __device__ constexpr int fast_epi_pending(bool prev_chunk_tma, int wave
   return prev_chunk_tma ? waves - 1 : 0;
 }
 
-/// The shared-memory ring of one CTA: stages of A, B, SFA and SFB, and their full and empty barriers (barrier s at
-/// byte + 8 * s of the *_u shared-window addresses, converted once: each generic -> shared conversion costs an S2R and
-/// a LEA inside the K loop).
+/// The shared-memory ring of one CTA: stages of A, B and SFA with their full and empty barriers, and the two SFB
+/// window buffers with theirs (barrier s at byte + 8 * s of the *_u shared-window addresses, converted once: each
+/// generic -> shared conversion costs an S2R and a LEA inside the K loop).
 template <class C>
 struct FastRing {
   static constexpr FastSmem L = fast_smem(C::BN, C::kStages, C::BM);
+  static constexpr int kSfbFloats = L.sfb_buf / 4;  // one window buffer: slot j's K blocks at [j * kSfbWindow, ...)
   uint8_t* a;
   uint8_t* b;
   float* sfa;  // BM floats per stage
-  float* sfb;  // 4 slots per stage
+  float* sfb;  // two window buffers of kSfbFloats
   uint64_t* full;
   uint64_t* empty;
   __nv_bfloat16* epi;
-  uint32_t full_u, empty_u;
+  uint32_t full_u, empty_u, sfb_full_u, sfb_empty_u;
   __device__ __forceinline__ explicit FastRing(uint8_t* smem)
       : a(smem + L.a),
         b(smem + L.b),
@@ -149,50 +165,79 @@ struct FastRing {
         empty(full + C::kStages),
         epi(reinterpret_cast<__nv_bfloat16*>(smem + L.epi)),
         full_u(smem_addr(full)),
-        empty_u(smem_addr(empty)) {}
-  /// Arrivals that complete a stage's full barrier: with SFA by TMA, the threads that copy an SFB slot (thread 0 among
-  /// them; with spread, threads 0 and 64 as well); with SFA copied, every producer thread.
+        empty_u(smem_addr(empty)),
+        sfb_full_u(smem_addr(full + 2 * C::kStages)),
+        sfb_empty_u(smem_addr(full + 2 * C::kStages + 2)) {}
+  /// Arrivals that complete a stage's full barrier: with SFA by TMA, thread 0 (with spread, threads 0 and 64); with
+  /// SFA copied, the 96 threads of fast_producer.
   static __device__ __forceinline__ uint32_t full_arrivals(const FastParams& p) {
-    return p.sfa_tma ? C::kSfbSlots + (C::kSpread ? 2 : 0) : 128;
+    return p.sfa_tma ? (C::kSpread ? 2 : 1) : 96;
   }
   /// Arrivals that free a stage: every math thread of every CTA of the cluster (one per warp with multicast).
   static constexpr uint32_t kEmptyArrivals = (C::kMulticast > 1 ? 4 : 128) * C::kMathWGs * C::kMulticast;
+  /// An SFB window buffer is full once the loader warp's copies have landed, free once every math thread has read it.
+  static constexpr uint32_t kSfbFullArrivals = 32, kSfbEmptyArrivals = 128 * C::kMathWGs;
 };
 
-/// The producer warpgroup: for each tile of this CTA and each K block (ktma=N: each N K blocks), waits for free stages
-/// and issues their loads, all completing on the first stage's full barrier. Thread 0 issues the TMA copies of A (this
-/// CTA's share, multicast), B and, by TMA, SFA; threads j < kSfbSlots copy SFB slot j by cp.async; with SFA copied,
-/// every thread copies BLOCK_M / 128 SFA rows. With spread (SFA by TMA), thread 0 copies SFA and A, thread 64 B, and
-/// threads 32 + j SFB slot j: the single issuing thread bounded the K loop at small M (a trace of CTA 0 at 64 x 4096 x
-/// 7168 showed about 500 cycles per K block from one free stage to the next, the stages all free long before).
+/// The SFB loader, the producer's last warp: walks this CTA's tiles and, for each window of a tile's K blocks
+/// (fast_windows), copies the B scales of every slot the tile touches into window buffer wn % 2 once the math threads
+/// have freed it, arriving on its full barrier when the copies have landed. It runs up to two windows ahead of the
+/// math, so the scales' latency is off the K loop. A slot past N's last scale block is not copied (its columns are not
+/// stored). Split K promotes in its second kernel: no scales here.
+template <class C>
+__device__ __forceinline__ void fast_sfb_loader(const FastParams& p, const FastRing<C>& ring, int lane, int rank,
+                                                int cluster, int clusters, int N) {
+  const int sfb_rows = (N + 127) / 128;
+  uint32_t wn = 0;
+  for (int u = cluster; u < p.units; u += clusters) {
+    const FastTile ti = fast_tile<C>(p, u, rank, N);
+    if (!ti.valid || !ti.compute) continue;
+    const float* base = p.sfb + ti.g * p.sfb_s_batch;
+    const int nk = ti.kb1 - ti.kb0, nw = fast_windows(nk);
+    for (int wi = 0; wi < nw; ++wi, ++wn) {
+      const int w0 = fast_window_start(nk, nw, wi), w1 = fast_window_start(nk, nw, wi + 1);
+      const int buf = static_cast<int>(wn & 1);
+      mbar_wait(ring.sfb_empty_u + 8 * buf, ((wn >> 1) & 1) ^ 1);
+      const uint32_t dst = smem_addr(ring.sfb + buf * FastRing<C>::kSfbFloats);
+#pragma unroll
+      for (int j = 0; j < C::kSfbSlots; ++j) {
+        const int row = ti.n0 / 128 + j;
+        if (row < sfb_rows) {
+          for (int k = lane; k < w1 - w0; k += 32)
+            cp_async4(dst + 4 * (j * kSfbWindow + k), base + row * p.sfb_s_row + (ti.kb0 + w0 + k) * p.sfb_s_kb, true);
+        }
+      }
+      cp_async_arrive(ring.sfb_full_u + 8 * buf);
+    }
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
+}
+
+/// The producer's first three warps: for each tile of this CTA and each K block (ktma=N: each N K blocks), wait for
+/// free stages and issue their loads, all completing on the first stage's full barrier. Thread 0 issues the TMA copies
+/// of A (this CTA's share, multicast), B and, by TMA, SFA, and arrives with the bytes to expect; with SFA copied, the 96
+/// threads copy its rows and arrive once they have landed. With spread (SFA by TMA), thread 0 copies SFA and A, thread
+/// 64 B: the single issuing thread bounded the K loop at small M (a trace of CTA 0 at 64 x 4096 x 7168 showed about 500
+/// cycles per K block from one free stage to the next, the stages all free long before).
 template <class C>
 __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CUtensorMap& map_b,
                                               const CUtensorMap& map_sfa, const FastParams& p, const FastRing<C>& ring,
                                               int tid, int rank, int cluster, int clusters, int N, int nkb) {
-  constexpr int BM = C::BM, kStages = C::kStages, kSlots = C::kSfbSlots, kKtma = C::kKtma, MC = C::kMulticast;
+  constexpr int BM = C::BM, kStages = C::kStages, kKtma = C::kKtma, MC = C::kMulticast;
   constexpr int kStageA = FastRing<C>::L.stage_a, kStageB = FastRing<C>::L.stage_b;
   // Bytes per copy (ktma=N: N stages' worth).
   constexpr int kTxA = kKtma * kStageA, kTxB = kKtma * kStageB, kTxSfa = kKtma * BM * 4;
   const bool spread = C::kSpread && p.sfa_tma;
-  const int slot = spread ? tid - 32 : tid;  // the SFB slot this thread copies (if in [0, kSlots))
-  const bool copies_sfb = slot >= 0 && slot < kSlots;
   // Only the issuing threads load. Each arrives on every stage's full barrier: one that waited for free stages without
   // arriving could be lapped by the others (a parity wait tells only two phases apart). The others walk the tiles
   // without loading (returning here instead made ptxas spill 60 bytes at BLOCK_M 256 with multicast).
-  const bool idle = spread ? !(tid == 0 || tid == 64 || copies_sfb) : (p.sfa_tma && !copies_sfb);
-  // SFA copied: kRowsPer consecutive rows per producer thread.
-  constexpr int kRowsPer = BM >= 128 ? BM / 128 : 1;
-  const int r0 = kRowsPer * tid;
-  const int sfb_rows = (N + 127) / 128;
+  const bool idle = spread ? !(tid == 0 || tid == 64) : (p.sfa_tma && tid != 0);
+  const uint32_t a_u = smem_addr(ring.a), b_u = smem_addr(ring.b), sfa_u = smem_addr(ring.sfa);
   uint32_t it = 0;
   for (int u = cluster; u < p.units; u += clusters) {
     const FastTile ti = fast_tile<C>(p, u, rank, N);
     if (!ti.valid || !ti.compute || idle) continue;
     const float* sfa_base = p.sfa + ti.z * p.sfa_s_batch + static_cast<int64_t>(ti.m0) * p.sfa_s_row;
-    const float* sfb_base = p.sfb + ti.g * p.sfb_s_batch;
-    const int nv = max(0, min(kRowsPer, ti.sfa_rows - r0));
-    const int sfb_idx = ti.n0 / 128 + slot;
-    const bool sfb_ok = copies_sfb && sfb_idx < sfb_rows;
     for (int kb = ti.kb0; kb < ti.kb1; kb += kKtma, it += kKtma) {
       const int s = it % kStages;
 #pragma unroll
@@ -200,71 +245,57 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
         mbar_wait(ring.empty_u + 8 * (s + q), ((it / kStages) & 1) ^ 1);
         GO_FAST_TRACE(0, it + q);
       }
-      uint64_t* full = &ring.full[s];
-      const uint32_t full_u = ring.full_u + 8 * s;
+      const uint32_t full = ring.full_u + 8 * s;
       auto load_a = [&] {
         if constexpr (kKtma > 1) {
-          tma_load_3d(ring.a + s * kStageA, &map_a, full, 0, ti.a_row, kb);
+          tma_load_3d(a_u + s * kStageA, &map_a, full, 0, ti.a_row, kb);
         } else if constexpr (MC == 1) {
-          tma_load_2d(ring.a + s * kStageA, &map_a, full, kb * kFBK, ti.a_row);
+          tma_load_2d(a_u + s * kStageA, &map_a, full, kb * kFBK, ti.a_row);
         } else {
           constexpr int rows = BM / MC;
-          tma_load_2d_multicast(ring.a + s * kStageA + rank * rows * kFBK, &map_a, full, kb * kFBK,
-                                ti.a_row + rank * rows, static_cast<uint16_t>((1 << MC) - 1));
+          tma_load_2d_multicast(a_u + s * kStageA + rank * rows * kFBK, &map_a, full, kb * kFBK, ti.a_row + rank * rows,
+                                static_cast<uint16_t>((1 << MC) - 1));
         }
       };
       auto load_b = [&] {
-        if constexpr (kKtma > 1) tma_load_3d(ring.b + s * kStageB, &map_b, full, 0, ti.b_row, kb);
-        else tma_load_2d(ring.b + s * kStageB, &map_b, full, kb * kFBK, ti.b_row);
+        if constexpr (kKtma > 1) tma_load_3d(b_u + s * kStageB, &map_b, full, 0, ti.b_row, kb);
+        else tma_load_2d(b_u + s * kStageB, &map_b, full, kb * kFBK, ti.b_row);
       };
       // SFA by TMA: a box of BM rows x ktma K blocks into stages s .. s + ktma - 1.
-      auto load_sfa = [&] { tma_load_2d(&ring.sfa[s * BM], &map_sfa, full, ti.m0, ti.z * nkb + kb); };
-      auto load_sfb = [&] {
-#pragma unroll
-        for (int q = 0; q < kKtma; ++q) {
-          cp_async4(&ring.sfb[(s + q) * 4 + slot],
-                    sfb_ok ? sfb_base + sfb_idx * p.sfb_s_row + (kb + q) * p.sfb_s_kb : p.sfb, sfb_ok);
-        }
-      };
+      auto load_sfa = [&] { tma_load_2d(sfa_u + s * BM * 4, &map_sfa, full, ti.m0, ti.z * nkb + kb); };
       if (spread) {
         if (tid == 0) {
+          mbar_arrive_expect_tx(full, kTxA + kTxSfa);
           load_sfa();
           load_a();
-          mbar_arrive_expect_tx(full_u, kTxA + kTxSfa);
-        } else if (tid == 64) {
-          load_b();
-          mbar_arrive_expect_tx(full_u, kTxB);
         } else {
-          load_sfb();
-          cp_async_arrive(full);
+          mbar_arrive_expect_tx(full, kTxB);
+          load_b();
         }
+      } else if (p.sfa_tma) {
+        mbar_arrive_expect_tx(full, kTxA + kTxB + kTxSfa);
+        load_sfa();
+        load_a();
+        load_b();
       } else {
         if (tid == 0) {
-          mbar_expect_tx(full, kTxA + kTxB + (p.sfa_tma ? kTxSfa : 0));
-          if (p.sfa_tma) load_sfa();
+          mbar_expect_tx(full, kTxA + kTxB);
           load_a();
           load_b();
         }
-        if (copies_sfb) load_sfb();
-        if (!p.sfa_tma) {
 #pragma unroll
-          for (int q = 0; q < kKtma; ++q) {  // stage s + q holds K block kb + q's rows
-            float* dst = &ring.sfa[(s + q) * BM + r0];
-            const int64_t kq = static_cast<int64_t>(kb + q) * p.sfa_s_kb;
-            if (r0 >= BM) {
-              // BLOCK_M 64: threads 64 .. 127 copy nothing (but arrive).
-            } else if (kRowsPer % 4 == 0 && p.sfa_vec) {
-#pragma unroll
-              for (int e = 0; e < kRowsPer; e += 4) {
-                const int nq = max(0, min(4, nv - e));
-                cp_async16(dst + e, nq ? sfa_base + r0 + e + kq : p.sfa, nq * 4);
-              }
-            } else {
-#pragma unroll
-              for (int e = 0; e < kRowsPer; ++e) {
-                const bool ok = e < nv;
-                cp_async4(dst + e, ok ? sfa_base + (r0 + e) * p.sfa_s_row + kq : p.sfa, ok);
-              }
+        for (int q = 0; q < kKtma; ++q) {  // stage s + q holds K block kb + q's rows
+          const uint32_t dst = sfa_u + (s + q) * BM * 4;
+          const int64_t kq = static_cast<int64_t>(kb + q) * p.sfa_s_kb;
+          if (p.sfa_vec) {  // MN-major, 16-byte aligned columns: 4 rows per copy (BLOCK_M / 4 <= 64 threads)
+            const int r = 4 * tid, nq = max(0, min(4, ti.sfa_rows - r));
+            if (r < BM) cp_async16(dst + 4 * r, nq ? sfa_base + r + kq : p.sfa, nq * 4);
+          } else {
+#pragma unroll 1
+            for (int e = 0; e < (BM + 95) / 96; ++e) {  // unrolled, ptxas spilled at ktma=4
+              const int r = tid + 96 * e;
+              const bool ok = r < ti.sfa_rows;
+              if (r < BM) cp_async4(dst + 4 * r, ok ? sfa_base + r * p.sfa_s_row + kq : p.sfa, ok);
             }
           }
         }
@@ -282,6 +313,12 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
 template <int kSlots>
 struct FastScales {
   float sa0, sa1, sb[kSlots];
+};
+
+/// The SFB window a stretch of the K loop reads: its buffer, and the pipeline iteration of its first K block.
+struct FastWindow {
+  const float* sfb;
+  uint32_t it0;
 };
 
 /// One math warpgroup: issues the wgmmas of a stage, promotes their results, releases stages, and (fast_epilogue)
@@ -317,23 +354,33 @@ struct FastMath {
     const int s = at % kStages;
     mbar_wait(ring.full_u + 8 * (s - s % C::kKtma), (at / kStages) & 1);
   }
-  __device__ __forceinline__ Scales read_scales(int s, int wave) const {
+  /// Waits until the loader has filled the buffer of window `wn`.
+  __device__ __forceinline__ void wait_sfb(uint32_t wn) const {
+    mbar_wait(ring.sfb_full_u + 8 * (wn & 1), (wn >> 1) & 1);
+  }
+  /// Frees the buffer of window `wn` (this thread has read every scale of it it needs).
+  __device__ __forceinline__ void free_sfb(uint32_t wn) const { mbar_arrive_local(ring.sfb_empty_u + 8 * (wn & 1)); }
+  /// The window buffer of window `wn`, whose first K block is pipeline iteration it0.
+  __device__ __forceinline__ FastWindow window(uint32_t wn, uint32_t it0) const {
+    return {ring.sfb + (wn & 1) * FastRing<C>::kSfbFloats, it0};
+  }
+  __device__ __forceinline__ Scales read_scales(int s, int wave, const FastWindow& win, uint32_t at) const {
     Scales sc;
     sc.sa0 = ring.sfa[s * C::BM + wave * kFBM + w * 64 + r_lo];
     sc.sa1 = ring.sfa[s * C::BM + wave * kFBM + w * 64 + r_lo + 8];
 #pragma unroll
-    for (int j = 0; j < C::kSfbSlots; ++j) sc.sb[j] = ring.sfb[s * 4 + j];
+    for (int j = 0; j < C::kSfbSlots; ++j) sc.sb[j] = win.sfb[j * kSfbWindow + (at - win.it0)];
     return sc;
   }
   /// Issues the 4 wgmmas (k32 steps) of stage `at`'s K block for one wave into acc (waiting for the stage first).
-  __device__ __forceinline__ Scales issue(float (&acc)[NA], uint32_t at, int wave = 0) const {
+  __device__ __forceinline__ Scales issue(float (&acc)[NA], uint32_t at, const FastWindow& win, int wave = 0) const {
     const int s = at % kStages;
     if (wave == 0) {
       wait_full(at);
       GO_FAST_TRACE(2, at);
     }
     Scales sc{};
-    if constexpr (kHoist) sc = read_scales(s, wave);
+    if constexpr (kHoist && !C::kSplitK) sc = read_scales(s, wave, win, at);
     // This warpgroup's A rows of the wave, and B, in stage s; k32 step j is 32 bytes further along each row.
     const uint32_t lo_a = lo_a0 + static_cast<uint32_t>(s * kStageA + wave * kFBM * 128) / 16;
     const uint32_t lo_b = lo_b0 + static_cast<uint32_t>(s * kStageB) / 16;
@@ -358,15 +405,17 @@ struct FastMath {
     }
   }
   /// F = fma(fl32(sa * sb), P, F) per element of one wave's accumulators; the stage is released once the last wave's
-  /// wgmmas have completed (the caller waited for them). Split K: the raw result goes to the workspace instead.
+  /// wgmmas have completed (the caller waited for them). kB1: the column where the tile enters the next 128-column
+  /// scale block of B (fast_with_straddle). Split K: the raw result goes to the workspace instead.
+  template <int kB1>
   __device__ __forceinline__ void promote(float (&acc)[NA], float* F, uint32_t at, const Scales& hoisted,
-                                          const FastTile& ti, uint32_t it0, int wave = 0) const {
+                                          const FastTile& ti, const FastWindow& win, int wave = 0) const {
     const bool last = wave == kWaves - 1;
     fence_operand(acc);
     const int s = at % kStages;
     if constexpr (C::kSplitK) {
       if (last) release(s);
-      const int kb = ti.kb0 + static_cast<int>(at - it0);
+      const int kb = ti.kb0 + static_cast<int>(at - win.it0);  // split K: one window per unit
       float* dst = p.ws + kb * p.ws_plane + static_cast<int64_t>(ti.m0 + 64 * (2 * wave + w)) * p.ws_pitch + ti.n0;
 #pragma unroll
       for (int i = 0; i < NA; i += 2) {
@@ -375,7 +424,7 @@ struct FastMath {
       }
       return;
     }
-    const Scales sc = kHoist ? hoisted : read_scales(s, wave);
+    const Scales sc = kHoist ? hoisted : read_scales(s, wave, win, at);
     float* Fw = F + wave * NA;
     if (last) {
       release(s);
@@ -387,44 +436,52 @@ struct FastMath {
 #pragma unroll
       for (int i = 0; i < NA; ++i) Fw[i] = __fmaf_rn((i & 2) ? s1 : s0, acc[i], Fw[i]);
     } else {
-      // Column where the tile enters the next 128-column scale block of B.
-      const int b1 = 128 - ti.n0 % 128;
-      float s0[kSlots], s1[kSlots];
+      // The slots the tile touches (a slot past N's last scale block was not loaded, and its columns are not stored).
+      constexpr int kUsed = kSlots == 2 ? 2 : 1 + (BN > kB1) + (BN > kB1 + 128);
+      float s0[kUsed], s1[kUsed];
 #pragma unroll
-      for (int j = 0; j < kSlots; ++j) s0[j] = __fmul_rn(sc.sa0, sc.sb[j]), s1[j] = __fmul_rn(sc.sa1, sc.sb[j]);
+      for (int j = 0; j < kUsed; ++j) s0[j] = __fmul_rn(sc.sa0, sc.sb[j]), s1[j] = __fmul_rn(sc.sa1, sc.sb[j]);
 #pragma unroll
       for (int c = 0; c < NA / 4; ++c) {  // 8-column chunk c: columns 8c .. 8c + 7 share one scale block
-        const int col = 8 * c;
-        int slot = col >= b1;
-        if constexpr (kSlots > 2) slot += col >= b1 + 128;
-        float t0 = s0[0], t1 = s1[0];
-#pragma unroll
-        for (int j = 1; j < kSlots; ++j) {
-          if (slot == j) t0 = s0[j], t1 = s1[j];
-        }
+        const int slot = (8 * c >= kB1) + (8 * c >= kB1 + 128);  // a constant after unrolling
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           const int i = 4 * c + q;
-          Fw[i] = __fmaf_rn((i & 2) ? t1 : t0, acc[i], Fw[i]);
+          Fw[i] = __fmaf_rn((i & 2) ? s1[slot] : s0[slot], acc[i], Fw[i]);
         }
       }
     }
   }
 };
 
-/// One tile's K blocks into F, with one accumulator set: the other math warpgroup keeps the tensor cores busy during
+/// The column where a tile starting at column n0 enters the next 128-column scale block of B, as a compile-time
+/// constant: f(std::integral_constant<int, b1>) for b1 = 128 - n0 % 128, one instantiation per value n0 can give (a
+/// multiple of gcd(BLOCK_N, 128)), so the promotion picks each 8-column chunk's scale without a run-time test (picking
+/// it at run time cost 1.73x the instructions at 4096 x 2112 x 7168, BLOCK_N 96: docs/performance-history.md).
+template <class C, int kB1 = 128, class Fn>
+__device__ __forceinline__ void fast_with_straddle(int n0, Fn&& f) {
+  constexpr int BN = C::BN;
+  constexpr int kStep = BN % 128 == 0 ? 128 : BN % 64 == 0 ? 64 : BN % 32 == 0 ? 32 : BN % 16 == 0 ? 16 : 8;
+  if constexpr (C::kSfbSlots == 1 || kB1 <= kStep) {
+    f(std::integral_constant<int, kB1>{});
+  } else {
+    if (128 - n0 % 128 == kB1) f(std::integral_constant<int, kB1>{});
+    else fast_with_straddle<C, kB1 - kStep>(n0, f);
+  }
+}
+
+/// A window's K blocks into F, with one accumulator set: the other math warpgroup keeps the tensor cores busy during
 /// this one's promotion.
-template <class C>
+template <int kB1, class C>
 __device__ __forceinline__ void fast_mainloop_one_set(const FastMath<C>& m, const FastTile& ti, float* F,
-                                                      float (&P)[C::BN / 2], uint32_t& it) {
-  const uint32_t it0 = it;
-  const int nk = ti.kb1 - ti.kb0;
+                                                      float (&P)[C::BN / 2], uint32_t& it, int nk,
+                                                      const FastWindow& win) {
   for (int kb = 0; kb < nk; ++kb, ++it) {
 #pragma unroll
     for (int v = 0; v < C::kWaves; ++v) {
-      const auto sc = m.issue(P, it, v);
+      const auto sc = m.issue(P, it, win, v);
       wgmma_wait0();
-      m.promote(P, F, it, sc, ti, it0, v);
+      m.template promote<kB1>(P, F, it, sc, ti, win, v);
     }
   }
 }
@@ -433,34 +490,33 @@ __device__ __forceinline__ void fast_mainloop_one_set(const FastMath<C>& m, cons
 /// (a loop to nk - 2, then two blocks or one) keeps ptxas (CUDA 13.0) from serialising the wgmmas, which it did for
 /// the same schedule written as a loop to nk - 1 and one last block ("C7514 ... non wgmma instructions reading
 /// accumulator registers"; tests/kernels/cuda_jit_source_test.ts checks).
-template <class C>
+template <int kB1, class C>
 __device__ __forceinline__ void fast_mainloop_two_sets(const FastMath<C>& m, const FastTile& ti, float* F,
-                                                       float (&P)[2][C::BN / 2], uint32_t& it) {
-  const uint32_t it0 = it;
-  const int nk = ti.kb1 - ti.kb0;
-  auto sc0 = m.issue(P[0], it), sc1 = sc0;
+                                                       float (&P)[2][C::BN / 2], uint32_t& it, int nk,
+                                                       const FastWindow& win) {
+  auto sc0 = m.issue(P[0], it, win), sc1 = sc0;
   int kb = 0;
   for (; kb + 2 < nk; kb += 2) {  // at the top, block kb is in flight in P[0]
-    sc1 = m.issue(P[1], it + 1);
+    sc1 = m.issue(P[1], it + 1, win);
     wgmma_wait1();
-    m.promote(P[0], F, it, sc0, ti, it0);
+    m.template promote<kB1>(P[0], F, it, sc0, ti, win);
     ++it;
-    sc0 = m.issue(P[0], it + 1);
+    sc0 = m.issue(P[0], it + 1, win);
     wgmma_wait1();
-    m.promote(P[1], F, it, sc1, ti, it0);
+    m.template promote<kB1>(P[1], F, it, sc1, ti, win);
     ++it;
   }
   if (nk - kb == 2) {
-    sc1 = m.issue(P[1], it + 1);
+    sc1 = m.issue(P[1], it + 1, win);
     wgmma_wait1();
-    m.promote(P[0], F, it, sc0, ti, it0);
+    m.template promote<kB1>(P[0], F, it, sc0, ti, win);
     ++it;
     wgmma_wait0();
-    m.promote(P[1], F, it, sc1, ti, it0);
+    m.template promote<kB1>(P[1], F, it, sc1, ti, win);
     ++it;
   } else {
     wgmma_wait0();
-    m.promote(P[0], F, it, sc0, ti, it0);
+    m.template promote<kB1>(P[0], F, it, sc0, ti, win);
     ++it;
   }
 }
@@ -469,24 +525,24 @@ __device__ __forceinline__ void fast_mainloop_two_sets(const FastMath<C>& m, con
 /// one promoted are in flight (fewer in the last S - 1 steps). Steps run in groups of S, so that every set index is a
 /// constant after unrolling (registers, not local memory), while a whole group still issues its next blocks; the r
 /// blocks left (S - 1 <= r <= 2S - 2) run in an unrolled tail chosen at run time (with the tail fixed at compile time,
-/// a constant K, ptxas (CUDA 13.0) serialised every wgmma: C7514). The host guarantees nk >= S.
-template <class C>
+/// a constant K, ptxas (CUDA 13.0) serialised every wgmma: C7514). The host guarantees nk >= S for the tile, and every
+/// window of it is at least 64 blocks long or the whole tile.
+template <int kB1, class C>
 __device__ __forceinline__ void fast_mainloop_sets(const FastMath<C>& m, const FastTile& ti, float* F,
-                                                   float (&Q)[C::kSets][C::BN / 2], uint32_t& it) {
+                                                   float (&Q)[C::kSets][C::BN / 2], uint32_t& it, int nk,
+                                                   const FastWindow& win) {
   constexpr int S = C::kSets;
   static_assert(S == 3, "the tails below are written for three sets");
-  const uint32_t it0 = it;
-  const int nk = ti.kb1 - ti.kb0;
   typename FastMath<C>::Scales sq[S];
 #pragma unroll
-  for (int j = 0; j < S - 1; ++j) sq[j] = m.issue(Q[j], it + j);
+  for (int j = 0; j < S - 1; ++j) sq[j] = m.issue(Q[j], it + j, win);
   int c = 0;
   for (; c + 2 * S - 1 <= nk; c += S) {
 #pragma unroll
     for (int j = 0; j < S; ++j) {
-      sq[(j + S - 1) % S] = m.issue(Q[(j + S - 1) % S], it + S - 1);
+      sq[(j + S - 1) % S] = m.issue(Q[(j + S - 1) % S], it + S - 1, win);
       wgmma_wait<S - 1>();
-      m.promote(Q[j], F, it, sq[j], ti, it0);
+      m.template promote<kB1>(Q[j], F, it, sq[j], ti, win);
       ++it;
     }
   }
@@ -494,12 +550,12 @@ __device__ __forceinline__ void fast_mainloop_sets(const FastMath<C>& m, const F
     constexpr int R = decltype(blocks)::value;
 #pragma unroll
     for (int t = 0; t < R; ++t) {
-      if (t + S - 1 < R) sq[(t + S - 1) % S] = m.issue(Q[(t + S - 1) % S], it + S - 1);
+      if (t + S - 1 < R) sq[(t + S - 1) % S] = m.issue(Q[(t + S - 1) % S], it + S - 1, win);
       const int pending = R - 1 - t < S - 1 ? R - 1 - t : S - 1;  // a constant after unrolling
       if (pending == 2) wgmma_wait<2>();
       else if (pending == 1) wgmma_wait<1>();
       else wgmma_wait<0>();
-      m.promote(Q[t % S], F, it, sq[t % S], ti, it0);
+      m.template promote<kB1>(Q[t % S], F, it, sq[t % S], ti, win);
       ++it;
     }
   };
@@ -606,26 +662,38 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
   for (int j = 0; j < C::kSets; ++j)
 #pragma unroll
     for (int i = 0; i < NA; ++i) P[j][i] = 0.0f;
+  uint32_t wn = 0;  // SFB windows run, as the loader counts them
   for (int u = cluster; u < p.units; u += clusters) {
     const FastTile ti = fast_tile<C>(p, u, rank, N);
     if (!ti.valid) continue;
 #pragma unroll
     for (int i = 0; i < kWaves * NA; ++i) F[i] = 0.0f;
-    if (!ti.compute) {
-      // Zero tile: nothing was loaded for it; the epilogue writes its zeros.
-    } else if constexpr ((kFastProfile & kProfNoMath) != 0) {
-      for (int kb = ti.kb0; kb < ti.kb1; ++kb, ++it) {
-        m.wait_full(it);
-        GO_FAST_TRACE(2, it);
-        m.release(it % C::kStages);
-        GO_FAST_TRACE(3, it);
-      }
-    } else if constexpr (C::kSets == 1) {
-      fast_mainloop_one_set(m, ti, F, P[0], it);
-    } else if constexpr (C::kSets == 2) {
-      fast_mainloop_two_sets(m, ti, F, P, it);
-    } else {
-      fast_mainloop_sets(m, ti, F, P, it);
+    // Zero tile (!compute): nothing was loaded for it; the epilogue writes its zeros.
+    if (ti.compute) {
+      fast_with_straddle<C>(ti.n0, [&](auto b1) {
+        constexpr int kB1 = decltype(b1)::value;
+        const int nk = ti.kb1 - ti.kb0, nw = C::kSplitK ? 1 : fast_windows(nk);
+        for (int wi = 0; wi < nw; ++wi, ++wn) {
+          const int n = fast_window_start(nk, nw, wi + 1) - fast_window_start(nk, nw, wi);
+          const FastWindow win = m.window(wn, it);
+          if constexpr (!C::kSplitK) m.wait_sfb(wn);
+          if constexpr ((kFastProfile & kProfNoMath) != 0) {
+            for (int kb = 0; kb < n; ++kb, ++it) {
+              m.wait_full(it);
+              GO_FAST_TRACE(2, it);
+              m.release(it % C::kStages);
+              GO_FAST_TRACE(3, it);
+            }
+          } else if constexpr (C::kSets == 1) {
+            fast_mainloop_one_set<kB1>(m, ti, F, P[0], it, n, win);
+          } else if constexpr (C::kSets == 2) {
+            fast_mainloop_two_sets<kB1>(m, ti, F, P, it, n, win);
+          } else {
+            fast_mainloop_sets<kB1>(m, ti, F, P, it, n, win);
+          }
+          if constexpr (!C::kSplitK) m.free_sfb(wn);
+        }
+      });
     }
     // Split K has no epilogue here (the second kernel writes D).
     if constexpr (!C::kSplitK && (kFastProfile & kProfNoEpilogue) == 0)
@@ -666,6 +734,10 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       mbar_init(&ring.full[s], FastRing<C>::full_arrivals(p));
       mbar_init(&ring.empty[s], FastRing<C>::kEmptyArrivals);
     }
+    for (int b = 0; b < 2; ++b) {
+      mbar_init(&ring.full[2 * C::kStages + b], FastRing<C>::kSfbFullArrivals);
+      mbar_init(&ring.full[2 * C::kStages + 2 + b], FastRing<C>::kSfbEmptyArrivals);
+    }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     fence_proxy_async();
   }
@@ -686,7 +758,11 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const int cluster = blockIdx.x / MC, clusters = gridDim.x / MC;
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs) : "memory");
-    fast_producer<C>(map_a, map_b, map_sfa, p, ring, tid, rank, cluster, clusters, N, nkb);
+    if (tid < 96) {
+      fast_producer<C>(map_a, map_b, map_sfa, p, ring, tid, rank, cluster, clusters, N, nkb);
+    } else if constexpr (!C::kSplitK) {
+      fast_sfb_loader<C>(p, ring, tid - 96, rank, cluster, clusters, N);
+    }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kMathRegs) : "memory");
     // With BLOCK_M 64 the second math warpgroup has no rows: it walks no tiles and issues nothing.

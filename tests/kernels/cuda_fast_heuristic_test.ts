@@ -60,7 +60,7 @@ Deno.test({
         // 4096 x 7168: 1792 tiles of 128 x 128 (14 waves) against 896 of 256 x 128 (7 waves; 7 x 7/4 < 14).
         assert.match(
           config(Mode.Dense, 4096, 7168, 16384),
-          /^bm=256 bn=128 stages=3 multicast=1 acc=single sfa=tma jit=shape$/,
+          /^bm=256 bn=128 stages=3 multicast=2 acc=single sfa=tma jit=shape$/,
         );
         assert.match(config(Mode.Dense, 4096, 4096, 7168), /^bm=256 bn=128 /);
       });
@@ -70,10 +70,10 @@ Deno.test({
           // 4096 x 2112: 3 waves of 256 x 96 (cost 3 x 149) against 5 of 128 x 128 (5 x 181 x 4 / 7) and 3 of 256 x 128.
           assert.match(
             config(Mode.Dense, 4096, 2112, 7168),
-            /^bm=256 bn=96 stages=3 multicast=1 acc=single sfa=tma /,
+            /^bm=256 bn=96 stages=3 multicast=2 acc=single sfa=tma /,
           );
           // 4096 x 576: one wave of 256 x 80 (128 tiles) against one of 128 x 144.
-          assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=256 bn=80 stages=4 multicast=1 acc=single /);
+          assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=256 bn=80 stages=4 multicast=2 acc=single /);
           // 6 x 1024 x 7168 masked: 11 waves of 256 x 128 against 12 of 256 x 112, within the 3 % margin.
           assert.match(config(Mode.Masked, 1024, 7168, 3072, 6), /^bm=256 bn=128 /);
           // Masked Mmax 128: 256-row tiles would be half empty; 2 waves of 128 x 144 stay.
