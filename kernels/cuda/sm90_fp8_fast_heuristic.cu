@@ -2,7 +2,7 @@
 // the measurements behind it (H200, 132 SMs, tests/gpu/bench.cpp's timing; docs/performance-history.md keeps the
 // sweeps), then the override (GO_CUDA_FAST_CFG), the rules that derive fields from the tile unless the override named
 // them, and one function that says whether a configuration can run at all (fast_config_invalid).
-// Multicast (mc=2) only at BLOCK_M 256 (multicast_a_at_block_m_256).
+// Multicast (mc=2) only at BLOCK_M 256, dense and contiguous (multicast_a_at_block_m_256).
 // The bits never depend on the choice (sm90_fp8_fast_kernel.cuh); tests/kernels/cuda_fast_heuristic_test.ts pins the
 // choices and the refusals, tests/gpu/run.sh checks every family's bits on an H200.
 #include <algorithm>
@@ -153,14 +153,17 @@ void contiguous_keeps_128_rows(const Shape& s, const Named&, FastChoice& c) {
   if (s.p.mode != kFastNormal && s.p.mode != kFastMasked && !s.p.tiles256 && c.bm == 256) c.bm = 128;
 }
 
-// BLOCK_M 256 loads A once per cluster of 2 CTAs, each CTA half of it multicast to both (with the B scales copied
-// per tile off the stage path, H200 same run, us, mc=1 -> mc=2: 4096 x 2112 x 7168 124.6 -> 115.1, 4096 x 4096 x 7168
-// 213.4 -> 199.9, 4096 x 7168 x 16384 837.5 -> 809.1, 4096 x 7168 x 2048 109.4 -> 106.8, 4096 x 576 x 7168 37.1 ->
-// 35.8; level at K = 512 and 1536). Before that change the per-stage SFB copies made multicast slower (846 against
-// 824 us at 4096 x 7168 x 16384).
+// Dense and contiguous GEMMs at BLOCK_M 256 load A once per cluster of 2 CTAs, each CTA half of it multicast to both.
+// With the B scales copied per tile off the stage path (H200, same call, us, mc=1 -> mc=2): 4096 x 2112 x 7168 124.6
+// -> 115.1, 4096 x 4096 x 7168 213.4 -> 199.9, 4096 x 7168 x 16384 837.5 -> 809.1, 4096 x 7168 x 2048 109.4 -> 106.8,
+// 4096 x 576 x 7168 37.1 -> 35.8, level at K = 512 and 1536; contiguous 4 x 8192 x 6144 x 7168 2602 -> 2520, 6 of 8
+// shapes faster (8 x 4096 x 7168 x 3072 1326 -> 1422 slower). Masked at BLOCK_M 256 stays at mc=1: 32 x 192 x 4096 x
+// 4096 252.7 -> 264.3, the others level. Before the SFB change multicast was slower (846 against 824 us at 4096 x 7168 x
+// 16384).
 void multicast_a_at_block_m_256(const Shape& s, const Named& named, FastChoice& c) {
   // A named ktma= or split= needs mc=1 (fast_config_invalid), so it keeps it.
-  if (!named.mc && !named.ktma && !named.split && c.bm == 256 && (s.p.N + c.bn - 1) / c.bn >= 2) c.multicast = 2;
+  if (named.mc || named.ktma || named.split || c.bm != 256 || s.p.mode == kFastMasked) return;
+  if ((s.p.N + c.bn - 1) / c.bn >= 2) c.multicast = 2;
 }
 
 // Two accumulator sets up to BLOCK_N 128 at BLOCK_M <= 128 (BLOCK_M 256 has registers for one); three only with the
@@ -215,7 +218,7 @@ void split_k_for_few_tiles(const Shape& s, const Named& named, FastChoice& c) {
 constexpr Rule kDerivedRules[] = {
     {"TMA boxes 2 K blocks deep for narrow or deep tiles of one row block, 4 with three sets at 64 x 16", deep_boxes},
     {"contiguous layouts keep BLOCK_M 128 unless their groups fit 256-row tiles", contiguous_keeps_128_rows},
-    {"TMA multicast of A over clusters of 2 at BLOCK_M 256", multicast_a_at_block_m_256},
+    {"TMA multicast of A over clusters of 2 at BLOCK_M 256, dense and contiguous", multicast_a_at_block_m_256},
     {"two accumulator sets up to BLOCK_N 128 at BLOCK_M <= 128, else one", accumulator_sets},
     {"ktma=N only where K, multicast, split and stages allow it", ktma_where_it_fits},
     {"as many stages as fit", stages_that_fit},

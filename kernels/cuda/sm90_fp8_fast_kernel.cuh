@@ -364,23 +364,33 @@ struct FastMath {
   __device__ __forceinline__ FastWindow window(uint32_t wn, uint32_t it0) const {
     return {ring.sfb + (wn & 1) * FastRing<C>::kSfbFloats, it0};
   }
-  __device__ __forceinline__ Scales read_scales(int s, int wave, const FastWindow& win, uint32_t at) const {
-    Scales sc;
-    sc.sa0 = ring.sfa[s * C::BM + wave * kFBM + w * 64 + r_lo];
-    sc.sa1 = ring.sfa[s * C::BM + wave * kFBM + w * 64 + r_lo + 8];
+  /// B scales of K block `at`, from its window buffer (full before the window's first block: readable before the
+  /// stage is).
+  __device__ __forceinline__ void read_sb(Scales& sc, const FastWindow& win, uint32_t at) const {
 #pragma unroll
     for (int j = 0; j < C::kSfbSlots; ++j) sc.sb[j] = win.sfb[j * kSfbWindow + (at - win.it0)];
+  }
+  /// A scales of stage s and wave `wave` for this thread's two rows.
+  __device__ __forceinline__ void read_sa(Scales& sc, int s, int wave) const {
+    sc.sa0 = ring.sfa[s * C::BM + wave * kFBM + w * 64 + r_lo];
+    sc.sa1 = ring.sfa[s * C::BM + wave * kFBM + w * 64 + r_lo + 8];
+  }
+  __device__ __forceinline__ Scales read_scales(int s, int wave, const FastWindow& win, uint32_t at) const {
+    Scales sc;
+    read_sb(sc, win, at);
+    read_sa(sc, s, wave);
     return sc;
   }
   /// Issues the 4 wgmmas (k32 steps) of stage `at`'s K block for one wave into acc (waiting for the stage first).
   __device__ __forceinline__ Scales issue(float (&acc)[NA], uint32_t at, const FastWindow& win, int wave = 0) const {
     const int s = at % kStages;
+    Scales sc{};
+    if constexpr (kHoist && !C::kSplitK) read_sb(sc, win, at);
     if (wave == 0) {
       wait_full(at);
       GO_FAST_TRACE(2, at);
     }
-    Scales sc{};
-    if constexpr (kHoist && !C::kSplitK) sc = read_scales(s, wave, win, at);
+    if constexpr (kHoist && !C::kSplitK) read_sa(sc, s, wave);
     // This warpgroup's A rows of the wave, and B, in stage s; k32 step j is 32 bytes further along each row.
     const uint32_t lo_a = lo_a0 + static_cast<uint32_t>(s * kStageA + wave * kFBM * 128) / 16;
     const uint32_t lo_b = lo_b0 + static_cast<uint32_t>(s * kStageB) / 16;
@@ -471,11 +481,17 @@ __device__ __forceinline__ void fast_with_straddle(int n0, Fn&& f) {
 }
 
 /// A window's K blocks into F, with one accumulator set: the other math warpgroup keeps the tensor cores busy during
-/// this one's promotion.
+/// this one's promotion. Unrolled 4 times (with the B scales read before the stage's wait; H200 same run, us, not
+/// unrolled -> 4: 4096 x 2112 x 7168 123.9 -> 109.1, 4096 x 7168 x 16384 830.9 -> 793.4, 4096 x 4096 x 7168 216.1 ->
+/// 202.2, masked 6 x 1024 x 7168 x 3072 259.4 -> 230.9; 4096 x 32768 x 512, 4 K blocks, 167.9 -> 173.6; 2 times gained
+/// less, 8 times lost 4096 x 576 x 7168, 35.1 -> 44.2). Not unrolled past BLOCK_N 144 (scales read at promotion) nor in
+/// kernels of run-time K: ptxas spilled 868 bytes at 128 x 176 and 954 at 256 x 112 (generic).
 template <int kB1, class C>
 __device__ __forceinline__ void fast_mainloop_one_set(const FastMath<C>& m, const FastTile& ti, float* F,
                                                       float (&P)[C::BN / 2], uint32_t& it, int nk,
                                                       const FastWindow& win) {
+  constexpr int kUnroll = FastMath<C>::kHoist && C::kK != 0 ? 4 : 1;
+#pragma unroll kUnroll
   for (int kb = 0; kb < nk; ++kb, ++it) {
 #pragma unroll
     for (int v = 0; v < C::kWaves; ++v) {
