@@ -76,7 +76,7 @@ struct FastChoice {
   bool sfa_tma = true;   // sfa=tma|copy: SFA by TMA where its layout allows (MN-major, 16-byte aligned columns)
   int split_k = 1;       // split=: dense K split over this many CTAs per tile, promotion in a second kernel
   int ktma = 1;          // ktma=1|2|4: one TMA copy (a box this many K blocks deep) fills as many consecutive stages
-  bool spread = false;   // spread=0|1: a stage's copies issued by three producer threads instead of one
+  bool spread = false;   // spread=0|1: a stage's copies issued by two producer threads (A and SFA; B) instead of one
   int debug = 0;         // dbg=: profiling switches (sm90_fp8_fast_profile.cuh); the profiling build only
 };
 

@@ -112,9 +112,10 @@ void two_row_blocks_for_narrow_tiles(const Shape& s, const Named&, FastChoice& c
   }
 }
 
-// Three issuing producer threads for a dense GEMM of one row block with at least 8 K blocks, where one issuing thread
-// bounded the K loop (TFLOPS: 64 x 2112 x 7168 106.3 -> 133.6, 64 x 4096 x 7168 203.1 -> 252.6, 128 x 4096 x 7168
-// 373.5 -> 444.1; level at K = 512 and 64 x 576, 2-5 % slower at M = 4096, where it stays off).
+// Two issuing producer threads (A and SFA; B) for a dense GEMM of one row block with at least 8 K blocks, where one
+// issuing thread bounded the K loop (measured with a third thread for the B scales, which now have their own warp;
+// TFLOPS: 64 x 2112 x 7168 106.3 -> 133.6, 64 x 4096 x 7168 203.1 -> 252.6, 128 x 4096 x 7168 373.5 -> 444.1; level
+// at K = 512 and 64 x 576, 2-5 % slower at M = 4096, where it stays off).
 void spread_for_one_row_block(const Shape& s, const Named&, FastChoice& c) { c.spread = s.one_row_block(); }
 
 constexpr Rule kTileRules[] = {
@@ -124,7 +125,7 @@ constexpr Rule kTileRules[] = {
     {"BLOCK_M 64 where A has at most 64 rows", block_m_64_for_short_a},
     {"BLOCK_N 32, then 16, for one row block that fills few SMs", narrow_tiles_for_one_row_block},
     {"BLOCK_M 64 for 64 < M <= 128 on 16-wide tiles", two_row_blocks_for_narrow_tiles},
-    {"three issuing producer threads for one row block", spread_for_one_row_block},
+    {"two issuing producer threads for one row block", spread_for_one_row_block},
 };
 
 // ---- derived rules, in order (after the override; each leaves what the override named) ----
@@ -157,9 +158,9 @@ void contiguous_keeps_128_rows(const Shape& s, const Named&, FastChoice& c) {
 // With the B scales copied per tile off the stage path (H200, same call, us, mc=1 -> mc=2): 4096 x 2112 x 7168 124.6
 // -> 115.1, 4096 x 4096 x 7168 213.4 -> 199.9, 4096 x 7168 x 16384 837.5 -> 809.1, 4096 x 7168 x 2048 109.4 -> 106.8,
 // 4096 x 576 x 7168 37.1 -> 35.8, level at K = 512 and 1536; contiguous 4 x 8192 x 6144 x 7168 2602 -> 2520, 6 of 8
-// shapes faster (8 x 4096 x 7168 x 3072 1326 -> 1422 slower). Masked at BLOCK_M 256 stays at mc=1: 32 x 192 x 4096 x
-// 4096 252.7 -> 264.3, the others level. Before the SFB change multicast was slower (846 against 824 us at 4096 x 7168 x
-// 16384).
+// shapes faster (8 x 4096 x 7168 x 3072 1326 -> 1422 slower). Masked at BLOCK_M 256 stays at mc=1: 32 x 192 x 4096
+// x 4096 252.7 -> 264.3, the others level. Before the SFB change multicast was slower (846 against 824 us at 4096 x
+// 7168 x 16384).
 void multicast_a_at_block_m_256(const Shape& s, const Named& named, FastChoice& c) {
   // A named ktma= or split= needs mc=1 (fast_config_invalid), so it keeps it.
   if (named.mc || named.ktma || named.split || c.bm != 256 || s.p.mode == kFastMasked) return;

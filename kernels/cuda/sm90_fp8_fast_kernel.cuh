@@ -63,8 +63,8 @@ __host__ __device__ __forceinline__ int fast_window_start(int nk, int nw, int i)
 /// BN_: BLOCK_N, a multiple of 8 in [8, 256]. STAGES_: pipeline depth. MC_: CTAs per cluster sharing the A tile.
 /// SETS_: accumulator sets taken in turn (1; 2: block kb + 1 runs on the tensor cores while block kb is promoted,
 /// BN <= 128; 3: two blocks in flight, BN <= 64). KN_, KK_: the shape's N and K when the kernel is specialised for one
-/// shape class (0: read from FastParams at run time). SPLIT_: split K. KTMA_: K blocks (stages) per TMA copy of A, B and
-/// SFA (1, 2 or 4). SPREAD_: a stage's copies are issued by three producer threads side by side.
+/// shape class (0: read from FastParams at run time). SPLIT_: split K. KTMA_: K blocks (stages) per TMA copy of A, B
+/// and SFA (1, 2 or 4). SPREAD_: a stage's copies are issued by two producer threads side by side (A and SFA; B).
 template <int BM_, int BN_, int STAGES_, int MC_, int SETS_, int KN_ = 0, int KK_ = 0, bool SPLIT_ = false,
           int KTMA_ = 1, bool SPREAD_ = false>
 struct FastConfig {
@@ -215,10 +215,10 @@ __device__ __forceinline__ void fast_sfb_loader(const FastParams& p, const FastR
 
 /// The producer's first three warps: for each tile of this CTA and each K block (ktma=N: each N K blocks), wait for
 /// free stages and issue their loads, all completing on the first stage's full barrier. Thread 0 issues the TMA copies
-/// of A (this CTA's share, multicast), B and, by TMA, SFA, and arrives with the bytes to expect; with SFA copied, the 96
-/// threads copy its rows and arrive once they have landed. With spread (SFA by TMA), thread 0 copies SFA and A, thread
-/// 64 B: the single issuing thread bounded the K loop at small M (a trace of CTA 0 at 64 x 4096 x 7168 showed about 500
-/// cycles per K block from one free stage to the next, the stages all free long before).
+/// of A (this CTA's share, multicast), B and, by TMA, SFA, and arrives with the bytes to expect; with SFA copied, the
+/// 96 threads copy its rows and arrive once they have landed. With spread (SFA by TMA), thread 0 copies SFA and A,
+/// thread 64 B: the single issuing thread bounded the K loop at small M (a trace of CTA 0 at 64 x 4096 x 7168 showed
+/// about 500 cycles per K block from one free stage to the next, the stages all free long before).
 template <class C>
 __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CUtensorMap& map_b,
                                               const CUtensorMap& map_sfa, const FastParams& p, const FastRing<C>& ring,

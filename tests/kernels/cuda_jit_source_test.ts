@@ -21,7 +21,7 @@ const CONFIGS: [FastKernelConfig, string][] = [
   [{ bm: 64, bn: 64, stages: 12, n: 7168, k: 16384 }, "BLOCK_M 64 (one math warpgroup), 12 stages"],
   [{ bm: 64, bn: 48, stages: 12, mc: 2 }, "BLOCK_M 64, multicast, straddling BLOCK_N"],
   [{ bm: 64, bn: 64, stages: 12, n: 576, k: 7168, split: true }, "split K (raw K-block results to the workspace)"],
-  [{ bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true }, "spread: three issuing threads"],
+  [{ bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true }, "spread: two issuing threads"],
   [{ bn: 112, stages: 5, mc: 2, spread: true }, "spread, multicast, 2 SFB slots, generic"],
   [{ bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true, debug: 64 }, "profiling build: the cycle trace"],
   [{ bm: 64, bn: 16, stages: 16, n: 2112, k: 7168, spread: true, ktma: 2 }, "ktma=2: 2-deep boxes, spread"],
@@ -37,7 +37,10 @@ const CONFIGS: [FastKernelConfig, string][] = [
   [{ bm: 64, bn: 16, stages: 16, spread: true, ktma: 2, sets: 3 }, "three sets, generic N and K"],
   [{ bn: 48, stages: 8, mc: 2, n: 24576, k: 1536, sets: 3 }, "three sets, multicast, 2 SFB slots"],
   [{ bm: 256, bn: 96, stages: 3, sets: 1, n: 2112, k: 7168 }, "BLOCK_M 256 at 4096 x 2112: 4 straddle points"],
-  [{ bn: 192, stages: 4, sets: 1, n: 2112, k: 7168 }, "BLOCK_N 192 (DeepGEMM's tile at 4096 x 2112), scales read at promotion"],
+  [
+    { bn: 192, stages: 4, sets: 1, n: 2112, k: 7168 },
+    "BLOCK_N 192 (DeepGEMM's tile at 4096 x 2112), scales read at promotion",
+  ],
 ];
 
 /** A configuration's description and template arguments, for messages. */
