@@ -17,8 +17,8 @@
 // 4 x wgmma m64nBNk32 (the first with scale-d = 0) and F = fma(fl32(sa * sb), P, F) on CUDA cores, then bf16 RNE
 // (docs/numerics.md). Neither BLOCK_M nor BLOCK_N changes the bits: every output element sees the same chain whatever
 // tile it is in, and a tile that straddles a 128-column scale block picks sb per 8-column chunk, the straddle column
-// a compile-time constant of the K loop (fast_with_straddle). tests/gpu/check.cpp
-// compares every configuration family with the CPU backend and the embedded model.
+// a compile-time constant of the K loop (fast_with_straddle). tests/gpu/check.cpp compares every configuration family
+// with the CPU backend and the embedded model.
 #pragma once
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -49,6 +49,11 @@ static_assert(128 * kProducerRegs + 256 * kMathRegs <= 384 * 168,
 /// How many 128-column scale blocks of B one tile BLOCK_N wide can touch.
 __host__ __device__ constexpr int fast_sfb_slots(int bn) {
   return 128 % bn == 0 ? 1 : (bn % 128 == 0 ? bn / 128 : bn / 128 + 2);
+}
+/// The straddle columns a tile BLOCK_N wide can have (128 - n0 % 128 for n0 a multiple of BLOCK_N) are multiples of
+/// this, gcd(BLOCK_N, 128).
+__host__ __device__ constexpr int fast_straddle_step(int bn) {
+  return bn % 128 == 0 ? 128 : bn % 64 == 0 ? 64 : bn % 32 == 0 ? 32 : bn % 16 == 0 ? 16 : 8;
 }
 /// K blocks of B scales per window of the SFB double buffer: a tile's K blocks split into ceil(nk / 128) windows of
 /// near-equal length (fast_window_start), so K <= 16384 is one window.
@@ -470,8 +475,7 @@ struct FastMath {
 /// it at run time cost 1.73x the instructions at 4096 x 2112 x 7168, BLOCK_N 96: docs/performance-history.md).
 template <class C, int kB1 = 128, class Fn>
 __device__ __forceinline__ void fast_with_straddle(int n0, Fn&& f) {
-  constexpr int BN = C::BN;
-  constexpr int kStep = BN % 128 == 0 ? 128 : BN % 64 == 0 ? 64 : BN % 32 == 0 ? 32 : BN % 16 == 0 ? 16 : 8;
+  constexpr int kStep = fast_straddle_step(C::BN);
   if constexpr (C::kSfbSlots == 1 || kB1 <= kStep) {
     f(std::integral_constant<int, kB1>{});
   } else {

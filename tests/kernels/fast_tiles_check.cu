@@ -6,7 +6,8 @@
 // the other tilings to it without a GPU. Split K (dense): the units of S splits must run every (tile, K block) of the
 // unsplit walk exactly once. The TMA-store epilogue: replayed per math warpgroup, no staging buffer may be rewritten
 // while one of its stores may still read it (and the waiting rule it replaced must be caught doing so). The index
-// rules and error words that the device check of grouped calls shares with the host check (grouped_gate.h). Run by
+// rules and error words that the device check of grouped calls shares with the host check (grouped_gate.h). The B
+// scale windows and slots of the K loop (fast_windows, fast_sfb_slots, fast_straddle_step). Run by
 // tests/kernels/cuda_fast_tiles_test.ts (nvcc, host code only).
 //
 // build: nvcc -std=c++17 -O2 -I kernels/cuda -o fast_tiles_check tests/kernels/fast_tiles_check.cu
@@ -345,6 +346,39 @@ int main() {
   std::printf("gate 256-row rules: %s\n", std::all_of(std::begin(fits), std::end(fits), [](bool b) { return b; })
                                              ? "as documented"
                                              : "DIFFERS");
+  // SFB windows: a tile's K blocks split into windows that cover them in order, each 1..kSfbWindow blocks (the double
+  // buffer's size), and at least 3 (the three-set loop's minimum) wherever the tile has 3 or more.
+  {
+    int bad = 0;
+    for (int nk = 1; nk <= 4 * kSfbWindow + 5; ++nk) {
+      const int nw = fast_windows(nk);
+      int prev = 0;
+      for (int i = 0; i < nw; ++i) {
+        const int w0 = fast_window_start(nk, nw, i), w1 = fast_window_start(nk, nw, i + 1);
+        if (w0 != prev || w1 - w0 < 1 || w1 - w0 > kSfbWindow || (nk >= 3 && w1 - w0 < 3)) ++bad;
+        prev = w1;
+      }
+      if (prev != nk) ++bad;
+    }
+    ++cases;
+    if (bad) ++failures;
+    std::printf("SFB windows for 1..%d K blocks: %s\n", 4 * kSfbWindow + 5, bad ? "BAD" : "cover every block in order");
+  }
+  // SFB slots: every BLOCK_N tile at every multiple of BLOCK_N touches at most fast_sfb_slots(BLOCK_N) 128-column scale
+  // blocks, and the straddle column 128 - n0 % 128 is a multiple of the step fast_with_straddle dispatches over.
+  {
+    int bad = 0;
+    for (int bn = 8; bn <= 256; bn += 8) {
+      const int step = fast_straddle_step(bn);
+      for (int n0 = 0; n0 < 128 * 64; n0 += bn) {
+        const int touched = (n0 + bn - 1) / 128 - n0 / 128 + 1;
+        if (touched > fast_sfb_slots(bn) || (128 - n0 % 128) % step != 0) ++bad;
+      }
+    }
+    ++cases;
+    if (bad) ++failures;
+    std::printf("SFB slots and straddle columns for BLOCK_N 8..256: %s\n", bad ? "BAD" : "within the kernel's");
+  }
   std::printf("SUMMARY cases=%d failures=%d\n", cases, failures);
   return failures ? 1 : 0;
 }
