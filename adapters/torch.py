@@ -124,9 +124,8 @@ def _cublaslt_gemm(letters):
             out = torch._scaled_mm(_row_major_lhs(lhs), _col_major_rhs(rhs), one, one, out_dtype=d.dtype,
                                    use_fast_accum=FAST_ACCUM)
         except RuntimeError as e:
-            text = str(e).splitlines()[0] if str(e) else e.__class__.__name__
-            if any(w in text.lower() for w in _REFUSALS):
-                raise Unsupported(f"{op}: torch._scaled_mm refuses {tuple(lhs.shape)} x {tuple(rhs.shape)}: {text}") from e
+            if (skip := _refusal(op, f"{tuple(lhs.shape)} x {tuple(rhs.shape)}", e)) is not None:
+                raise skip from e
             raise
         d.copy_(out)
 
@@ -143,6 +142,15 @@ def _cublaslt_gemm(letters):
 # that scale_b.t() is [ceil(N/128), ceil(K/128)] row-major. cuBLASLt refuses some shapes (CUBLAS_STATUS_NOT_SUPPORTED
 # from its heuristic, e.g. M = 1 or 7: a 1x128 scale column of M floats that is not a multiple of 16 bytes).
 _REFUSALS = ("not_supported", "not supported", "must be divisible", "divisible by 16", "invalid scaling configuration")
+
+
+def _refusal(op, shape, e):
+    """torch._scaled_mm's RuntimeError e on `shape` as Unsupported (a SKIP with torch's words) when it refuses the shape
+    (M, N, K alignment), which is not a wrong answer; None for any other error."""
+    text = str(e).splitlines()[0] if str(e) else e.__class__.__name__
+    if any(w in text.lower() for w in _REFUSALS):
+        return Unsupported(f"{op}: torch._scaled_mm refuses {shape}: {text}")
+    return None
 
 
 def _block_scaled_mm(lhs, rhs, sa, sb):
@@ -175,10 +183,8 @@ def _fp8_gemm(letters):
         try:
             out = _block_scaled_mm(_row_major_lhs(lhs), bt.contiguous().mT, sa, sb)
         except RuntimeError as e:
-            text = str(e).splitlines()[0] if str(e) else e.__class__.__name__
-            # a refusal of the shape (M, N, K alignment) is not a wrong answer: a SKIP with torch's words
-            if any(w in text.lower() for w in _REFUSALS):
-                raise Unsupported(f"{op}: torch._scaled_mm refuses {m}x{n}x{k}: {text}") from e
+            if (skip := _refusal(op, f"{m}x{n}x{k}", e)) is not None:
+                raise skip from e
             raise
         d.copy_(out)
 

@@ -126,6 +126,25 @@ Deno.test("adapters/*.py without their library", { ignore: !HAS_PYTHON }, async 
       }
     },
   );
+  await t.step("torch.py turns torch._scaled_mm's refusal of a shape into Unsupported, and nothing else", async () => {
+    const code = [
+      "import importlib.util, sys",
+      "spec = importlib.util.spec_from_file_location('torch_adapter', 'adapters/torch.py')",
+      "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)",
+      "u = m._refusal('fp8_gemm_nt', '64x80x128', RuntimeError('Expected trailing dimension ... divisible by 16\\nmore'))",
+      "print(type(u).__name__, u)",
+      "print(m._refusal('fp8_gemm_nt', '64x80x128', RuntimeError('CUDA error: an illegal memory access')))",
+    ].join("\n");
+    const out = await new Deno.Command(PYTHON, { args: ["-c", code], cwd: ROOT, env: { PYTHONDONTWRITEBYTECODE: "1" } })
+      .output();
+    const text = new TextDecoder();
+    assert.equal(out.code, 0, text.decode(out.stderr));
+    assert.equal(
+      text.decode(out.stdout),
+      "_Unsupported fp8_gemm_nt: torch._scaled_mm refuses 64x80x128: Expected trailing dimension ... divisible by 16\n" +
+        "None\n",
+    );
+  });
 });
 
 Deno.test("extraCases()", { ignore: !HAS_PYTHON }, async (t) => {

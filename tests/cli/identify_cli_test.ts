@@ -6,7 +6,7 @@ import { GEMM_OPS } from "../../reference/registry.ts";
 import { Prng } from "../../reference/random/prng.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 import { ServeSession } from "../../cli/serve.ts";
-import { PYTHON } from "../_python.ts";
+import { PYTHON, pythonMissing } from "../_python.ts";
 import { runCli, withTempDir } from "./_run.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -165,16 +165,7 @@ Deno.test("oracle serve answers identify requests", async () => {
   });
 });
 
-async function numpyReason(): Promise<string | undefined> {
-  try {
-    const out = await new Deno.Command(PYTHON, { args: ["-c", "import numpy"], stdout: "null", stderr: "null" })
-      .output();
-    return out.success ? undefined : `${PYTHON} cannot import numpy`;
-  } catch {
-    return `${PYTHON} is not on PATH`;
-  }
-}
-const noNumpy = await numpyReason();
+const noNumpy = pythonMissing(["numpy"]);
 
 Deno.test({
   name: `a float64 numpy kernel is named exact, and compare against sm90_1d2d says every tile differs${

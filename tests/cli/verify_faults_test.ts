@@ -432,24 +432,71 @@ Deno.test({
   });
 });
 
+/** A verify running in the background, as startHangingVerify starts it. */
+interface HangingVerify {
+  child: Deno.ChildProcess;
+  /** Resolves with its exit status once it has ended. */
+  status: Promise<Deno.CommandStatus>;
+  /** Its exit status once it has ended, else null. */
+  ended: Deno.CommandStatus | null;
+  /** What it has printed on stderr so far. */
+  stderr: string;
+  /** Waits (up to 60 s, failing if verify ends first) until it announces its third case and `more` holds. */
+  untilThirdCase(more?: () => Promise<boolean>): Promise<void>;
+  /** Kills verify if it still runs (SIGKILL) and waits for it and its output streams. */
+  settle(): Promise<void>;
+  /** The pids of the backend hosts it started (their fault hook writes them to dir/pids). */
+  hostPids(): Promise<number[]>;
+}
+
+/**
+ * Starts `verify` on the fixtures' fp8_gemm_nt cases against the fault library whose hosts hang in the library from
+ * their 3rd call: the first two cases pass, the third hangs until verify is stopped. Scratch directories go under
+ * dir/tmp (TMPDIR), so a killed verify's leftovers are seen; `outputs` names the report files.
+ */
+async function startHangingVerify(dir: string, lib: string, outputs: string[]): Promise<HangingVerify> {
+  const pidfile = `${dir}/pids`;
+  await Deno.mkdir(`${dir}/tmp`);
+  const env = { ...await faultEnv("loop", { after: 3, pidfile }), TMPDIR: `${dir}/tmp` };
+  const args = ["run", "-A", `${ROOT}cli.ts`, "verify", "--backend", lib, "--suite", "fixtures", "--ops"];
+  args.push("fp8_gemm_nt", ...outputs, "--case-timeout", "60");
+  const child = new Deno.Command(Deno.execPath(), { args, cwd: ROOT, env, stdout: "piped", stderr: "piped" })
+    .spawn();
+  const drained = child.stdout.pipeTo(new WritableStream());
+  const v: HangingVerify = {
+    child,
+    status: child.status,
+    ended: null,
+    stderr: "",
+    async untilThirdCase(more = () => Promise.resolve(true)) {
+      const deadline = Date.now() + 60_000;
+      while (!/\[3\/9\]/.test(v.stderr) || !await more()) {
+        assert.equal(v.ended, null, `verify ended before its third case:\n${v.stderr}`);
+        assert.ok(Date.now() < deadline, `the first cases never finished:\n${v.stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async settle() {
+      if (v.ended === null) child.kill("SIGKILL");
+      await Promise.all([v.status, drained, watched]);
+    },
+    async hostPids() {
+      return (await Deno.readTextFile(pidfile).catch(() => "")).split("\n").filter(Boolean).map(Number);
+    },
+  };
+  const watched = (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) v.stderr += chunk;
+  })();
+  v.status = child.status.then((s) => (v.ended = s));
+  return v;
+}
+
 Deno.test("a verify killed mid-run leaves a valid JSON report of the cases it finished", async () => {
   const lib = await buildFaultBackend();
   await withDir(async (dir) => {
-    const json = `${dir}/report.json`, junit = `${dir}/report.xml`, pidfile = `${dir}/pids`;
-    // the first two cases pass; the third hangs (each host faults from its 3rd call) until verify is killed
-    // TMPDIR inside the test's directory: a killed verify cannot remove its hosts' scratch directory
-    await Deno.mkdir(`${dir}/tmp`);
-    const env = { ...await faultEnv("loop", { after: 3, pidfile }), TMPDIR: `${dir}/tmp` };
-    const args = ["run", "-A", `${ROOT}cli.ts`, "verify", "--backend", lib, "--suite", "fixtures", "--ops"];
-    args.push("fp8_gemm_nt", "--json", json, "--junit", junit, "--case-timeout", "60");
-    const child = new Deno.Command(Deno.execPath(), { args, cwd: ROOT, env, stdout: "piped", stderr: "piped" })
-      .spawn();
-    const drained = child.stdout.pipeTo(new WritableStream());
-    let stderr = "";
-    const watched = (async () => {
-      for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) stderr += chunk;
-    })();
-    const deadline = Date.now() + 60_000;
+    const json = `${dir}/report.json`, junit = `${dir}/report.xml`;
+    // a killed verify cannot remove its hosts' scratch directory: it lies inside the test's directory
+    const v = await startHangingVerify(dir, lib, ["--json", json, "--junit", junit]);
     const report = async (): Promise<JsonReport | null> => {
       try {
         return JSON.parse(await Deno.readTextFile(json));
@@ -457,24 +504,17 @@ Deno.test("a verify killed mid-run leaves a valid JSON report of the cases it fi
         return null; // not written yet
       }
     };
-    let ended: Deno.CommandStatus | null = null;
-    const status = child.status.then((s) => (ended = s));
     try {
       // the 3rd case announced on stderr, and the report holding the first two
-      while (!/\[3\/9\]/.test(stderr) || ((await report())?.cases.length ?? 0) < 2) {
-        assert.equal(ended, null, `verify ended before its third case:\n${stderr}`);
-        assert.ok(Date.now() < deadline, `the first cases never finished:\n${stderr}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await v.untilThirdCase(async () => ((await report())?.cases.length ?? 0) >= 2);
     } finally {
-      if (ended === null) child.kill("SIGKILL");
-      await Promise.all([status, drained, watched]);
+      await v.settle();
       // the hung host (a session of its own) notices its parent is gone and leaves; make sure of it
-      const hung = (await Deno.readTextFile(pidfile).catch(() => "")).split("\n").filter(Boolean).map(Number);
+      const hung = await v.hostPids();
       for (let i = 0; i < 50 && !hung.every(gone); i++) await new Promise((r) => setTimeout(r, 100));
       reap(hung);
     }
-    assert.equal((await status).signal, "SIGKILL", "verify was still running its third case when killed");
+    assert.equal((await v.status).signal, "SIGKILL", "verify was still running its third case when killed");
     const r = JSON.parse(await Deno.readTextFile(json)) as JsonReport;
     assert.equal(r.complete, false);
     assert.equal(r.cases.length, 2);
@@ -488,43 +528,24 @@ Deno.test("a verify killed mid-run leaves a valid JSON report of the cases it fi
 Deno.test("a verify interrupted by SIGTERM kills its hung host and removes its scratch directory", async () => {
   const lib = await buildFaultBackend();
   await withDir(async (dir) => {
-    const json = `${dir}/report.json`, pidfile = `${dir}/pids`;
-    await Deno.mkdir(`${dir}/tmp`);
-    // The first two cases pass; the third hangs in the library until verify is interrupted.
-    const env = { ...await faultEnv("loop", { after: 3, pidfile }), TMPDIR: `${dir}/tmp` };
-    const args = ["run", "-A", `${ROOT}cli.ts`, "verify", "--backend", lib, "--suite", "fixtures", "--ops"];
-    args.push("fp8_gemm_nt", "--json", json, "--case-timeout", "60");
-    const child = new Deno.Command(Deno.execPath(), { args, cwd: ROOT, env, stdout: "piped", stderr: "piped" })
-      .spawn();
-    const drained = child.stdout.pipeTo(new WritableStream());
-    let stderr = "";
-    const watched = (async () => {
-      for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) stderr += chunk;
-    })();
-    const deadline = Date.now() + 60_000;
-    let ended: Deno.CommandStatus | null = null;
-    const status = child.status.then((s) => (ended = s));
+    const json = `${dir}/report.json`;
+    const v = await startHangingVerify(dir, lib, ["--json", json]);
     let hung: number[] = [];
     try {
-      while (!/\[3\/9\]/.test(stderr)) {
-        assert.equal(ended, null, `verify ended before its third case:\n${stderr}`);
-        assert.ok(Date.now() < deadline, `the first cases never finished:\n${stderr}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await v.untilThirdCase();
       await new Promise((r) => setTimeout(r, 300)); // the third case is in the library's loop
-      child.kill("SIGTERM");
-      await status;
-      hung = (await Deno.readTextFile(pidfile).catch(() => "")).split("\n").filter(Boolean).map(Number);
+      v.child.kill("SIGTERM");
+      await v.status;
+      hung = await v.hostPids();
       // verify killed the host's process group before exiting: it is gone at once, not after its own watchdog
       for (let i = 0; i < 10 && !hung.every(gone); i++) await new Promise((r) => setTimeout(r, 50));
       assert.ok(hung.length > 0 && hung.every(gone), `host processes ${hung} outlived the interrupted verify`);
     } finally {
-      if (ended === null) child.kill("SIGKILL");
-      await Promise.all([status, drained, watched]);
+      await v.settle();
       reap(hung);
     }
-    assert.equal((await status).code, 143);
-    assert.match(stderr, /SIGTERM: 1 backend host\(s\) killed/);
+    assert.equal((await v.status).code, 143);
+    assert.match(v.stderr, /SIGTERM: 1 backend host\(s\) killed/);
     assert.deepEqual([...Deno.readDirSync(`${dir}/tmp`)].map((e) => e.name), [], "scratch directories removed");
     const r = JSON.parse(await Deno.readTextFile(json)) as JsonReport;
     assert.equal(r.complete, false);

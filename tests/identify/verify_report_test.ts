@@ -11,7 +11,7 @@ import type { Executor } from "../../cli/verify/executors.ts";
 import { renderHtml } from "../../cli/verify/html_report.ts";
 import { formatTable, type Report, summarize, toJUnit } from "../../cli/verify/report.ts";
 import { runCase, type VerifyCase } from "../../cli/verify/runner.ts";
-import { PYTHON } from "../_python.ts";
+import { PYTHON, pythonMissing } from "../_python.ts";
 import { runCli, withTempDir } from "../cli/_run.ts";
 import { chromium, countPixels, decodePng, loadPage } from "./_browser.ts";
 
@@ -97,16 +97,7 @@ Deno.test({
   },
 });
 
-async function pythonReason(): Promise<string | undefined> {
-  try {
-    const out = await new Deno.Command(PYTHON, { args: ["-c", "import numpy"], stdout: "null", stderr: "null" })
-      .output();
-    return out.success ? undefined : `${PYTHON} cannot import numpy`;
-  } catch {
-    return `${PYTHON} is not on PATH`;
-  }
-}
-const noPython = await pythonReason();
+const noPython = pythonMissing(["numpy"]);
 
 Deno.test({
   name: `verify on a float64 numpy kernel: text, JSON and a self-contained HTML page say where and how${
