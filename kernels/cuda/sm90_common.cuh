@@ -64,6 +64,18 @@ __device__ __forceinline__ void fence_operand(float (&d)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// stmatrix (PTX ISA, "stmatrix", sm_90): the warp stores 8 x 8 matrices of 16-bit elements to shared memory. Lane t
+// gives the address of row t % 8 of matrix t / 8 (16 bytes, 16-byte aligned); register i of lane t holds the pair at
+// row t / 4, columns 2 (t % 4) and 2 (t % 4) + 1 of matrix i. x2: matrices 0 and 1 (lanes 0-15 give the addresses).
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+__device__ __forceinline__ void stmatrix_x2(uint32_t addr, uint32_t r0, uint32_t r1) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};\n" ::"r"(addr), "r"(r0), "r"(r1) : "memory");
+}
+
 // Accumulator fragment of wgmma m64nN (f32): register i of thread t holds (row, col) below.
 __device__ __forceinline__ int acc_row(int t, int i) { return (t >> 5) * 16 + ((i >> 1) & 1) * 8 + ((t & 31) >> 2); }
 __device__ __forceinline__ int acc_col(int t, int i) { return (i >> 2) * 8 + (t & 3) * 2 + (i & 1); }

@@ -492,19 +492,36 @@ __device__ __forceinline__ void fast_with_straddle(int n0, Fn&& f) {
 /// 202.2, masked 6 x 1024 x 7168 x 3072 259.4 -> 230.9; 4096 x 32768 x 512, 4 K blocks, 167.9 -> 173.6; 2 times gained
 /// less, 8 times lost 4096 x 576 x 7168, 35.1 -> 44.2). Not unrolled past BLOCK_N 144 (scales read at promotion) nor in
 /// kernels of run-time K: ptxas spilled 868 bytes at 128 x 176 and 954 at 256 x 112 (generic).
-template <int kB1, class C>
+/// kIdleLast: the last wave's rows are all idle (fast_idle_waves): it waits for nothing and issues nothing, and the
+/// stage is released after the first wave's wgmmas.
+template <int kB1, bool kIdleLast = false, class C>
 __device__ __forceinline__ void fast_mainloop_one_set(const FastMath<C>& m, const FastTile& ti, float* F,
                                                       float (&P)[C::BN / 2], uint32_t& it, int nk,
                                                       const FastWindow& win) {
   constexpr int kUnroll = FastMath<C>::kHoist && C::kK != 0 ? 4 : 1;
+  constexpr int kRun = kIdleLast ? C::kWaves - 1 : C::kWaves;
+  static_assert(kRun >= 1, "an idle last wave needs a wave before it");
 #pragma unroll kUnroll
   for (int kb = 0; kb < nk; ++kb, ++it) {
 #pragma unroll
-    for (int v = 0; v < C::kWaves; ++v) {
+    for (int v = 0; v < kRun; ++v) {
       const auto sc = m.issue(P, it, win, v);
       wgmma_wait0();
       m.template promote<kB1>(P, F, it, sc, ti, win, v);
     }
+    if constexpr (kIdleLast) m.release(it % C::kStages);
+  }
+}
+
+/// A warpgroup whose rows of a tile are all idle: per K block it waits for the stage, so that its release counts in the
+/// same phase as the other warpgroup's, and releases it.
+template <class C>
+__device__ __forceinline__ void fast_mainloop_idle(const FastMath<C>& m, uint32_t& it, int nk) {
+  for (int kb = 0; kb < nk; ++kb, ++it) {
+    m.wait_full(it);
+    GO_FAST_TRACE(2, it);
+    m.release(it % C::kStages);
+    GO_FAST_TRACE(3, it);
   }
 }
 
@@ -627,15 +644,27 @@ __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const Fa
       // Box j holds columns [j * kBox, (j + 1) * kBox), rows of kBox * 2 bytes, the 16-byte chunks of each row
       // XOR-swizzled by the row as the TMA map's swizzle mode reads them.
       constexpr int kBox = fast_epi_box_cols(BN), kRowBytes = kBox * 2, kSwz = kRowBytes / 16 - 1;
+      // stmatrix: an 8-column block of this warp's 16 rows is two 8 x 8 matrices (rows 0-7, 8-15), whose pairs are
+      // accumulators 4b, 4b + 1 and 4b + 2, 4b + 3; x4 stores blocks b and b + 1 (one box: kBox is a multiple of 16
+      // where there is a block b + 1). Lane t gives the address of row t % 8 of matrix t / 8.
       uint8_t* eb = reinterpret_cast<uint8_t*>(epi);
-#pragma unroll
-      for (int i = 0; i < NA; i += 2) {
-        const int r = acc_row(tid, i), c = acc_col(tid, i);
-        const __nv_bfloat162 v = bf16_pair(Fw, i, zero);
-        const uint32_t lin = static_cast<uint32_t>(r * kRowBytes + (c % kBox) * 2);
+      const uint32_t eb_u = smem_addr(eb);
+      const int lane = tid % 32, row = 16 * (tid / 32) + ((lane >> 3) & 1) * 8 + (lane & 7);
+      auto addr = [&](int b) {
+        const int c = 8 * b;
+        const uint32_t lin = static_cast<uint32_t>(row * kRowBytes + (c % kBox) * 2);
         const uint32_t sw = kRowBytes >= 32 ? lin ^ (((lin >> 7) & kSwz) << 4) : lin;
-        *reinterpret_cast<__nv_bfloat162*>(eb + (c / kBox) * 64 * kRowBytes + sw) = v;
-      }
+        return eb_u + static_cast<uint32_t>((c / kBox) * 64 * kRowBytes) + sw;
+      };
+      auto pair = [&](int i) {
+        const __nv_bfloat162 v = bf16_pair(Fw, i, zero);
+        return *reinterpret_cast<const uint32_t*>(&v);
+      };
+      constexpr int kBlocks = NA / 4;
+#pragma unroll
+      for (int b = 0; b + 1 < kBlocks; b += 2)
+        stmatrix_x4(addr(b + (lane >> 4)), pair(4 * b), pair(4 * b + 2), pair(4 * b + 4), pair(4 * b + 6));
+      if constexpr (kBlocks % 2 == 1) stmatrix_x2(addr(kBlocks - 1), pair(4 * kBlocks - 4), pair(4 * kBlocks - 2));
       fence_proxy_async();
       named_sync(1 + w, 128);
       if (tid == 0) {
@@ -670,6 +699,29 @@ __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const Fa
   }
 }
 
+/// The waves of warpgroup w's rows in tile ti whose results nothing reads, as a bit mask (bit v: wave v): chunks of
+/// which the epilogue stores no row (past M, past a psum group's end) or that it writes as zeros because they start at
+/// or past masked_m. Their wgmmas and promotions are skipped (masked 32 x 192 x 6144 x 7168 at BLOCK_M 256, the second
+/// warpgroup's last wave: 645.4 -> 611.0 us; masked 32 x 20 x 6144 x 7168 at BLOCK_M 128, the whole second
+/// warpgroup, as DeepGEMM's is_computation_valid skips: 423.2 -> 372.8 us; H200, each against DeepGEMM in its own
+/// call). Contiguous rows of group -1 are computed: knowing them takes a load of grouped_layout per chunk, whose
+/// latency would stand before the K loop. Split K keeps every wave: its workspace is read whole. The chunk's facts are
+/// picked by w with a select (an index computed from w would put the FastTile in local memory).
+template <class C>
+__device__ __forceinline__ int fast_idle_waves(const FastParams& p, const FastTile& ti, int w) {
+  if constexpr (C::kSplitK) return 0;
+  const bool w1 = C::kMathWGs == 2 && w == 1;
+  const int masked_m = p.mode == kFastMasked ? p.masked_m[ti.z] : p.M;  // fast_tile read it
+  int idle = 0;
+#pragma unroll
+  for (int v = 0; v < C::kWaves; ++v) {
+    const int rows = w1 ? ti.rows_left[2 * v + 1] : ti.rows_left[2 * v];
+    const int r0 = ti.m0 + 64 * (2 * v + (w1 ? 1 : 0));
+    if (rows <= 0 || r0 >= masked_m) idle |= 1 << v;
+  }
+  return idle;
+}
+
 /// A math warpgroup's walk over this CTA's tiles: for each, the K loop into F, then the epilogue.
 template <class C>
 __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastParams& p, const FastRing<C>& ring, int w,
@@ -692,30 +744,37 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
     for (int i = 0; i < kWaves * NA; ++i) F[i] = 0.0f;
     // Zero tile (!compute): nothing was loaded for it; the epilogue writes its zeros.
     if (ti.compute) {
-      fast_with_straddle<C>(ti.n0, [&](auto b1) {
-        constexpr int kB1 = decltype(b1)::value;
+      // The tile's K blocks, window by window of B scales (one window with split K, which reads none).
+      auto windows = [&](auto&& body) {
         const int nk = ti.kb1 - ti.kb0, nw = C::kSplitK ? 1 : fast_windows(nk);
         for (int wi = 0; wi < nw; ++wi, ++wn) {
           const int n = fast_window_start(nk, nw, wi + 1) - fast_window_start(nk, nw, wi);
-          const FastWindow win = m.window(wn, it);
           if constexpr (!C::kSplitK) m.wait_sfb(wn);
-          if constexpr ((kFastProfile & kProfNoMath) != 0) {
-            for (int kb = 0; kb < n; ++kb, ++it) {
-              m.wait_full(it);
-              GO_FAST_TRACE(2, it);
-              m.release(it % C::kStages);
-              GO_FAST_TRACE(3, it);
-            }
-          } else if constexpr (C::kSets == 1) {
-            fast_mainloop_one_set<kB1>(m, ti, F, P[0], it, n, win);
-          } else if constexpr (C::kSets == 2) {
-            fast_mainloop_two_sets<kB1>(m, ti, F, P, it, n, win);
-          } else {
-            fast_mainloop_sets<kB1>(m, ti, F, P, it, n, win);
-          }
+          body(n, m.window(wn, it));
           if constexpr (!C::kSplitK) m.free_sfb(wn);
         }
-      });
+      };
+      const int idle = fast_idle_waves<C>(p, ti, w);
+      if ((kFastProfile & kProfNoMath) != 0 || idle == (1 << kWaves) - 1) {
+        windows([&](int n, const FastWindow&) { fast_mainloop_idle(m, it, n); });
+      } else {
+        fast_with_straddle<C>(ti.n0, [&](auto b1) {
+          constexpr int kB1 = decltype(b1)::value;
+          windows([&](int n, const FastWindow& win) {
+            if constexpr (C::kSets == 1) {
+              // The variant without the last wave only where BLOCK_N divides 128 (one straddle point): with 8 of
+              // them (BLOCK_M 256 x BLOCK_N 80) it doubled the compile time and ptxas spilled 258 bytes.
+              constexpr bool kIdleVariant = kWaves == 2 && C::kSfbSlots == 1;
+              if (kIdleVariant && idle == 2) fast_mainloop_one_set<kB1, kIdleVariant>(m, ti, F, P[0], it, n, win);
+              else fast_mainloop_one_set<kB1>(m, ti, F, P[0], it, n, win);
+            } else if constexpr (C::kSets == 2) {
+              fast_mainloop_two_sets<kB1>(m, ti, F, P, it, n, win);
+            } else {
+              fast_mainloop_sets<kB1>(m, ti, F, P, it, n, win);
+            }
+          });
+        });
+      }
     }
     // Split K has no epilogue here (the second kernel writes D).
     if constexpr (!C::kSplitK && (kFastProfile & kProfNoEpilogue) == 0)

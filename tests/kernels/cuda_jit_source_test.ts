@@ -38,6 +38,10 @@ const CONFIGS: [FastKernelConfig, string][] = [
   [{ bn: 48, stages: 8, mc: 2, n: 24576, k: 1536, sets: 3 }, "three sets, multicast, 2 SFB slots"],
   [{ bm: 256, bn: 96, stages: 3, sets: 1, n: 2112, k: 7168 }, "BLOCK_M 256 at 4096 x 2112: 4 straddle points"],
   [
+    { bm: 256, bn: 80, stages: 4, mc: 2, sets: 1, n: 576, k: 7168 },
+    "BLOCK_M 256 at 4096 x 576: 8 straddle points (no idle-last-wave variant: with it ptxas spilled 258 bytes)",
+  ],
+  [
     { bn: 192, stages: 4, sets: 1, n: 2112, k: 7168 },
     "BLOCK_N 192 (DeepGEMM's tile at 4096 x 2112), scales read at promotion",
   ],
