@@ -98,22 +98,30 @@ std::string epi_buffers(FastParams p, int ctas, int (*pending)(bool, int)) {
   for (int cluster = 0; cluster < ctas; ++cluster)
     for (int rank = 0; rank < C::kMulticast; ++rank)
       for (int w = 0; w < C::kMathWGs; ++w) {
-        std::vector<int> groups;  // buffers of the bulk groups that may still read, oldest first
+        std::vector<int> groups;  // bulk groups that may still read (a bit per buffer each), oldest first
         bool prev = false;
+        const int c0 = C::kMathWGs == 2 && w == 1 ? 1 : 0;
         for (int u = cluster; u < p.units; u += ctas) {
           const FastTile ti = fast_tile<C>(p, u, rank, p.N);
           if (!ti.valid) continue;
+          // Two waves both stored by TMA: the kernel waits for every group, then stores both buffers as one group.
+          if (C::kWaves == 2 && fast_chunk_tma(p, ti.rows_left[c0], ti.m0 + 64 * c0, ti.n0, p.N) &&
+              fast_chunk_tma(p, ti.rows_left[2 + c0], ti.m0 + 64 * (2 + c0), ti.n0, p.N)) {
+            groups.assign(1, 3 << (w * C::kWaves));
+            prev = false;
+            continue;
+          }
           for (int wave = 0; wave < C::kWaves; ++wave) {
-            const int chunk = 2 * wave + (C::kMathWGs == 2 && w == 1 ? 1 : 0), buffer = w * C::kWaves + wave;
+            const int chunk = 2 * wave + c0, buffer = w * C::kWaves + wave;
             const int keep = pending(prev, C::kWaves);
             if (static_cast<int>(groups.size()) > keep) groups.erase(groups.begin(), groups.end() - keep);
             for (int g : groups)
-              if (g == buffer)
+              if (g & (1 << buffer))
                 return "CTA " + std::to_string(cluster * C::kMulticast + rank) + " warpgroup " + std::to_string(w) +
                        " rewrites buffer " + std::to_string(buffer) + " at unit " + std::to_string(u) + " wave " +
                        std::to_string(wave) + " while its TMA store may read it";
             prev = fast_chunk_tma(p, ti.rows_left[chunk], ti.m0 + 64 * chunk, ti.n0, p.N);
-            if (prev) groups.push_back(buffer);
+            if (prev) groups.push_back(1 << buffer);
           }
         }
       }
