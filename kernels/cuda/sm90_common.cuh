@@ -64,6 +64,22 @@ __device__ __forceinline__ void fence_operand(float (&d)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// 4-byte loads and stores at shared-window addresses (a generic pointer costs an S2UR of the CTA's window and its
+// arithmetic wherever ptxas rematerialises the conversion). Volatile: a load stays after the barrier wait before it.
+__device__ __forceinline__ float ld_shared_f32(uint32_t addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+
 // stmatrix (PTX ISA, "stmatrix", sm_90): the warp stores 8 x 8 matrices of 16-bit elements to shared memory. Lane t
 // gives the address of row t % 8 of matrix t / 8 (16 bytes, 16-byte aligned); register i of lane t holds the pair at
 // row t / 4, columns 2 (t % 4) and 2 (t % 4) + 1 of matrix i. x2: matrices 0 and 1 (lanes 0-15 give the addresses).

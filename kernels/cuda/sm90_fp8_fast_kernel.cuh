@@ -126,7 +126,7 @@ __host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kF
   l.sfb = l.sfa + stages * bm * 4;
   l.bars = l.sfb + 2 * l.sfb_buf;
   l.epi_buf = 64 * l.pitch * 2;  // BN is a multiple of 8: 1024-byte multiples (TMA swizzle atoms)
-  l.epi = (l.bars + (2 * stages + 4) * 8 + 1023) / 1024 * 1024;
+  l.epi = (l.bars + (2 * stages + 6) * 8 + 1023) / 1024 * 1024;  // + the two zero-chunk words (FastRing::zero_u)
   l.total = l.epi + fast_epi_buffers(bm) * l.epi_buf;
   return l;
 }
@@ -161,6 +161,7 @@ struct FastRing {
   uint64_t* empty;
   __nv_bfloat16* epi;
   uint32_t full_u, empty_u, sfb_full_u, sfb_empty_u;
+  uint32_t zero_u;  // per window buffer, 8 bytes apart: the zero chunks of the window's tile (fast_sfb_loader)
   __device__ __forceinline__ explicit FastRing(uint8_t* smem)
       : a(smem + L.a),
         b(smem + L.b),
@@ -172,7 +173,8 @@ struct FastRing {
         full_u(smem_addr(full)),
         empty_u(smem_addr(empty)),
         sfb_full_u(smem_addr(full + 2 * C::kStages)),
-        sfb_empty_u(smem_addr(full + 2 * C::kStages + 2)) {}
+        sfb_empty_u(smem_addr(full + 2 * C::kStages + 2)),
+        zero_u(smem_addr(full + 2 * C::kStages + 4)) {}
   /// Arrivals that complete a stage's full barrier: with SFA by TMA, thread 0 (with spread, threads 0 and 64); with
   /// SFA copied, the 96 threads of fast_producer.
   static __device__ __forceinline__ uint32_t full_arrivals(const FastParams& p) {
@@ -180,8 +182,9 @@ struct FastRing {
   }
   /// Arrivals that free a stage: every math thread of every CTA of the cluster (one per warp with multicast).
   static constexpr uint32_t kEmptyArrivals = (C::kMulticast > 1 ? 4 : 128) * C::kMathWGs * C::kMulticast;
-  /// An SFB window buffer is full once the loader warp's copies have landed, free once every math thread has read it.
-  static constexpr uint32_t kSfbFullArrivals = 32, kSfbEmptyArrivals = 128 * C::kMathWGs;
+  /// An SFB window buffer is full once the loader warp's copies have landed and its lane 0 has written the tile's zero
+  /// chunks, free once every math thread has read it.
+  static constexpr uint32_t kSfbFullArrivals = 33, kSfbEmptyArrivals = 128 * C::kMathWGs;
 };
 
 /// The SFB loader, the producer's last warp: walks this CTA's tiles and, for each window of a tile's K blocks
@@ -213,6 +216,14 @@ __device__ __forceinline__ void fast_sfb_loader(const FastParams& p, const FastR
         }
       }
       cp_async_arrive(ring.sfb_full_u + 8 * buf);
+      // The tile's zero chunks (bit c: chunk c), for the math's epilogue: contiguous rows of group -1 take a load of
+      // grouped_layout each, whose latency stood before the math's K loop (about 1200 cycles a tile at 4 x 8192 x 4096
+      // x 2048, H200 cycle trace). The arrival after the store releases it to the waiting math threads.
+      if (lane == 0) {
+        st_shared_u32(ring.zero_u + 8 * buf, (ti.zero[0] ? 1u : 0u) | (ti.zero[1] ? 2u : 0u) | (ti.zero[2] ? 4u : 0u) |
+                                                 (ti.zero[3] ? 8u : 0u));
+        mbar_arrive_local(ring.sfb_full_u + 8 * buf);
+      }
     }
   }
   asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
@@ -322,7 +333,7 @@ struct FastScales {
 
 /// The SFB window a stretch of the K loop reads: its buffer, and the pipeline iteration of its first K block.
 struct FastWindow {
-  const float* sfb;
+  uint32_t sfb;  // shared-window address of its buffer
   uint32_t it0;
 };
 
@@ -341,8 +352,11 @@ struct FastMath {
   const FastParams& p;
   const FastRing<C>& ring;
   int w, tid, lane;
-  uint32_t lo_a0, lo_b0;  // descriptor low words of stage 0: this warpgroup's first A row (wave 0), and B
-  int r_lo;               // this thread's first accumulator row
+  // Descriptor low words of stage 0 (this warpgroup's first A row of wave 0; B) and the SFB buffers' address, through a
+  // shuffle from lane 0, so that ptxas keeps them instead of rematerialising them from the CTA's shared window at the
+  // K loop's top (DeepGEMM does the same for its descriptors).
+  uint32_t lo_a0, lo_b0, sfb_u;
+  uint32_t sfa_u;  // stage 0's SFA entry of this thread's first accumulator row (wave 0)
 
   __device__ __forceinline__ FastMath(const FastParams& p_, const FastRing<C>& ring_, int w_, int tid_)
       : p(p_),
@@ -350,9 +364,10 @@ struct FastMath {
         w(w_),
         tid(tid_),
         lane(tid_ % 32),
-        lo_a0(desc_lo_sw128(smem_addr(ring_.a + w_ * 64 * 128))),
-        lo_b0(desc_lo_sw128(smem_addr(ring_.b))),
-        r_lo(acc_row(tid_, 0)) {}
+        lo_a0(__shfl_sync(0xffffffffu, desc_lo_sw128(smem_addr(ring_.a + w_ * 64 * 128)), 0)),
+        lo_b0(__shfl_sync(0xffffffffu, desc_lo_sw128(smem_addr(ring_.b)), 0)),
+        sfb_u(__shfl_sync(0xffffffffu, smem_addr(ring_.sfb), 0)),
+        sfa_u(smem_addr(ring_.sfa) + 4 * (w_ * 64 + acc_row(tid_, 0))) {}
 
   /// Waits until the loads of pipeline iteration `at` have landed: on its stage's full barrier, or with ktma=N on the
   /// barrier of the first stage of its group of N, where the group's copies complete.
@@ -364,22 +379,24 @@ struct FastMath {
   __device__ __forceinline__ void wait_sfb(uint32_t wn) const {
     mbar_wait(ring.sfb_full_u + 8 * (wn & 1), (wn >> 1) & 1);
   }
+  /// The zero chunks of window `wn`'s tile (bit c: chunk c), as the loader wrote them; read once the window is full.
+  __device__ __forceinline__ uint32_t zero_chunks(uint32_t wn) const { return ld_shared_u32(ring.zero_u + 8 * (wn & 1)); }
   /// Frees the buffer of window `wn` (this thread has read every scale of it it needs).
   __device__ __forceinline__ void free_sfb(uint32_t wn) const { mbar_arrive_local(ring.sfb_empty_u + 8 * (wn & 1)); }
   /// The window buffer of window `wn`, whose first K block is pipeline iteration it0.
   __device__ __forceinline__ FastWindow window(uint32_t wn, uint32_t it0) const {
-    return {ring.sfb + (wn & 1) * FastRing<C>::kSfbFloats, it0};
+    return {sfb_u + (wn & 1) * FastRing<C>::kSfbFloats * 4, it0};
   }
   /// B scales of K block `at`, from its window buffer (full before the window's first block: readable before the
   /// stage is).
   __device__ __forceinline__ void read_sb(Scales& sc, const FastWindow& win, uint32_t at) const {
 #pragma unroll
-    for (int j = 0; j < C::kSfbSlots; ++j) sc.sb[j] = win.sfb[j * kSfbWindow + (at - win.it0)];
+    for (int j = 0; j < C::kSfbSlots; ++j) sc.sb[j] = ld_shared_f32(win.sfb + 4 * (j * kSfbWindow + (at - win.it0)));
   }
   /// A scales of stage s and wave `wave` for this thread's two rows.
   __device__ __forceinline__ void read_sa(Scales& sc, int s, int wave) const {
-    sc.sa0 = ring.sfa[s * C::BM + wave * kFBM + w * 64 + r_lo];
-    sc.sa1 = ring.sfa[s * C::BM + wave * kFBM + w * 64 + r_lo + 8];
+    sc.sa0 = ld_shared_f32(sfa_u + 4 * (s * C::BM + wave * kFBM));
+    sc.sa1 = ld_shared_f32(sfa_u + 4 * (s * C::BM + wave * kFBM + 8));
   }
   __device__ __forceinline__ Scales read_scales(int s, int wave, const FastWindow& win, uint32_t at) const {
     Scales sc;
@@ -664,7 +681,7 @@ __device__ __forceinline__ void fast_store_chunk(const CUtensorMap& map_d, uint8
 template <class C>
 __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const FastParams& p, const FastRing<C>& ring,
                                               const FastTile& ti, const float* F, int w, int tid,
-                                              bool& prev_chunk_tma, int N) {
+                                              uint32_t zero_chunks, bool& prev_chunk_tma, int N) {
   constexpr int BN = C::BN, NA = BN / 2, kWaves = C::kWaves;
   constexpr FastSmem L = FastRing<C>::L;
   const bool w1 = C::kMathWGs == 2 && w == 1;
@@ -679,8 +696,8 @@ __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const Fa
       uint8_t* eb1 = eb0 + L.epi_buf;
       if (tid == 0) bulk_wait_read<0>();
       named_sync(1 + w, 128);
-      fast_stage_chunk<BN>(eb0, F, (w1 ? ti.zero[1] : ti.zero[0]) || !ti.compute, tid);
-      fast_stage_chunk<BN>(eb1, F + NA, (w1 ? ti.zero[3] : ti.zero[2]) || !ti.compute, tid);
+      fast_stage_chunk<BN>(eb0, F, (zero_chunks >> w) & 1, tid);
+      fast_stage_chunk<BN>(eb1, F + NA, (zero_chunks >> (2 + w)) & 1, tid);
       fence_proxy_async();
       named_sync(1 + w, 128);
       if (tid == 0) {
@@ -695,7 +712,7 @@ __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const Fa
 #pragma unroll
   for (int wave = 0; wave < kWaves; ++wave) {
     const int rows = w1 ? ti.rows_left[2 * wave + 1] : ti.rows_left[2 * wave];  // unclamped: see fast_tile
-    const bool zero = (w1 ? ti.zero[2 * wave + 1] : ti.zero[2 * wave]) || !ti.compute;
+    const bool zero = (zero_chunks >> (2 * wave + w)) & 1;
     const float* Fw = F + wave * NA;
     const int r0 = ti.m0 + 64 * (2 * wave + w);
     // This warpgroup's buffer for this wave, last read by a TMA store of the same wave a tile or more ago, waited for
@@ -781,10 +798,12 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
     for (int i = 0; i < NA; ++i) P[j][i] = 0.0f;
   uint32_t wn = 0;  // SFB windows run, as the loader counts them
   for (int u = cluster; u < p.units; u += clusters) {
-    const FastTile ti = fast_tile<C>(p, u, rank, N);
+    // Without the zero chunks, which the loader hands over with the tile's first window (FastMath::zero_chunks).
+    const FastTile ti = fast_tile<C, false>(p, u, rank, N);
     if (!ti.valid) continue;
 #pragma unroll
     for (int i = 0; i < kWaves * NA; ++i) F[i] = 0.0f;
+    uint32_t zero_chunks = ti.compute ? 0u : 0xFu;
     // Zero tile (!compute): nothing was loaded for it; the epilogue writes its zeros.
     if (ti.compute) {
       // The tile's K blocks, window by window of B scales (one window with split K, which reads none).
@@ -792,7 +811,10 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
         const int nk = ti.kb1 - ti.kb0, nw = C::kSplitK ? 1 : fast_windows(nk);
         for (int wi = 0; wi < nw; ++wi, ++wn) {
           const int n = fast_window_start(nk, nw, wi + 1) - fast_window_start(nk, nw, wi);
-          if constexpr (!C::kSplitK) m.wait_sfb(wn);
+          if constexpr (!C::kSplitK) {
+            m.wait_sfb(wn);
+            if (wi == 0) zero_chunks = m.zero_chunks(wn);
+          }
           body(n, m.window(wn, it));
           if constexpr (!C::kSplitK) m.free_sfb(wn);
         }
@@ -821,7 +843,7 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
     }
     // Split K has no epilogue here (the second kernel writes D).
     if constexpr (!C::kSplitK && (kFastProfile & kProfNoEpilogue) == 0)
-      fast_epilogue(map_d, p, ring, ti, F, w, tid, prev_chunk_tma, N);
+      fast_epilogue(map_d, p, ring, ti, F, w, tid, zero_chunks, prev_chunk_tma, N);
   }
   // The TMA stores this thread issued finish (reading shared memory and writing D) before the CTA exits.
   if (tid == 0) bulk_wait_all();

@@ -26,7 +26,9 @@ struct FastTile {
   bool zero[4];
 };
 
-template <class C>
+/// kZero = false leaves zero[] false (no load of grouped_layout per chunk): the math warpgroups take the zero chunks
+/// from the SFB loader, which computes them a window ahead (sm90_fp8_fast_kernel.cuh).
+template <class C, bool kZero = true>
 __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int u, int rank, int N) {
   FastTile ti;
   ti.valid = true;
@@ -99,7 +101,7 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
   for (int w = 0; w < 4; ++w) {
     const int r0 = ti.m0 + 64 * w;
     ti.rows_left[w] = w < C::BM / 64 ? rows_end - r0 : 0;
-    ti.zero[w] = w < C::BM / 64 && ((p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
+    ti.zero[w] = kZero && w < C::BM / 64 && ((p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
                                     (p.mode == kFastMasked && r0 >= p.masked_m[ti.z]));
   }
   return ti;
