@@ -9,7 +9,8 @@
 //     K blocks at a time, into a double buffer (fast_sfb_loader);
 //   - two math warpgroups (fast_math) of 64 rows per wave (BLOCK_M 128: one wave, 256: two; BLOCK_M 64: one math
 //     warpgroup, the other idles), which run the wgmmas and promote each K block's result into the f32 accumulators;
-//   - whose epilogue (fast_epilogue) rounds to bf16 and stores D through shared memory with TMA stores.
+//   - whose epilogue (fast_epilogue) rounds to bf16 and stores D through shared memory (stmatrix) with TMA stores.
+//     A wave whose rows nothing reads (fast_idle_waves) issues no wgmmas.
 // With split K (kSplitK) units are (tile, K range) and each K block's raw result goes to a workspace, which
 // sm90_fp8_fast.cu's second kernel promotes.
 //
@@ -380,7 +381,9 @@ struct FastMath {
     mbar_wait(ring.sfb_full_u + 8 * (wn & 1), (wn >> 1) & 1);
   }
   /// The zero chunks of window `wn`'s tile (bit c: chunk c), as the loader wrote them; read once the window is full.
-  __device__ __forceinline__ uint32_t zero_chunks(uint32_t wn) const { return ld_shared_u32(ring.zero_u + 8 * (wn & 1)); }
+  __device__ __forceinline__ uint32_t zero_chunks(uint32_t wn) const {
+    return ld_shared_u32(ring.zero_u + 8 * (wn & 1));
+  }
   /// Frees the buffer of window `wn` (this thread has read every scale of it it needs).
   __device__ __forceinline__ void free_sfb(uint32_t wn) const { mbar_arrive_local(ring.sfb_empty_u + 8 * (wn & 1)); }
   /// The window buffer of window `wn`, whose first K block is pipeline iteration it0.
@@ -673,11 +676,12 @@ __device__ __forceinline__ void fast_store_chunk(const CUtensorMap& map_d, uint8
   }
 }
 
-/// The epilogue of one tile, per wave (64-row chunk 2 * wave + w of the tile): bf16 RNE of F into this warpgroup's
-/// staging buffer for the wave in the TMA box layout, then one thread stores it with TMA (cp.async.bulk.tensor), so the
-/// math warps go on to the next tile while the copy engine writes D. A chunk that TMA cannot store (fast_chunk_tma)
-/// goes out as 16-byte stores by the threads, with M/N bounds. The chunk's facts are picked by w with a select: an
-/// index computed from w would put the whole FastTile in local memory.
+/// The epilogue of one tile, per wave (64-row chunk 2 * wave + w of the tile): bf16 RNE of F (zeros for the chunks in
+/// zero_chunks, bit c: chunk c) into this warpgroup's staging buffer for the wave in the TMA box layout
+/// (fast_stage_chunk), then one thread stores it with TMA (cp.async.bulk.tensor), so the math warps go on to the next
+/// tile while the copy engine writes D; at BLOCK_M 256 both waves at once where both go by TMA. A chunk that TMA
+/// cannot store (fast_chunk_tma) goes out as 16-byte stores by the threads, with M/N bounds. The chunk's facts are
+/// picked by w with a select: an index computed from w would put the whole FastTile in local memory.
 template <class C>
 __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const FastParams& p, const FastRing<C>& ring,
                                               const FastTile& ti, const float* F, int w, int tid,
@@ -764,9 +768,9 @@ __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const Fa
 /// or past masked_m. Their wgmmas and promotions are skipped (masked 32 x 192 x 6144 x 7168 at BLOCK_M 256, the second
 /// warpgroup's last wave: 645.4 -> 611.0 us; masked 32 x 20 x 6144 x 7168 at BLOCK_M 128, the whole second
 /// warpgroup, as DeepGEMM's is_computation_valid skips: 423.2 -> 372.8 us; H200, each against DeepGEMM in its own
-/// call). Contiguous rows of group -1 are computed: knowing them takes a load of grouped_layout per chunk, whose
-/// latency would stand before the K loop. Split K keeps every wave: its workspace is read whole. The chunk's facts are
-/// picked by w with a select (an index computed from w would put the FastTile in local memory).
+/// call). Contiguous rows of group -1 are computed: their flags come with the tile's first SFB window
+/// (FastMath::zero_chunks), after this choice. Split K keeps every wave: its workspace is read whole. The chunk's
+/// facts are picked by w with a select (an index computed from w would put the FastTile in local memory).
 template <class C>
 __device__ __forceinline__ int fast_idle_waves(const FastParams& p, const FastTile& ti, int w) {
   if constexpr (C::kSplitK) return 0;
