@@ -28,9 +28,10 @@ namespace {
 // The flags every JIT kernel is built with (part of the cache key).
 const char* const kFlags[] = {"-cubin", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a"};
 // Headers a JIT kernel may include (their contents are part of the cache key).
-const char* const kHeaders[] = {"sm90_fp8_fast_kernel.cuh", "sm90_fp8_fast_tiles.cuh", "sm90_fp8_fast_profile.cuh",
-                                "sm90_async.cuh",           "sm90_common.cuh",         "sm90_wgmma.cuh",
-                                "sm90_fast.h",              "grouped_gate.h"};
+const char* const kHeaders[] = {
+    "sm90_fp8_fast_kernel.cuh", "sm90_fp8_fast_config.cuh", "sm90_fp8_fast_producer.cuh", "sm90_fp8_fast_math.cuh",
+    "sm90_fp8_fast_epilogue.cuh", "sm90_fp8_fast_tiles.cuh", "sm90_fp8_fast_profile.cuh", "sm90_async.cuh",
+    "sm90_common.cuh", "sm90_wgmma.cuh", "sm90_fast.h", "grouped_gate.h"};
 
 std::mutex g_mu;
 Stats g_stats;

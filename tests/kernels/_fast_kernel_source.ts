@@ -4,7 +4,7 @@
  * @module
  */
 
-/** One configuration: FastConfig's template arguments (kernels/cuda/sm90_fp8_fast_kernel.cuh). */
+/** One configuration: FastConfig's template arguments (kernels/cuda/sm90_fp8_fast_config.cuh). */
 export interface FastKernelConfig {
   /** BLOCK_M: 64, 128 or 256 (default 128). */
   bm?: number;

@@ -110,3 +110,23 @@ await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {
     assert.match(out.log, /GO_FAST_DBG needs the profiling build/);
   });
 });
+
+Deno.test("the JIT cache key hashes every header a JIT kernel includes (jit.cu's kHeaders)", async () => {
+  const jit = await Deno.readTextFile(`${CUDA_DIR}jit.cu`);
+  const list = jit.match(/kHeaders\[\] = \{([^}]*)\}/);
+  assert.ok(list, "no kHeaders in jit.cu");
+  const hashed = new Set([...list[1].matchAll(/"([^"]+)"/g)].map((m) => m[1]));
+  // The local headers sm90_fp8_fast_kernel.cuh reaches through #include "...": an edit to one the key leaves out would
+  // load a stale cubin.
+  const reached = new Set<string>();
+  const todo = ["sm90_fp8_fast_kernel.cuh"];
+  while (todo.length > 0) {
+    const h = todo.pop()!;
+    if (reached.has(h)) continue;
+    reached.add(h);
+    const text = await Deno.readTextFile(`${CUDA_DIR}${h}`);
+    for (const m of text.matchAll(/^#include "([^"]+)"/gm)) todo.push(m[1]);
+  }
+  assert.ok(reached.size >= 8, `only ${[...reached].join(", ")} reached`);
+  assert.deepEqual([...reached].filter((h) => !hashed.has(h)).sort(), [], "headers the JIT cache key leaves out");
+});

@@ -1,0 +1,151 @@
+// The producer warpgroup of the fast SM90 FP8 GEMM (sm90_fp8_fast_kernel.cuh): the TMA loads of A, B and SFA into the
+// stage ring (fast_producer, its first three warps) and the B scales per tile window (fast_sfb_loader, its last warp).
+#pragma once
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "sm90_async.cuh"
+#include "sm90_fp8_fast_config.cuh"
+#include "sm90_fp8_fast_profile.cuh"
+
+namespace go_sm90 {
+
+/// The SFB loader, the producer's last warp: walks this CTA's tiles and, for each window of a tile's K blocks
+/// (fast_windows), copies the B scales of every slot the tile touches into window buffer wn % 2 once the math threads
+/// have freed it, arriving on its full barrier when the copies have landed. It runs up to two windows ahead of the
+/// math, so the scales' latency is off the K loop. A slot past N's last scale block is not copied (its columns are not
+/// stored). Split K promotes in its second kernel: no scales here.
+template <class C>
+__device__ __forceinline__ void fast_sfb_loader(const FastParams& p, const FastRing<C>& ring, int lane, int rank,
+                                                int cluster, int clusters, int N) {
+  const int sfb_rows = (N + 127) / 128;
+  uint32_t wn = 0;
+  for (int u = cluster; u < p.units; u += clusters) {
+    const FastTile ti = fast_tile<C>(p, u, rank, N);
+    if (!ti.valid || !ti.compute) continue;
+    const float* base = p.sfb + ti.g * p.sfb_s_batch;
+    const int nk = ti.kb1 - ti.kb0, nw = fast_windows(nk);
+    for (int wi = 0; wi < nw; ++wi, ++wn) {
+      const int w0 = fast_window_start(nk, nw, wi), w1 = fast_window_start(nk, nw, wi + 1);
+      const int buf = static_cast<int>(wn & 1);
+      mbar_wait(ring.sfb_empty_u + 8 * buf, ((wn >> 1) & 1) ^ 1);
+      const uint32_t dst = smem_addr(ring.sfb + buf * FastRing<C>::kSfbFloats);
+#pragma unroll
+      for (int j = 0; j < C::kSfbSlots; ++j) {
+        const int row = ti.n0 / 128 + j;
+        if (row < sfb_rows) {
+          for (int k = lane; k < w1 - w0; k += 32)
+            cp_async4(dst + 4 * (j * kSfbWindow + k), base + row * p.sfb_s_row + (ti.kb0 + w0 + k) * p.sfb_s_kb, true);
+        }
+      }
+      cp_async_arrive(ring.sfb_full_u + 8 * buf);
+      // The tile's zero chunks (bit c: chunk c), for the math's epilogue: contiguous rows of group -1 take a load of
+      // grouped_layout each, whose latency stood before the math's K loop (about 1200 cycles a tile at 4 x 8192 x 4096
+      // x 2048, H200 cycle trace). The arrival after the store releases it to the waiting math threads.
+      if (lane == 0) {
+        st_shared_u32(ring.zero_u + 8 * buf, (ti.zero[0] ? 1u : 0u) | (ti.zero[1] ? 2u : 0u) | (ti.zero[2] ? 4u : 0u) |
+                                                 (ti.zero[3] ? 8u : 0u));
+        mbar_arrive_local(ring.sfb_full_u + 8 * buf);
+      }
+    }
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
+}
+
+/// The producer's first three warps: for each tile of this CTA and each K block (ktma=N: each N K blocks), wait for
+/// free stages and issue their loads, all completing on the first stage's full barrier. Thread 0 issues the TMA copies
+/// of A (this CTA's share, multicast), B and, by TMA, SFA, and arrives with the bytes to expect; with SFA copied, the
+/// 96 threads copy its rows and arrive once they have landed. With spread (SFA by TMA), thread 0 copies SFA and A,
+/// thread 64 B: the single issuing thread bounded the K loop at small M (a trace of CTA 0 at 64 x 4096 x 7168 showed
+/// about 500 cycles per K block from one free stage to the next, the stages all free long before).
+template <class C>
+__device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CUtensorMap& map_b,
+                                              const CUtensorMap& map_sfa, const FastParams& p, const FastRing<C>& ring,
+                                              int tid, int rank, int cluster, int clusters, int N, int nkb) {
+  constexpr int BM = C::BM, kStages = C::kStages, kKtma = C::kKtma, MC = C::kMulticast;
+  constexpr int kStageA = FastRing<C>::L.stage_a, kStageB = FastRing<C>::L.stage_b;
+  // Bytes per copy (ktma=N: N stages' worth).
+  constexpr int kTxA = kKtma * kStageA, kTxB = kKtma * kStageB, kTxSfa = kKtma * BM * 4;
+  const bool spread = C::kSpread && p.sfa_tma;
+  // Only the issuing threads load. Each arrives on every stage's full barrier: one that waited for free stages without
+  // arriving could be lapped by the others (a parity wait tells only two phases apart). The others walk the tiles
+  // without loading (returning here instead made ptxas spill 60 bytes at BLOCK_M 256 with multicast).
+  const bool idle = spread ? !(tid == 0 || tid == 64) : (p.sfa_tma && tid != 0);
+  const uint32_t a_u = smem_addr(ring.a), b_u = smem_addr(ring.b), sfa_u = smem_addr(ring.sfa);
+  uint32_t it = 0;
+  for (int u = cluster; u < p.units; u += clusters) {
+    const FastTile ti = fast_tile<C>(p, u, rank, N);
+    if (!ti.valid || !ti.compute || idle) continue;
+    const float* sfa_base = p.sfa + ti.z * p.sfa_s_batch + static_cast<int64_t>(ti.m0) * p.sfa_s_row;
+    for (int kb = ti.kb0; kb < ti.kb1; kb += kKtma, it += kKtma) {
+      const int s = it % kStages;
+#pragma unroll
+      for (int q = 0; q < kKtma; ++q) {
+        mbar_wait(ring.empty_u + 8 * (s + q), ((it / kStages) & 1) ^ 1);
+        GO_FAST_TRACE(0, it + q);
+      }
+      const uint32_t full = ring.full_u + 8 * s;
+      auto load_a = [&] {
+        if constexpr (kKtma > 1) {
+          tma_load_3d(a_u + s * kStageA, &map_a, full, 0, ti.a_row, kb);
+        } else if constexpr (MC == 1) {
+          tma_load_2d(a_u + s * kStageA, &map_a, full, kb * kFBK, ti.a_row);
+        } else {
+          constexpr int rows = BM / MC;
+          tma_load_2d_multicast(a_u + s * kStageA + rank * rows * kFBK, &map_a, full, kb * kFBK, ti.a_row + rank * rows,
+                                static_cast<uint16_t>((1 << MC) - 1));
+        }
+      };
+      auto load_b = [&] {
+        if constexpr (kKtma > 1) tma_load_3d(b_u + s * kStageB, &map_b, full, 0, ti.b_row, kb);
+        else tma_load_2d(b_u + s * kStageB, &map_b, full, kb * kFBK, ti.b_row);
+      };
+      // SFA by TMA: a box of BM rows x ktma K blocks into stages s .. s + ktma - 1.
+      auto load_sfa = [&] { tma_load_2d(sfa_u + s * BM * 4, &map_sfa, full, ti.m0, ti.z * nkb + kb); };
+      if (spread) {
+        if (tid == 0) {
+          mbar_arrive_expect_tx(full, kTxA + kTxSfa);
+          load_sfa();
+          load_a();
+        } else {
+          mbar_arrive_expect_tx(full, kTxB);
+          load_b();
+        }
+      } else if (p.sfa_tma) {
+        mbar_arrive_expect_tx(full, kTxA + kTxB + kTxSfa);
+        load_sfa();
+        load_a();
+        load_b();
+      } else {
+        if (tid == 0) {
+          mbar_expect_tx(full, kTxA + kTxB);
+          load_a();
+          load_b();
+        }
+#pragma unroll
+        for (int q = 0; q < kKtma; ++q) {  // stage s + q holds K block kb + q's rows
+          const uint32_t dst = sfa_u + (s + q) * BM * 4;
+          const int64_t kq = static_cast<int64_t>(kb + q) * p.sfa_s_kb;
+          if (p.sfa_vec) {  // MN-major, 16-byte aligned columns: 4 rows per copy (BLOCK_M / 4 <= 64 threads)
+            const int r = 4 * tid, nq = max(0, min(4, ti.sfa_rows - r));
+            if (r < BM) cp_async16(dst + 4 * r, nq ? sfa_base + r + kq : p.sfa, nq * 4);
+          } else {
+#pragma unroll 1
+            for (int e = 0; e < (BM + 95) / 96; ++e) {  // unrolled, ptxas spilled at ktma=4
+              const int r = tid + 96 * e;
+              const bool ok = r < ti.sfa_rows;
+              if (r < BM) cp_async4(dst + 4 * r, ok ? sfa_base + r * p.sfa_s_row + kq : p.sfa, ok);
+            }
+          }
+        }
+        cp_async_arrive(full);
+      }
+#pragma unroll
+      for (int q = 0; q < kKtma; ++q) GO_FAST_TRACE(1, it + q);
+    }
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
+}
+
+}  // namespace go_sm90
