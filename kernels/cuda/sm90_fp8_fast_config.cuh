@@ -120,7 +120,8 @@ __host__ __device__ __forceinline__ bool fast_chunk_tma(const FastParams& p, int
 /// How many of a math warpgroup's bulk groups may still be reading shared memory when it rewrites the staging buffer
 /// of its next chunk (one buffer per wave). After a chunk stored by TMA, whose group reads the other wave's buffer:
 /// that one (waves - 1). After a chunk stored by the threads, which commits no group, the most recent group may be
-/// this buffer's own: none.
+/// this buffer's own: none; likewise after both waves stored as one group (fast_epilogue at BLOCK_M 256), which reads
+/// this buffer too.
 __host__ __device__ constexpr int fast_epi_pending(bool prev_chunk_tma, int waves) {
   return prev_chunk_tma ? waves - 1 : 0;
 }

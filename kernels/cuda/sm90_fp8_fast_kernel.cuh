@@ -75,7 +75,9 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
   constexpr int NA = C::BN / 2, kWaves = C::kWaves;
   const FastMath<C> m(p, ring, w, tid);
   uint32_t it = 0;
-  bool prev_chunk_tma = false;  // the last chunk this warpgroup stored went by TMA (one bulk group)
+  // The last chunk this warpgroup stored went by TMA in a bulk group of its own (false after a chunk stored by the
+  // threads, and after both waves stored as one group): fast_epi_pending.
+  bool prev_chunk_tma = false;
   float F[kWaves * NA];
   float P[C::kSets][NA];
 #pragma unroll
