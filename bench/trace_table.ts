@@ -1,13 +1,16 @@
 /**
  * Summary of the fast FP8 kernel's cycle traces (`GO_CUDA_FAST_CFG=dbg=N` with bit 6, 64, set;
- * kernels/cuda/sm90_fp8_fast_kernel.cuh): per trace in a log, the medians over its pipeline iterations of the
+ * kernels/cuda/sm90_fp8_fast_profile.cuh): per trace in a log, the medians over its pipeline iterations of the
  * producer's free-to-free interval, of its issue time (free to issued), of the math warps' full-to-full interval and of
- * the time a stage is held (full to released), in SM cycles, and the producer's first free stage (the prologue).
+ * the time a stage is held (full to released), in SM cycles, and the producer's first free stage (the prologue); and,
+ * where the log has the first math thread's tiles, the medians of a tile's setup (`fast_tile`, accumulators zeroed),
+ * K loop and epilogue, and of the step from one tile's epilogue to the next tile's top.
  *
  *     deno run -A bench/trace_table.ts bench.log [--label dbg=64 --label dbg=65 ...]
  *
  * The log holds what tests/gpu/run.sh's bench step printed: a `fast trace (<M>x<N>x<K> <config>): ...` header (from the launcher)
- * before each trace, one `trace <i> free <c> issued <c> full <c> released <c>` line per iteration and `trace end <c>`.
+ * before each trace, one `trace <i> free <c> issued <c> full <c> released <c>` line per iteration, one
+ * `tile <t> top <c> setup <c> kloop <c> epilogue <c>` line per tile and `trace end <c>`.
  * Traces without a header (the device printf of the ninth session's first builds) are numbered, or named by --label.
  *
  * @module
@@ -22,10 +25,20 @@ export interface TraceIteration {
   released: number;
 }
 
-/** One trace: its configuration (the header's, or a label) and its iterations. */
+/** One tile of the first math thread: cycles from the producer's start at its top, once set up, after its K loop and
+ * after its epilogue (a unit the thread skipped, invalid, has only its top). */
+export interface TraceTile {
+  top: number;
+  setup: number;
+  kloop: number;
+  epilogue: number;
+}
+
+/** One trace: its configuration (the header's, or a label), its iterations and its tiles (none in older logs). */
 export interface Trace {
   config: string;
   iterations: TraceIteration[];
+  tiles?: TraceTile[];
 }
 
 /** The medians of one trace, in cycles (undefined where the trace lacks the events). */
@@ -38,9 +51,17 @@ export interface TraceSummary {
   held?: number;
   /** Cycles from the producer's start to its first free stage: the prologue (H200: 1400-2000). */
   firstFree?: number;
+  /** Tiles with all four events in order, and their medians (present only where the trace has tiles). */
+  tiles?: number;
+  tileSetup?: number;
+  tileKLoop?: number;
+  tileEpilogue?: number;
+  /** From a tile's epilogue end to the next tile's top. */
+  tileNext?: number;
 }
 
 const LINE = /^trace (\d+) free (-?\d+) issued (-?\d+) full (-?\d+) released (-?\d+)$/;
+const TILE = /^tile (\d+) top (-?\d+) setup (-?\d+) kloop (-?\d+) epilogue (-?\d+)$/;
 const HEADER = /^fast trace \((.*)\): launch \d+/;
 
 /**
@@ -61,6 +82,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
   const traces: Trace[] = [];
   let header: string | undefined;
   let current: TraceIteration[] = [];
+  let tiles: TraceTile[] = [];
   for (const raw of log.split("\n")) {
     const line = raw.trim();
     const h = HEADER.exec(line);
@@ -74,11 +96,19 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
       current.push({ free, issued, full, released });
       continue;
     }
+    const tm = TILE.exec(line);
+    if (tm) {
+      const [top, setup, kloop, epilogue] = tm.slice(2).map(Number);
+      tiles.push({ top, setup, kloop, epilogue });
+      continue;
+    }
     if (line.startsWith("trace end")) {
       const n = traces.length;
-      traces.push({ config: header ?? labels[n] ?? `trace ${n + 1}`, iterations: current });
+      const config = header ?? labels[n] ?? `trace ${n + 1}`;
+      traces.push(tiles.length > 0 ? { config, iterations: current, tiles } : { config, iterations: current });
       header = undefined;
       current = [];
+      tiles = [];
     }
   }
   return traces;
@@ -131,6 +161,19 @@ export function summarize(t: Trace): TraceSummary {
   const spans = (xs: TraceIteration[], from: (x: TraceIteration) => number, to: (x: TraceIteration) => number) =>
     xs.filter((x) => ok(from(x)) && ok(to(x))).map((x) => to(x) - from(x));
   const perGroup = median(diffs(starts, (x) => x.free));
+  const tiles = (t.tiles ?? []).filter((x) =>
+    0 < x.top && x.top <= x.setup && x.setup <= x.kloop && x.kloop <= x.epilogue
+  );
+  const next = (t.tiles ?? []).slice(1).map((x, i) => [t.tiles![i], x]).filter(([a, b]) =>
+    tiles.includes(a) && b.top >= a.epilogue
+  ).map(([a, b]) => b.top - a.epilogue);
+  const tileColumns = t.tiles === undefined ? {} : {
+    tiles: tiles.length,
+    tileSetup: median(tiles.map((x) => x.setup - x.top)),
+    tileKLoop: median(tiles.map((x) => x.kloop - x.setup)),
+    tileEpilogue: median(tiles.map((x) => x.epilogue - x.kloop)),
+    tileNext: median(next),
+  };
   return {
     config: t.config,
     iterations: t.iterations.length,
@@ -139,6 +182,7 @@ export function summarize(t: Trace): TraceSummary {
     fullToFull: median(diffs(t.iterations, (x) => x.full)),
     held: median(spans(t.iterations, (x) => x.full, (x) => x.released)),
     firstFree: t.iterations.length > 0 && ok(t.iterations[0].free) ? t.iterations[0].free : undefined,
+    ...tileColumns,
   };
 }
 
@@ -154,13 +198,22 @@ export function summarize(t: Trace): TraceSummary {
  */
 export function traceTable(rows: TraceSummary[]): string {
   const cell = (v?: number) => v === undefined ? "—" : String(v);
+  // The tile columns only where some trace has tiles (logs of the launcher before it printed them have none).
+  const withTiles = rows.some((r) => r.tiles !== undefined);
+  const tileHead = withTiles ? " tiles | tile setup | tile K loop | tile epilogue | epilogue → next tile |" : "";
   return [
-    "| trace | iterations | producer, free to free (per K block) | issue (free → issued; ktma=N: per N K blocks) | math, full to full | stage held (full → released) | first free (prologue) |",
-    "|---|---|---|---|---|---|---|",
+    "| trace | iterations | producer, free to free (per K block) | issue (free → issued; ktma=N: per N K blocks) | math, full to full | stage held (full → released) | first free (prologue) |" +
+    tileHead,
+    "|---|---|---|---|---|---|---|" + (withTiles ? "---|---|---|---|---|" : ""),
     ...rows.map((r) =>
       `| ${r.config} | ${r.iterations} | ${cell(r.freeToFree)} | ${cell(r.issue)} | ${cell(r.fullToFull)} | ${
         cell(r.held)
-      } | ${cell(r.firstFree)} |`
+      } | ${cell(r.firstFree)} |` +
+      (withTiles
+        ? ` ${cell(r.tiles)} | ${cell(r.tileSetup)} | ${cell(r.tileKLoop)} | ${cell(r.tileEpilogue)} | ${
+          cell(r.tileNext)
+        } |`
+        : "")
     ),
   ].join("\n");
 }

@@ -332,8 +332,9 @@ std::string describe_launch(const Prepared& k) {
 
 #ifdef GO_FAST_PROFILING
 // dbg bit 6 (sm90_fp8_fast_profile.cuh): after the 30th launch of a traced kernel, waits for the stream and prints
-// CTA 0's trace on stderr, one line per pipeline iteration, in cycles from the producer's start. A debugging aid: the
-// wait holds the host, and a failure to read the trace is reported, not returned.
+// CTA 0's trace on stderr, one line per pipeline iteration and one per tile of the first math thread, in cycles
+// from the producer's start. A debugging aid: the wait holds the host, and a failure to read the trace is reported,
+// not returned.
 void print_fast_trace(const Prepared& k, cudaStream_t stream) {
   static std::mutex mu;
   static std::map<CUfunction, int> launches;
@@ -341,7 +342,7 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
     std::lock_guard<std::mutex> lk(mu);
     if (++launches[k.fn] != 30) return;
   }
-  long long t[5][256];
+  long long t[6][256];
   std::string e;
   const cudaError_t se = cudaStreamSynchronize(stream);
   if (se != cudaSuccess) e = std::string("cudaStreamSynchronize: ") + cudaGetErrorString(se);
@@ -358,6 +359,11 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
   for (long long i = 0; i < n; ++i) {
     std::fprintf(stderr, "trace %lld free %lld issued %lld full %lld released %lld\n", i, t[0][i] - t0, t[1][i] - t0,
                  t[2][i] - t0, t[3][i] - t0);
+  }
+  // Row 5: the first math thread's tiles (row 4, slot 3: how many units it walked; the first 64 are kept).
+  for (long long i = 0; i < std::min<long long>(t[4][3], 64); ++i) {
+    std::fprintf(stderr, "tile %lld top %lld setup %lld kloop %lld epilogue %lld\n", i, t[5][4 * i] - t0,
+                 t[5][4 * i + 1] - t0, t[5][4 * i + 2] - t0, t[5][4 * i + 3] - t0);
   }
   std::fprintf(stderr, "trace end %lld\n", t[4][2] - t0);
 }

@@ -86,12 +86,14 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
     for (int i = 0; i < NA; ++i) P[j][i] = 0.0f;
   uint32_t wn = 0;  // SFB windows run, as the loader counts them
   for (int u = cluster; u < p.units; u += clusters) {
+    GO_FAST_TILE_TRACE((u - cluster) / clusters, 0);
     // Without the zero chunks, which the loader hands over with the tile's first window (FastMath::zero_chunks).
     const FastTile ti = fast_tile<C, false>(p, u, rank, N);
     if (!ti.valid) continue;
 #pragma unroll
     for (int i = 0; i < kWaves * NA; ++i) F[i] = 0.0f;
     uint32_t zero_chunks = ti.compute ? 0u : 0xFu;
+    GO_FAST_TILE_TRACE((u - cluster) / clusters, 1);
     // Zero tile (!compute): nothing was loaded for it; the epilogue writes its zeros.
     if (ti.compute) {
       // The tile's K blocks, window by window of B scales (one window with split K, which reads none).
@@ -129,14 +131,17 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
         });
       }
     }
+    GO_FAST_TILE_TRACE((u - cluster) / clusters, 2);
     // Split K has no epilogue here (the second kernel writes D).
     if constexpr (!C::kSplitK && (kFastProfile & kProfNoEpilogue) == 0)
       fast_epilogue(map_d, p, ring, ti, F, w, tid, zero_chunks, prev_chunk_tma, N);
+    GO_FAST_TILE_TRACE((u - cluster) / clusters, 3);
   }
   // The TMA stores this thread issued finish (reading shared memory and writing D) before the CTA exits.
   if (tid == 0) bulk_wait_all();
   GO_FAST_TRACE_AT(128, 1, it);
   GO_FAST_TRACE_AT(128, 2, clock64());
+  GO_FAST_TRACE_AT(128, 3, (p.units - cluster + clusters - 1) / clusters);  // units walked: row 5's tiles
 }
 
 /// The kernel body; map_a's box is BM / kMulticast rows x 128 K, map_b's BN rows x 128 K (both 128B-swizzled; with

@@ -31,24 +31,32 @@ static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependenc
 
 // dbg bit 6 (64): clock64 of the producer's thread 0 once a stage is free and once its loads are issued, and of the
 // first math thread once a stage is full and once it released it, per pipeline iteration (rows 0-3 of go_fast_trace,
-// the first 256 iterations), with the producer's start clock, the iteration count and the end in row 4. Every launch
+// the first 256 iterations), with the producer's start clock, the iteration count and the end in row 4; and, in row 5,
+// the first math thread's clock at 4 points of each of its first 64 tiles (slot 4 t + e: e = 0 the tile's top, 1 once
+// fast_tile and the accumulators' zeroing are done, 2 after its K loop, 3 after its epilogue). Every launch
 // overwrites it; the launcher reads it after a module's 30th launch and prints it on stderr (print_fast_trace in
 // sm90_fp8_fast.cu), so the kernel needs no printf, which would serialise its wgmmas (C7510). C linkage keeps the
 // symbol's name unmangled, so cuModuleGetGlobal finds "go_fast_trace" (with C++ linkage it is
 // _ZN7go_sm9013go_fast_traceE, which the H200 answered with CUresult 500, not found).
 #if GO_FAST_DBG & 64
 extern "C" {
-__device__ long long go_fast_trace[5][256];
+__device__ long long go_fast_trace[6][256];
 }
 #define GO_FAST_TRACE(ev, i)                                         \
   do {                                                               \
     if (blockIdx.x == 0 && (threadIdx.x == 0 || threadIdx.x == 128)) \
       go_fast_trace[ev][(i) & 255] = clock64();                      \
   } while (0)
-// Row 4, by thread t of CTA 0: the producer's start clock (slot 0), the math's iteration count and end (slots 1, 2).
+// Row 4, by thread t of CTA 0: the producer's start clock (slot 0), the math's iteration count and end (slots 1, 2),
+// and how many units the first math thread walked (slot 3).
 #define GO_FAST_TRACE_AT(t, slot, value)                                         \
   do {                                                                           \
     if (blockIdx.x == 0 && threadIdx.x == (t)) go_fast_trace[4][slot] = (value); \
+  } while (0)
+// Row 5: event e of the math thread's tile t (t counted from 0 by the thread, the first 64 kept).
+#define GO_FAST_TILE_TRACE(t, e)                                                                     \
+  do {                                                                                               \
+    if (blockIdx.x == 0 && threadIdx.x == 128 && (t) < 64) go_fast_trace[5][4 * (t) + (e)] = clock64(); \
   } while (0)
 #else
 #define GO_FAST_TRACE(ev, i) \
@@ -56,5 +64,8 @@ __device__ long long go_fast_trace[5][256];
   } while (0)
 #define GO_FAST_TRACE_AT(t, slot, value) \
   do {                                   \
+  } while (0)
+#define GO_FAST_TILE_TRACE(t, e) \
+  do {                           \
   } while (0)
 #endif

@@ -42,3 +42,33 @@ Deno.test("trace_table names traces by header, then label, then number, and take
 Deno.test("trace_table finds no trace in a log without one", () => {
   assert.deepEqual(parseTraces("trace 0 free 1 issued 2 full 3 released 4\n"), [], "no trace end: not a trace");
 });
+
+Deno.test("trace_table summarises the first math thread's tiles, leaving out a unit it skipped", () => {
+  const log = [
+    "fast trace (4096x7168x2048 bm=256 dbg=64): launch 30, CTA 0, 2 iterations, cycles from the producer's start",
+    ...lines([[100, 400, 1500, 2400], [600, 950, 2000, 2900]]),
+    "tile 0 top 1000 setup 1800 kloop 21000 epilogue 23000",
+    "tile 1 top 23200 setup 24100 kloop 43000 epilogue 45200",
+    // A unit the thread skipped (invalid): only its top was written; the rest is an earlier launch's.
+    "tile 2 top 45500 setup 900 kloop 800 epilogue 700",
+    "tile 3 top 45600 setup 46500 kloop 66000 epilogue 68000",
+    "trace end 70000",
+    ...lines([[1, 2, 3, 4]]),
+    "trace end 10",
+  ].join("\n");
+  const [t, old] = parseTraces(log);
+  assert.equal(t.tiles?.length, 4);
+  assert.equal(old.tiles, undefined, "a trace without tile lines has no tiles");
+  const s = summarize(t);
+  assert.equal(s.tiles, 3);
+  assert.equal(s.tileSetup, 900, "the median of 800, 900 and 900");
+  assert.equal(s.tileKLoop, 19200, "the median of 19200, 18900 and 19500");
+  assert.equal(s.tileEpilogue, 2000, "the median of 2000, 2200 and 2000");
+  assert.equal(s.tileNext, 250, "tiles 0 -> 1 (200) and 1 -> 2 (300; a skipped unit has its top), not 2 -> 3");
+  assert.equal(summarize(old).tiles, undefined);
+  const md = traceTable([s, summarize(old)]);
+  assert.match(md, /\| epilogue → next tile \|\n/);
+  assert.match(md, /\| 3 \| 900 \| 19200 \| 2000 \| 250 \|\n/);
+  assert.match(md, /\| — \| — \| — \| — \| — \|$/);
+  assert.doesNotMatch(traceTable([summarize(old)]), /tile/, "no tile columns where no trace has tiles");
+});
