@@ -18,7 +18,7 @@
 # verify_deepseek_v3_full.{log,json} (the DeepSeek-V3 table at its real M; VERIFY_FULL_SAMPLE, VERIFY_FULL_TIMEOUT) torch.log
 # adapters.log adapters_deepgemm.json adapters_torch.json adapters_extra_*.json summary.txt.
 # STEPS selects parts (default: "build check sanitize bench verify torch adapters"; also "profile": ncu, see PROFILE_*;
-# "sass": cuobjdump of JIT kernels, see SASS_GREP).
+# "sass": cuobjdump of JIT kernels, see SASS_GREP; "trace": the profiling build's cycle traces, see TRACE_*).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -64,7 +64,7 @@ if has build; then
     (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/pdl_check" tests/gpu/pdl_check.cu -ldl && echo "drivers ok") &
     # The profiling build of the CUDA backend (sm90_fp8_fast_profile.cuh), which alone accepts dbg=: pdl_check's
     # hazard run (check step) compiles griddepcontrol.wait out with it.
-    has check && (mkdir -p "$B/prof" && for f in kernels/cuda/*.cu; do
+    (has check || has trace) && (mkdir -p "$B/prof" && for f in kernels/cuda/*.cu; do
       nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xcompiler -fPIC -DGO_FAST_PROFILING \
         -DGO_CUDA_SOURCE_DIR="\"$PWD/kernels/cuda\"" -c "$f" -o "$B/prof/$(basename "$f" .cu).o" &
     done; wait; nvcc -shared -o "$PROF_SO" "$B"/prof/*.o && echo "profiling build ok") &
@@ -320,6 +320,19 @@ if has profile && [ -z "${HUNG:-}" ]; then
     fi
   done
   (cd "$OUT" && tar czf ncu.tgz ncu && rm -rf ncu)
+fi
+
+if has trace && [ -z "${HUNG:-}" ]; then
+  # The profiling build's cycle trace of CTA 0 (GO_CUDA_FAST_CFG=dbg=64, plus TRACE_CFG) on TRACE_FILTER's shapes:
+  # per K block (producer and math) and per tile of the first math thread (setup, K loop, epilogue), summarised by
+  # bench/trace_table.ts into trace_table.md; trace.log holds the raw lines. Needs the build step in the same STEPS.
+  GO_CUDA_FAST_CFG=dbg=64${TRACE_CFG:+,$TRACE_CFG} GO_CUDA_ASYNC=1 timeout "${TRACE_TIMEOUT:-120}" "$B/bench" "$PROF_SO" \
+    --filter "${TRACE_FILTER:-dense 4096x7168x2048|dense 4096x32768x512|contiguous 4x8192x4096x2048}" >"$OUT/trace.log" 2>&1
+  note "trace: exit $?, $(grep -c '^fast trace' "$OUT/trace.log") traces"
+  if [ -x .device/enter.sh ]; then
+    timeout 45 bash .device/enter.sh deno run -A bench/trace_table.ts "$OUT/trace.log" >"$OUT/trace_table.md" 2>&1
+    note "trace table: exit $? (trace_table.md)"
+  fi
 fi
 
 if has sass; then
