@@ -5,19 +5,7 @@ import assert from "node:assert/strict";
 import { parseAnswer, parseHello } from "../../cli/host/protocol.ts";
 import { hostCommand, HostedBackend } from "../../cli/host/hosted_backend.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
-
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
-
-async function oracle(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    stdout: "piped",
-    stderr: "piped",
-  })
-    .output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+import { runCliProcess } from "./_run.ts";
 
 /** A `cmd:` backend that says `hello` and then reads requests without answering any. */
 const shHost = (hello: string) => `cmd:printf '%s\\n' '${hello}'; cat >/dev/null`;
@@ -52,12 +40,18 @@ Deno.test("the protocol's messages", async (t) => {
 
 Deno.test("verify with a backend host that cannot serve", async (t) => {
   await t.step("a host that exits before its hello is exit 2 with its stderr", async () => {
-    const r = await oracle(["verify", "--backend", "cmd:echo broken adapter >&2; exit 3", "--ops", "fp8_gemm_nt"]);
+    const r = await runCliProcess([
+      "verify",
+      "--backend",
+      "cmd:echo broken adapter >&2; exit 3",
+      "--ops",
+      "fp8_gemm_nt",
+    ]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /exited with status 3 before its hello; its stderr ends:\n.*broken adapter/);
   });
   await t.step("a hello of another protocol version is exit 2 naming it", async () => {
-    const r = await oracle([
+    const r = await runCliProcess([
       "verify",
       "--backend",
       shHost('{"protocol":"gemm-oracle-backend","version":9,"name":"x","ops":{}}'),
@@ -68,7 +62,7 @@ Deno.test("verify with a backend host that cannot serve", async (t) => {
     assert.match(r.stderr, /speaks protocol version 9/);
   });
   await t.step("a host that never says hello is exit 2 after the start timeout", async () => {
-    const r = await oracle([
+    const r = await runCliProcess([
       "verify",
       "--backend",
       "cmd:sleep 30",
@@ -83,7 +77,7 @@ Deno.test("verify with a backend host that cannot serve", async (t) => {
   await t.step("ops the host does not declare are skipped with the reason, and nothing passes", async () => {
     const dir = await Deno.makeTempDir();
     const json = `${dir}/r.json`;
-    const r = await oracle([
+    const r = await runCliProcess([
       "verify",
       "--backend",
       shHost('{"protocol":"gemm-oracle-backend","version":1,"name":"x","ops":{}}'),
@@ -106,7 +100,7 @@ Deno.test("verify with a backend host that cannot serve", async (t) => {
     await Deno.remove(dir, { recursive: true });
   });
   await t.step("an explicit backend that says it is unavailable is exit 2 with its reason", async () => {
-    const r = await oracle([
+    const r = await runCliProcess([
       "verify",
       "--backend",
       shHost('{"protocol":"gemm-oracle-backend","version":1,"name":"x","ops":{},"unavailable":"no deep_gemm here"}'),
@@ -158,13 +152,13 @@ Deno.test("the C ABI host", async (t) => {
     const dir = await Deno.makeTempDir();
     const input = new URL("../../fixtures/fp8_gemm_nt/fp8_gemm_nt_m16_n128_k256_fp32.safetensors", import.meta.url)
       .pathname;
-    assert.equal((await oracle(["run", "fp8_gemm_nt", input, `${dir}/ref.safetensors`])).code, 0);
-    const r = await oracle(["run", "fp8_gemm_nt", "--backend", "cpu", input, `${dir}/cpu.safetensors`]);
+    assert.equal((await runCliProcess(["run", "fp8_gemm_nt", input, `${dir}/ref.safetensors`])).code, 0);
+    const r = await runCliProcess(["run", "fp8_gemm_nt", "--backend", "cpu", input, `${dir}/cpu.safetensors`]);
     assert.equal(r.code, 0, r.stderr);
-    const cmp = await oracle(["compare", `${dir}/ref.safetensors`, `${dir}/cpu.safetensors`]);
+    const cmp = await runCliProcess(["compare", `${dir}/ref.safetensors`, `${dir}/cpu.safetensors`]);
     assert.equal(cmp.code, 0, cmp.stdout);
     assert.match(cmp.stdout, /PASS d bf16 \[16,128\] elements 2048 mismatches 0/);
-    const bad = await oracle(["run", "fp8_gemm_nt", "--backend", "cpu", "--promote", "none", input, `${dir}/x`]);
+    const bad = await runCliProcess(["run", "fp8_gemm_nt", "--backend", "cpu", "--promote", "none", input, `${dir}/x`]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--promote does not apply with --backend/);
     await Deno.remove(dir, { recursive: true });
@@ -179,7 +173,7 @@ Deno.test("verify spreads a backend that reports several devices over one host p
     `printf '{"id":%s,"status":"unsupported","message":"pinned to %s"}\\n' "$id" "\${CUDA_VISIBLE_DEVICES:-0}"; done`,
   ].join("\n");
   const dir = await Deno.makeTempDir();
-  const r = await oracle([
+  const r = await runCliProcess([
     "verify",
     "--backend",
     `cmd:${script}`,

@@ -1,15 +1,7 @@
 import assert from "node:assert/strict";
 import { COMMANDS, main } from "../../cli.ts";
 import { hostileCorpus } from "../io/_hostile_corpus.ts";
-import { runCli, withTempDir } from "./_run.ts";
-
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
-
-async function subprocess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), { args: ["run", "-A", CLI, ...args], stdin: "null" }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+import { runCli, runCliProcess, withTempDir } from "./_run.ts";
 
 Deno.test("main()", async (t) => {
   await t.step("lists every subcommand in the overview and exits 0 on --help", async () => {
@@ -61,7 +53,7 @@ Deno.test("oracle (subprocess)", async (t) => {
       for (const i of [0, 300, corpus.length - 1]) {
         const path = `${dir}/h.safetensors`;
         await Deno.writeFile(path, corpus[i].bytes);
-        const r = await subprocess(["compare", path, path]);
+        const r = await runCliProcess(["compare", path, path]);
         assert.equal(r.code, 2, corpus[i].name);
         assert.match(r.stderr, /h\.safetensors: /);
         assert.equal(r.stdout, "");
@@ -70,7 +62,7 @@ Deno.test("oracle (subprocess)", async (t) => {
   });
 
   await t.step("exits 0 with the overview on --help", async () => {
-    const r = await subprocess(["--help"]);
+    const r = await runCliProcess(["--help"]);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /Subcommands:/);
   });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { COMMANDS } from "../../cli.ts";
 import { referenceOp as runOp, referenceOpNames as runOpNames } from "../../reference/registry.ts";
-import { runCli, withTempDir } from "./_run.ts";
+import { runCli, runCliProcess, withTempDir } from "./_run.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -38,14 +38,9 @@ Deno.test("the help's examples run as printed", async () => {
       for (const line of exampleLines((await runCli(help)).stdout)) {
         if (!line.startsWith("deno task oracle ") || /['"|$<>]|IN\.safetensors/.test(line)) continue;
         const args = line.split(/ +/).slice(3);
-        const out = await new Deno.Command(Deno.execPath(), {
-          args: ["run", "-A", `${REPO}/cli.ts`, ...args],
-          cwd: dir,
-          // Under `deno task test` INIT_CWD names the repository: paths would resolve there (cli/paths.ts).
-          env: { INIT_CWD: dir },
-          stdin: "null",
-        }).output();
-        assert.equal(out.code, 0, `${line}\n${new TextDecoder().decode(out.stderr)}`);
+        // Under `deno task test` INIT_CWD names the repository: paths would resolve there (cli/paths.ts).
+        const out = await runCliProcess(args, { cwd: dir, env: { INIT_CWD: dir } });
+        assert.equal(out.code, 0, `${line}\n${out.stderr}`);
         ran.push(args[0]);
       }
     }

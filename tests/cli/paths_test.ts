@@ -1,21 +1,13 @@
 import assert from "node:assert/strict";
 import { Tensor } from "../../reference/tensor/mod.ts";
 import { readSafetensors, writeSafetensors } from "../../io/mod.ts";
-import { runCli, withTempDir } from "./_run.ts";
+import { runCli, runCliProcess, withTempDir } from "./_run.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 const FIXTURE = `${REPO}/fixtures/fp8_gemm_nt/fp8_gemm_nt_m16_n128_k256_fp32.safetensors`;
 
 /** `oracle args...` as `deno task --config REPO/deno.json oracle` starts it: cwd the repository, INIT_CWD the caller's. */
-async function fromElsewhere(caller: string, args: string[]): Promise<{ code: number; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${REPO}/cli.ts`, ...args],
-    cwd: REPO,
-    env: { INIT_CWD: caller },
-    stdin: "null",
-  }).output();
-  return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
-}
+const fromElsewhere = (caller: string, args: string[]) => runCliProcess(args, { cwd: REPO, env: { INIT_CWD: caller } });
 
 async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);
