@@ -39,6 +39,11 @@ export interface Trace {
   config: string;
   iterations: TraceIteration[];
   tiles?: TraceTile[];
+  /**
+   * Iterations the launch ran, where the header says and it is more than the lines: the kernel writes iteration i into
+   * slot i mod 256, so `iterations` then holds the last ones (in order) and iteration 0's events are gone.
+   */
+  ran?: number;
 }
 
 /** The medians of one trace, in cycles (undefined where the trace lacks the events). */
@@ -62,7 +67,7 @@ export interface TraceSummary {
 
 const LINE = /^trace (\d+) free (-?\d+) issued (-?\d+) full (-?\d+) released (-?\d+)$/;
 const TILE = /^tile (\d+) top (-?\d+) setup (-?\d+) kloop (-?\d+) epilogue (-?\d+)$/;
-const HEADER = /^fast trace \((.*)\): launch \d+/;
+const HEADER = /^fast trace \((.*)\): launch \d+(?:, CTA \d+, (\d+) iterations)?/;
 
 /**
  * The traces of a log, in order.
@@ -81,6 +86,7 @@ const HEADER = /^fast trace \((.*)\): launch \d+/;
 export function parseTraces(log: string, labels: string[] = []): Trace[] {
   const traces: Trace[] = [];
   let header: string | undefined;
+  let ran: number | undefined;
   let current: TraceIteration[] = [];
   let tiles: TraceTile[] = [];
   for (const raw of log.split("\n")) {
@@ -88,6 +94,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
     const h = HEADER.exec(line);
     if (h) {
       header = h[1];
+      ran = h[2] === undefined ? undefined : Number(h[2]);
       continue;
     }
     const m = LINE.exec(line);
@@ -105,8 +112,18 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
     if (line.startsWith("trace end")) {
       const n = traces.length;
       const config = header ?? labels[n] ?? `trace ${n + 1}`;
-      traces.push(tiles.length > 0 ? { config, iterations: current, tiles } : { config, iterations: current });
+      // A ring that wrapped: slot ran mod size holds the oldest iteration kept.
+      const wrapped = ran !== undefined && ran > current.length && current.length > 0;
+      const s0 = wrapped ? ran! % current.length : 0;
+      const iterations = [...current.slice(s0), ...current.slice(0, s0)];
+      traces.push({
+        config,
+        iterations,
+        ...(tiles.length > 0 ? { tiles } : {}),
+        ...(wrapped ? { ran } : {}),
+      });
       header = undefined;
+      ran = undefined;
       current = [];
       tiles = [];
     }
@@ -176,12 +193,14 @@ export function summarize(t: Trace): TraceSummary {
   };
   return {
     config: t.config,
-    iterations: t.iterations.length,
+    iterations: t.ran ?? t.iterations.length,
     freeToFree: perGroup === undefined ? undefined : perGroup / group,
     issue: median(spans(starts, (x) => x.free, (x) => x.issued)),
     fullToFull: median(diffs(t.iterations, (x) => x.full)),
     held: median(spans(t.iterations, (x) => x.full, (x) => x.released)),
-    firstFree: t.iterations.length > 0 && ok(t.iterations[0].free) ? t.iterations[0].free : undefined,
+    firstFree: t.ran === undefined && t.iterations.length > 0 && ok(t.iterations[0].free)
+      ? t.iterations[0].free
+      : undefined,
     ...tileColumns,
   };
 }

@@ -31,9 +31,10 @@ static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependenc
 
 // dbg bit 6 (64): clock64 of the producer's thread 0 once a stage is free and once its loads are issued, and of the
 // first math thread once a stage is full and once it released it, per pipeline iteration (rows 0-3 of go_fast_trace,
-// the first 256 iterations), with the producer's start clock, the iteration count and the end in row 4; and, in row 5,
-// the first math thread's clock at 4 points of each of its first 64 tiles (slot 4 t + e: e = 0 the tile's top, 1 once
-// fast_tile and the accumulators' zeroing are done, 2 after its K loop, 3 after its epilogue). Every launch
+// iteration i in slot i mod 256: past 256 iterations the last 256), with the producer's start clock, the iteration
+// count and the end in row 4; and, in row 5, the first math thread's clock at 4 points of each of its first 64 tiles
+// (slot 4 t + e: e = 0 the tile's top, 1 once fast_tile and the accumulators' zeroing are done, 2 after its K loop,
+// 3 after its epilogue). Every launch
 // overwrites it; the launcher reads it after a module's 30th launch and prints it on stderr (print_fast_trace in
 // sm90_fp8_fast.cu), so the kernel needs no printf, which would serialise its wgmmas (C7510). C linkage keeps the
 // symbol's name unmangled, so cuModuleGetGlobal finds "go_fast_trace" (with C++ linkage it is

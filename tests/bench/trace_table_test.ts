@@ -72,3 +72,19 @@ Deno.test("trace_table summarises the first math thread's tiles, leaving out a u
   assert.match(md, /\| — \| — \| — \| — \| — \|$/);
   assert.doesNotMatch(traceTable([summarize(old)]), /tile/, "no tile columns where no trace has tiles");
 });
+
+Deno.test("trace_table puts a wrapped ring of iterations back in order and gives no prologue for it", () => {
+  // 6 iterations into 4 slots (slot i mod 4): slots 2, 3 hold iterations 2, 3 and slots 0, 1 iterations 4, 5.
+  const log = [
+    "fast trace (bm=256 dbg=64): launch 30, CTA 0, 6 iterations, cycles from the producer's start",
+    ...lines([[4000, 4100, 4500, 4900], [5000, 5100, 5500, 5900], [2000, 2100, 2500, 2900], [3000, 3100, 3500, 3900]]),
+    "trace end 7000",
+  ].join("\n");
+  const [t] = parseTraces(log);
+  assert.equal(t.ran, 6);
+  assert.deepEqual(t.iterations.map((x) => x.free), [2000, 3000, 4000, 5000]);
+  const s = summarize(t);
+  assert.equal(s.iterations, 6, "the iterations the launch ran, not the slots kept");
+  assert.equal(s.freeToFree, 1000, "no negative step at the ring's seam");
+  assert.equal(s.firstFree, undefined, "iteration 0 was overwritten");
+});
