@@ -2,9 +2,11 @@
  * A/B of two runs of tests/gpu/bench.cpp on the same machine: per shape, the time of run A, of run B, and B's
  * speed-up (A µs / B µs), with geometric means over all shapes both ran and per family (dense M = 4096, dense
  * M ∈ {64, 128}, grouped). tests/gpu/run.sh writes run B as bench_cfg2.json when BENCH_CFG2 names a
- * GO_CUDA_FAST_CFG for every shape.
+ * GO_CUDA_FAST_CFG for every shape, and its `ab` step times two builds in turn (ab/a1.json, ab/b1.json, ...). A side
+ * given as a comma-separated list of runs takes each shape's mean time over them.
  *
  *     deno run -A bench/ab_table.ts bench_ours.json bench_cfg2.json [--label-a heuristic] [--label-b ahead=1]
+ *     deno run -A bench/ab_table.ts ab/a1.json,ab/a2.json ab/b1.json,ab/b2.json
  *
  * @module
  */
@@ -56,6 +58,34 @@ export function abRows(a: OursRow[], b: OursRow[]): AbRow[] {
 }
 
 /**
+ * Several runs of the same build as one: each shape's row from the first run that timed it, with the mean of its
+ * times over the runs that timed it (sweep rows and untimed rows are left as the first run has them).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { meanRuns } from "./ab_table.ts";
+ * const row = (us?: number) => ({ kind: "dense", g: 1, m: 4096, n: 576, k: 7168, us, config: "bm=256" });
+ * assert.equal(meanRuns([[row(40)], [row(44)], [row(undefined)]])[0].us, 42);
+ * ```
+ */
+export function meanRuns(runs: OursRow[][]): OursRow[] {
+  const times = new Map<string, number[]>();
+  const first = new Map<string, OursRow>();
+  for (const run of runs) {
+    for (const r of run) {
+      const key = `${rowKey(r)}|${r.kind === "dense-sweep" ? r.config ?? "" : ""}`;
+      if (!first.has(key)) first.set(key, r);
+      if ((r.us ?? 0) > 0) times.set(key, [...(times.get(key) ?? []), r.us!]);
+    }
+  }
+  return [...first].map(([key, r]) => {
+    const ts = times.get(key);
+    return ts ? { ...r, us: ts.reduce((x, y) => x + y, 0) / ts.length } : r;
+  });
+}
+
+/**
  * The markdown table and the geometric-mean lines.
  *
  * @example
@@ -103,6 +133,10 @@ if (import.meta.main) {
     console.error("usage: deno run -A bench/ab_table.ts A.json B.json [--label-a A] [--label-b B]");
     Deno.exit(2);
   }
-  const [a, b] = positionals.map((p) => parseBenchJson<OursRow>(Deno.readTextFileSync(p)).rows);
+  const [a, b] = positionals.map((list) =>
+    meanRuns(list.split(",").map((p) => parseBenchJson<OursRow>(Deno.readTextFileSync(p)).rows))
+  );
+  const runs = positionals.map((list) => list.split(",").length);
   console.log(formatAb(abRows(a, b), values["label-a"]!, values["label-b"]!));
+  if (runs.some((n) => n > 1)) console.log(`(means over ${runs[0]} run(s) of A and ${runs[1]} of B)`);
 }

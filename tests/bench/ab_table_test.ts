@@ -1,7 +1,7 @@
 // bench/ab_table.ts: the A/B of two GPU benchmark runs joins shapes, leaves out sweeps and untimed rows, and
 // averages speed-ups geometrically per family.
 import assert from "node:assert/strict";
-import { abRows, formatAb } from "../../bench/ab_table.ts";
+import { abRows, formatAb, meanRuns } from "../../bench/ab_table.ts";
 import type { OursRow } from "../../bench/gpu_table.ts";
 
 const row = (kind: string, g: number, m: number, us: number | undefined, config = "c"): OursRow => ({
@@ -41,4 +41,16 @@ Deno.test("ab_table joins by shape, skips sweep rows and shapes missing a time, 
   assert.match(text, /ahead=1 \/ heuristic speed-up, geomean: \*\*1\.000×\*\* over 3 shapes/);
   assert.match(text, /dense M = 4096: 1\.250× over 1; dense M ∈ \{64, 128\}: 1\.000× over 1; grouped: 0\.800× over 1/);
   assert.match(formatAb([], "A", "B"), /no shape ran in both/);
+});
+
+Deno.test("ab_table averages each shape over several runs of one build, over the runs that timed it", () => {
+  const runs = [
+    [row("dense", 1, 4096, 100), row("masked", 6, 20, 30)],
+    [row("dense", 1, 4096, 110), row("masked", 6, 20, undefined)],
+    [row("dense", 1, 4096, 120), row("contiguous", 4, 8192, 400)],
+  ];
+  const merged = meanRuns(runs);
+  assert.deepEqual(merged.map((r) => [r.kind, r.us]), [["dense", 110], ["masked", 30], ["contiguous", 400]]);
+  const rows = abRows(merged, meanRuns([[row("dense", 1, 4096, 88)], [row("dense", 1, 4096, 132)]]));
+  assert.deepEqual(rows.map((r) => r.speedup), [1]);
 });

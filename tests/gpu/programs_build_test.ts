@@ -31,3 +31,34 @@ await nvccTest("the GPU test programs build with run.sh's command lines", "go-gp
     });
   }
 });
+
+await nvccTest(
+  "run.sh's ab step builds its B library from a copy of kernels/, with that copy's headers compiled in for the JIT",
+  "go-gpu-ab-",
+  async (_t, dir) => {
+    const runSh = await Deno.readTextFile(`${root}tests/gpu/run.sh`);
+    // The build step's block for the B library, from its comment to its closing `fi`.
+    const m = /\n( *# The ab step's B library[\s\S]*?\n *fi\n)/.exec(runSh);
+    assert.ok(m, "run.sh has no build block for the ab step's B library");
+    // A copy of kernels/ with one translation unit: jit.cu, which compiles GO_CUDA_SOURCE_DIR in.
+    const src = `${dir}/copy of kernels`;
+    await Deno.mkdir(`${src}/cuda`, { recursive: true });
+    await Deno.copyFile(`${root}kernels/gemm_oracle.h`, `${src}/gemm_oracle.h`);
+    for await (const e of Deno.readDir(`${root}kernels/cuda`)) {
+      if (/\.(cuh|h)$/.test(e.name) || e.name === "jit.cu") {
+        await Deno.copyFile(`${root}kernels/cuda/${e.name}`, `${src}/cuda/${e.name}`);
+      }
+    }
+    const out = await new Deno.Command("bash", {
+      args: ["-c", `${m[1]}wait`],
+      cwd: root,
+      env: { B: `${dir}/build`, AB_SOURCES: src },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const log = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.match(log, /ab library ok/, log);
+    const lib = await Deno.readFile(`${dir}/build/ab/libgo_cuda.so`);
+    assert.ok(new TextDecoder("latin1").decode(lib).includes(`${src}/cuda`), "the JIT's source directory is the copy");
+  },
+);
