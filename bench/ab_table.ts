@@ -2,11 +2,11 @@
  * A/B of two runs of tests/gpu/bench.cpp on the same machine: per shape, the time of run A, of run B, and B's
  * speed-up (A µs / B µs), with geometric means over all shapes both ran and per family (dense M = 4096, dense
  * M ∈ {64, 128}, grouped). tests/gpu/run.sh writes run B as bench_cfg2.json when BENCH_CFG2 names a
- * GO_CUDA_FAST_CFG for every shape, and its `ab` step times two builds in turn (ab/a1.json, ab/b1.json, ...). A side
+ * GO_CUDA_FAST_CFG for every shape, and its `ab` step times builds in turn (ab/a.1.json, ab/b1.1.json, ...). A side
  * given as a comma-separated list of runs takes each shape's mean time over them.
  *
  *     deno run -A bench/ab_table.ts bench_ours.json bench_cfg2.json [--label-a heuristic] [--label-b ahead=1]
- *     deno run -A bench/ab_table.ts ab/a1.json,ab/a2.json ab/b1.json,ab/b2.json
+ *     deno run -A bench/ab_table.ts ab/a.1.json,ab/a.2.json ab/b1.1.json,ab/b1.2.json
  *
  * @module
  */

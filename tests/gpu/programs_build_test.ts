@@ -33,32 +33,36 @@ await nvccTest("the GPU test programs build with run.sh's command lines", "go-gp
 });
 
 await nvccTest(
-  "run.sh's ab step builds its B library from a copy of kernels/, with that copy's headers compiled in for the JIT",
+  "run.sh's ab step builds one library per copy of kernels/ in AB_SOURCES, each with its copy's headers for the JIT",
   "go-gpu-ab-",
   async (_t, dir) => {
     const runSh = await Deno.readTextFile(`${root}tests/gpu/run.sh`);
-    // The build step's block for the B library, from its comment to its closing `fi`.
-    const m = /\n( *# The ab step's B library[\s\S]*?\n *fi\n)/.exec(runSh);
-    assert.ok(m, "run.sh has no build block for the ab step's B library");
-    // A copy of kernels/ with one translation unit: jit.cu, which compiles GO_CUDA_SOURCE_DIR in.
-    const src = `${dir}/copy of kernels`;
-    await Deno.mkdir(`${src}/cuda`, { recursive: true });
-    await Deno.copyFile(`${root}kernels/gemm_oracle.h`, `${src}/gemm_oracle.h`);
-    for await (const e of Deno.readDir(`${root}kernels/cuda`)) {
-      if (/\.(cuh|h)$/.test(e.name) || e.name === "jit.cu") {
-        await Deno.copyFile(`${root}kernels/cuda/${e.name}`, `${src}/cuda/${e.name}`);
+    // The build step's block for the B libraries, from its comment to its closing `fi`.
+    const m = /\n( *# The ab step's B libraries[\s\S]*?\n    fi\n)/.exec(runSh);
+    assert.ok(m, "run.sh has no build block for the ab step's B libraries");
+    // Two copies of kernels/ with one translation unit each: jit.cu, which compiles GO_CUDA_SOURCE_DIR in.
+    const copies = [`${dir}/copy of kernels`, `${dir}/second copy`];
+    for (const src of copies) {
+      await Deno.mkdir(`${src}/cuda`, { recursive: true });
+      await Deno.copyFile(`${root}kernels/gemm_oracle.h`, `${src}/gemm_oracle.h`);
+      for await (const e of Deno.readDir(`${root}kernels/cuda`)) {
+        if (/\.(cuh|h)$/.test(e.name) || e.name === "jit.cu") {
+          await Deno.copyFile(`${root}kernels/cuda/${e.name}`, `${src}/cuda/${e.name}`);
+        }
       }
     }
     const out = await new Deno.Command("bash", {
       args: ["-c", `${m[1]}wait`],
       cwd: root,
-      env: { B: `${dir}/build`, AB_SOURCES: src },
+      env: { B: `${dir}/build`, AB_SOURCES: copies.join(":") },
       stdout: "piped",
       stderr: "piped",
     }).output();
     const log = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-    assert.match(log, /ab library ok/, log);
-    const lib = await Deno.readFile(`${dir}/build/ab/libgo_cuda.so`);
-    assert.ok(new TextDecoder("latin1").decode(lib).includes(`${src}/cuda`), "the JIT's source directory is the copy");
+    for (const [i, src] of copies.entries()) {
+      assert.match(log, new RegExp(`ab library ${i + 1} ok`), log);
+      const lib = new TextDecoder("latin1").decode(await Deno.readFile(`${dir}/build/ab/${i + 1}/libgo_cuda.so`));
+      assert.ok(lib.includes(`${src}/cuda`), `library ${i + 1}'s JIT reads ${src}/cuda`);
+    }
   },
 );

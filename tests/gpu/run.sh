@@ -19,7 +19,7 @@
 # adapters.log adapters_deepgemm.json adapters_torch.json adapters_extra_*.json summary.txt.
 # STEPS selects parts (default: "build check sanitize bench verify torch adapters"; also "profile": ncu, see PROFILE_*;
 # "sass": cuobjdump of JIT kernels, see SASS_GREP; "trace": the profiling build's cycle traces, see TRACE_*; "ab": the
-# working tree's kernels against a copy of kernels/ in AB_SOURCES, timed in turn in the same call, see AB_*).
+# working tree's kernels against copies of kernels/ in AB_SOURCES, timed in turn in the same call, see AB_*).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -69,14 +69,19 @@ if has build; then
       nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xcompiler -fPIC -DGO_FAST_PROFILING \
         -DGO_CUDA_SOURCE_DIR="\"$PWD/kernels/cuda\"" -c "$f" -o "$B/prof/$(basename "$f" .cu).o" &
     done; wait; nvcc -shared -o "$PROF_SO" "$B"/prof/*.o && echo "profiling build ok") &
-    # The ab step's B library: kernels/ as copied into AB_SOURCES (gemm_oracle.h and cuda/), its JIT reading the
-    # headers there and caching into $B/ab/jit (the cache sits beside the library).
+    # The ab step's B libraries: kernels/ as copied into each directory of AB_SOURCES (':'-separated; gemm_oracle.h and
+    # cuda/), the i-th built into $B/ab/i, its JIT reading the headers there and caching into $B/ab/i/jit (the cache
+    # sits beside the library).
     if [ -n "${AB_SOURCES:-}" ]; then
-      (ab_src=$(cd "$AB_SOURCES" && pwd) && rm -rf "$B/ab" && mkdir -p "$B/ab" && for f in "$ab_src"/cuda/*.cu; do
-        nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xcompiler -fPIC \
-          -DGO_CUDA_SOURCE_DIR="\"$ab_src/cuda\"" -c "$f" -o "$B/ab/$(basename "$f" .cu).o" &
-      done; wait; [ "$(ls "$B"/ab/*.o | wc -l)" = "$(ls "$ab_src"/cuda/*.cu | wc -l)" ] &&
-        nvcc -shared -o "$B/ab/libgo_cuda.so" "$B"/ab/*.o && echo "ab library ok ($ab_src)") &
+      rm -rf "$B/ab"
+      IFS=':' read -r -a ab_dirs <<<"$AB_SOURCES"
+      for i in "${!ab_dirs[@]}"; do
+        (ab_src=$(cd "${ab_dirs[$i]}" && pwd) && o=$B/ab/$((i + 1)) && mkdir -p "$o" && for f in "$ab_src"/cuda/*.cu; do
+          nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xcompiler -fPIC \
+            -DGO_CUDA_SOURCE_DIR="\"$ab_src/cuda\"" -c "$f" -o "$o/$(basename "$f" .cu).o" &
+        done; wait; [ "$(ls "$o"/*.o | wc -l)" = "$(ls "$ab_src"/cuda/*.cu | wc -l)" ] &&
+          nvcc -shared -o "$o/libgo_cuda.so" "$o"/*.o && echo "ab library $((i + 1)) ok ($ab_src)") &
+      done
     fi
     built=""
     if [ -x .device/enter.sh ]; then
@@ -100,8 +105,13 @@ if has build; then
   } >"$OUT/build.log" 2>&1
   [ -f "$CUDA_SO" ] && note "build: cuda ok" || note "build: CUDA BACKEND FAILED (see build.log)"
   [ -f "$CPU_SO" ] && note "build: cpu ok" || note "build: cpu backend failed"
-  [ -n "${AB_SOURCES:-}" ] && { [ -f "$B/ab/libgo_cuda.so" ] && note "build: ab library ok" ||
-    note "build: AB LIBRARY FAILED (see build.log)"; }
+  if [ -n "${AB_SOURCES:-}" ]; then
+    IFS=':' read -r -a ab_dirs <<<"$AB_SOURCES"
+    for i in "${!ab_dirs[@]}"; do
+      [ -f "$B/ab/$((i + 1))/libgo_cuda.so" ] && note "build: ab library $((i + 1)) ok (${ab_dirs[$i]})" ||
+        note "build: AB LIBRARY $((i + 1)) FAILED (${ab_dirs[$i]}; see build.log)"
+    done
+  fi
 fi
 
 if has check; then
@@ -286,39 +296,60 @@ if has bench && [ -z "${HUNG:-}" ]; then
 fi
 
 if has ab && [ -z "${HUNG:-}" ]; then
-  # A/B of two builds in one call: A, the working tree's CUDA backend; B, the one the build step made from AB_SOURCES
-  # (a git-ignored, carried copy of kernels/, e.g. `git archive HEAD kernels | tar -x -C .ab` and then edited: pass
-  # AB_SOURCES=.ab/kernels). Each JIT-compiles from its own sources into its own cache. They run in turn, AB_RUNS times
-  # (default 2), on AB_FILTER's shapes, with AB_CFG_A / AB_CFG_B as GO_CUDA_FAST_CFG where set; bench/ab_table.ts
-  # compares each shape's mean: ab_table.md. The runs' JSON and log come back in ab.tgz.
+  # A/B in one call: A, the working tree's CUDA backend; B1, B2, ..., the libraries the build step made from the
+  # directories of AB_SOURCES (git-ignored, carried copies of kernels/, e.g. `git archive HEAD kernels | tar -x -C
+  # .ab/hint` and then edited: AB_SOURCES=.ab/hint/kernels:.ab/other/kernels). Each JIT-compiles from its own sources
+  # into its own cache. They run in turn, AB_RUNS rounds (default 2), on AB_FILTER's shapes, with AB_CFG_A / AB_CFG_B as
+  # GO_CUDA_FAST_CFG where set; bench/ab_table.ts compares each shape's mean, every B against A: ab_table.md. Then
+  # check.cpp runs on each B library. The runs' JSON and logs come back in ab.tgz.
   rm -rf "$OUT/ab" "$OUT/ab.tgz" "$OUT/ab_table.md"
   mkdir -p "$OUT/ab"
   ab_filter=${AB_FILTER:-"dense 4096|contiguous 4x8192x4096x2048|contiguous 8x4096x7168x3072|masked 6x1024x7168x3072"}
   [ -z "${AB_FILTER:-}" ] && ab_filter="$ab_filter|masked 32x20x4096x4096|dense 128x4096x7168|dense 64x2112x7168"
-  if [ ! -f "$B/ab/libgo_cuda.so" ]; then
-    note "ab: no B library ($B/ab/libgo_cuda.so): run the build step with AB_SOURCES"
-  else
-    a_list="" b_list=""
-    for r in $(seq 1 "${AB_RUNS:-2}"); do
-      for side in a b; do
-        so=$CUDA_SO cfg=${AB_CFG_A:-}
-        [ "$side" = b ] && so=$B/ab/libgo_cuda.so cfg=${AB_CFG_B:-}
-        echo "== $side, run $r: $so ${cfg:+GO_CUDA_FAST_CFG=$cfg} ==" >>"$OUT/ab/ab.log"
-        env ${cfg:+GO_CUDA_FAST_CFG=$cfg} GO_CUDA_ASYNC=1 timeout "${AB_TIMEOUT:-120}" "$B/bench" "$so" \
-          --json "$OUT/ab/$side$r.json" --filter "$ab_filter" >>"$OUT/ab/ab.log" 2>&1
-        echo "exit $?" >>"$OUT/ab/ab.log"
-        if [ "$side" = a ]; then a_list=${a_list:+$a_list,}$OUT/ab/a$r.json
-        else b_list=${b_list:+$b_list,}$OUT/ab/b$r.json; fi
-      done
-    done
-    if [ -x .device/enter.sh ]; then
-      timeout 45 bash .device/enter.sh deno run -A bench/ab_table.ts "$a_list" "$b_list" --label-a "A (tree)" \
-        --label-b "B (${AB_SOURCES:-})" >"$OUT/ab_table.md" 2>&1
-      note "ab: $(grep -m1 -E 'speed-up, geomean' "$OUT/ab_table.md" || echo "no table (ab_table.md)")"
+  IFS=':' read -r -a ab_dirs <<<"${AB_SOURCES:-}"
+  sides=(a)
+  for i in "${!ab_dirs[@]}"; do
+    if [ -f "$B/ab/$((i + 1))/libgo_cuda.so" ]; then
+      sides+=("b$((i + 1))")
     else
-      note "ab: .device/enter.sh not carried: no table (the runs are in ab.tgz)"
+      note "ab: no library for ${ab_dirs[$i]} ($B/ab/$((i + 1))/libgo_cuda.so): run the build step with AB_SOURCES"
     fi
+  done
+  declare -A ab_lists=()
+  for r in $(seq 1 "${AB_RUNS:-2}"); do
+    for side in "${sides[@]}"; do
+      so=$CUDA_SO cfg=${AB_CFG_A:-}
+      [ "$side" != a ] && so=$B/ab/${side#b}/libgo_cuda.so cfg=${AB_CFG_B:-}
+      echo "== $side, run $r: $so ${cfg:+GO_CUDA_FAST_CFG=$cfg} ==" >>"$OUT/ab/ab.log"
+      env ${cfg:+GO_CUDA_FAST_CFG=$cfg} GO_CUDA_ASYNC=1 timeout "${AB_TIMEOUT:-120}" "$B/bench" "$so" \
+        --json "$OUT/ab/$side.$r.json" --filter "$ab_filter" >>"$OUT/ab/ab.log" 2>&1
+      echo "exit $?" >>"$OUT/ab/ab.log"
+      ab_lists[$side]=${ab_lists[$side]:+${ab_lists[$side]},}$OUT/ab/$side.$r.json
+    done
+  done
+  # Each B library's bits: check.cpp's cases with its heuristic (AB_CHECK=0 skips it), as the check step runs A's.
+  if [ "${AB_CHECK:-1}" != 0 ]; then
+    cpu_arg=-
+    [ -f "$CPU_SO" ] && cpu_arg=$CPU_SO
+    for side in "${sides[@]:1}"; do
+      echo "==== check: ${ab_dirs[$((${side#b} - 1))]} ====" >>"$OUT/ab/check.log"
+      timeout "${CHECK_TIMEOUT:-150}" "$B/check" "$B/ab/${side#b}/libgo_cuda.so" "$cpu_arg" --reruns 1 \
+        >>"$OUT/ab/check.log" 2>&1
+      note "ab check [${ab_dirs[$((${side#b} - 1))]}]: exit $?; $(grep SUMMARY "$OUT/ab/check.log" | tail -1)"
+    done
   fi
+  : >"$OUT/ab_table.md"
+  for side in "${sides[@]:1}"; do
+    label="B${side#b} (${ab_dirs[$((${side#b} - 1))]})"
+    if [ -x .device/enter.sh ]; then
+      echo "## $label against A (the tree)" >>"$OUT/ab_table.md"
+      timeout 45 bash .device/enter.sh deno run -A bench/ab_table.ts "${ab_lists[a]}" "${ab_lists[$side]}" \
+        --label-a "A (tree)" --label-b "$label" >>"$OUT/ab_table.md" 2>&1
+      note "ab: $(grep -E 'speed-up, geomean' "$OUT/ab_table.md" | tail -1)"
+    else
+      note "ab: .device/enter.sh not carried: no table for $label (the runs are in ab.tgz)"
+    fi
+  done
   (cd "$OUT" && tar czf ab.tgz ab && rm -rf ab)
 fi
 
