@@ -193,15 +193,16 @@ __device__ __forceinline__ void fast_with_straddle(int n0, Fn&& f) {
 }
 
 /// A window's K blocks into F, with one accumulator set: the other math warpgroup keeps the tensor cores busy during
-/// this one's promotion. Unrolled (with the B scales read before the stage's wait) 4 times (H200 same run, us, not
-/// unrolled -> 4: 4096 x 2112 x 7168 123.9 -> 109.1, 4096 x 7168 x 16384 830.9 -> 793.4, 4096 x 4096 x 7168 216.1 ->
-/// 202.2, masked 6 x 1024 x 7168 x 3072 259.4 -> 230.9; 4096 x 32768 x 512, 4 K blocks, 167.9 -> 173.6; 2 times
-/// gained less; 8 times lost 4096 x 576 x 7168, 35.1 -> 44.2, where BLOCK_N 80 instantiates the loop once per
-/// straddle point), and 8 times where BLOCK_N divides 128 (one instantiation) and the K blocks are a multiple of 8
-/// (BLOCK_M 256 x BLOCK_N 128, two runs each, us, 4 -> 8: 4096 x 7168 x 16384 769.0 -> 750.9, 4096 x 7168 x 2048
-/// 99.9 -> 97.6, contiguous 8 x 4096 x 7168 x 3072 1202.6 -> 1203.9, masked 6 x 1024 x 7168 x 3072 230.9 -> 228.5;
-/// at 4096 x 32768 x 512, whose 4 K blocks run only the loop's remainder, 156.2 -> 163.2 over two calls). Not
-/// unrolled past BLOCK_N 144 (scales read at promotion) nor in kernels of run-time K: ptxas spilled 868 bytes at
+/// this one's promotion. The loop is unrolled, with the B scales read before the stage's wait (H200, same run, us):
+/// - 4 times: not unrolled -> 4, 4096 x 2112 x 7168 123.9 -> 109.1, 4096 x 7168 x 16384 830.9 -> 793.4, 4096 x 4096 x
+///   7168 216.1 -> 202.2, masked 6 x 1024 x 7168 x 3072 259.4 -> 230.9 (4096 x 32768 x 512, 4 K blocks, 167.9 ->
+///   173.6); 2 times gained less.
+/// - 8 times where BLOCK_N divides 128 (one straddle instantiation) and the K blocks are a multiple of 8: BLOCK_M 256 x
+///   BLOCK_N 128, two runs each, 4 -> 8, 4096 x 7168 x 16384 769.0 -> 750.9, 4096 x 7168 x 2048 99.9 -> 97.6,
+///   contiguous 8 x 4096 x 7168 x 3072 1202.6 -> 1203.9, masked 6 x 1024 x 7168 x 3072 230.9 -> 228.5. Elsewhere 8
+///   lost: 4096 x 576 x 7168 (BLOCK_N 80, one loop per straddle point) 35.1 -> 44.2, and with 4 K blocks (4096 x 32768
+///   x 512) only the loop's remainder runs, 156.2 -> 163.2 over two calls.
+/// Not unrolled past BLOCK_N 144 (scales read at promotion) nor in kernels of run-time K: ptxas spilled 868 bytes at
 /// 128 x 176 and 954 at 256 x 112 (generic).
 /// kIdleLast: the last wave's rows are all idle (fast_idle_waves): it waits for nothing and issues nothing, and the
 /// stage is released after the first wave's wgmmas.

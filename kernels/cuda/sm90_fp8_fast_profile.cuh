@@ -34,11 +34,10 @@ static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependenc
 // iteration i in slot i mod 256: past 256 iterations the last 256), with the producer's start clock, the iteration
 // count and the end in row 4; and, in row 5, the first math thread's clock at 4 points of each of its first 64 tiles
 // (slot 4 t + e: e = 0 the tile's top, 1 once fast_tile and the accumulators' zeroing are done, 2 after its K loop,
-// 3 after its epilogue). Every launch
-// overwrites it; the launcher reads it after a module's 30th launch and prints it on stderr (print_fast_trace in
-// sm90_fp8_fast.cu), so the kernel needs no printf, which would serialise its wgmmas (C7510). C linkage keeps the
-// symbol's name unmangled, so cuModuleGetGlobal finds "go_fast_trace" (with C++ linkage it is
-// _ZN7go_sm9013go_fast_traceE, which the H200 answered with CUresult 500, not found).
+// 3 after its epilogue). Every launch overwrites it; the launcher reads it after a module's 30th launch and prints it
+// on stderr (print_fast_trace in sm90_fp8_fast.cu), so the kernel needs no printf, which would serialise its wgmmas
+// (C7510). C linkage keeps the symbol's name unmangled, so cuModuleGetGlobal finds "go_fast_trace" (with C++ linkage
+// it is _ZN7go_sm9013go_fast_traceE, which the H200 answered with CUresult 500, not found).
 #if GO_FAST_DBG & 64
 extern "C" {
 __device__ long long go_fast_trace[6][256];
