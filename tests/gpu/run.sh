@@ -316,7 +316,8 @@ if has ab && [ -z "${HUNG:-}" ]; then
     fi
   done
   declare -A ab_lists=()
-  for r in $(seq 1 "${AB_RUNS:-2}"); do
+  [ "${#sides[@]}" = 1 ] && note "ab: nothing to compare the tree with (AB_SOURCES: '${AB_SOURCES:-}')"
+  for r in $( [ "${#sides[@]}" -gt 1 ] && seq 1 "${AB_RUNS:-2}"); do
     for side in "${sides[@]}"; do
       so=$CUDA_SO cfg=${AB_CFG_A:-}
       [ "$side" != a ] && so=$B/ab/${side#b}/libgo_cuda.so cfg=${AB_CFG_B:-}
