@@ -38,7 +38,7 @@ await nvccTest(
   async (_t, dir) => {
     const runSh = await Deno.readTextFile(`${root}tests/gpu/run.sh`);
     // The build step's block for the B libraries, from its comment to its closing `fi`.
-    const m = /\n( *# The ab step's B libraries[\s\S]*?\n    fi\n)/.exec(runSh);
+    const m = /\n( *# The ab step's B libraries[\s\S]*?\n {4}fi\n)/.exec(runSh);
     assert.ok(m, "run.sh has no build block for the ab step's B libraries");
     // Two copies of kernels/ with one translation unit each: jit.cu, which compiles GO_CUDA_SOURCE_DIR in.
     const copies = [`${dir}/copy of kernels`, `${dir}/second copy`];
