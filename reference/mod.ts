@@ -96,7 +96,6 @@ export {
   type BitwiseReport,
   calcDiff,
   compareBitwise,
-  type ComparedDtype,
   type CompareMode,
   compareTensors,
   type ElementDiff,

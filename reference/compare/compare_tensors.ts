@@ -18,11 +18,12 @@
  * ```
  * @module
  */
+import type { DType } from "../tensor/dtype.ts";
 import type { Tensor } from "../tensor/tensor.ts";
 import { rowMajorData, toFloat32 } from "../tensor/values.ts";
 import { compareBitwise, unravelIndex } from "./bitwise.ts";
 import { calcDiff } from "./calc_diff.ts";
-import { type ComparedDtype, FORMAT_OF_DTYPE, hexBits, type Int16Dtype, int16Values } from "./compared_dtype.ts";
+import { FORMAT_OF_DTYPE, hexBits, type Int16Dtype, int16Values } from "./compared_dtype.ts";
 import { type MismatchMap, mismatchMap, type MismatchMapOptions } from "./mismatch_map.ts";
 
 /** A tolerance: bit-exact, DeepGEMM's `calc_diff ≤ limit`, or every element within `limit` ULPs. */
@@ -41,7 +42,7 @@ export interface TensorComparison {
   /** Tensor name. */
   name: string;
   /** Its dtype (the integer reading for 16-bit storage compared as `i16` / `u16`). */
-  dtype: ComparedDtype;
+  dtype: DType;
   /** Its shape. */
   shape: number[];
   /** Number of elements. */
@@ -62,7 +63,7 @@ export interface TensorComparison {
 
 /** The integer path: values, |difference| as the distance. */
 function compareIntegers(
-  dtype: ComparedDtype,
+  dtype: DType,
   shape: readonly number[],
   e: ArrayLike<number> | BigInt64Array,
   a: ArrayLike<number> | BigInt64Array,
@@ -133,7 +134,7 @@ export function compareTensors(
       `tensor "${name}": shapes differ (expected [${expected.shape.join(", ")}], actual [${actual.shape.join(", ")}])`,
     );
   }
-  const dtype: ComparedDtype = asInt16 ?? expected.dtype;
+  const dtype: DType = asInt16 ?? expected.dtype;
   const shape = [...expected.shape];
   const format = asInt16 === undefined ? FORMAT_OF_DTYPE[expected.dtype] : undefined;
   let r: Pick<TensorComparison, "mismatches" | "maxUlp" | "first" | "calcDiff">;

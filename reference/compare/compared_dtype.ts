@@ -14,15 +14,12 @@
  * @module
  */
 import type { FormatName } from "../formats/format_table.ts";
-import type { DType } from "../tensor/dtype.ts";
+import { type DType, DTYPES } from "../tensor/dtype.ts";
 import type { Tensor } from "../tensor/tensor.ts";
 import { rowMajorData } from "../tensor/values.ts";
 
 /** A 16-bit integer reading of 16-bit storage: signed (`i16`, torch.int16) or unsigned (`u16`). */
 export type Int16Dtype = Extract<DType, "i16" | "u16">;
-
-/** The element type of a comparison: a tensor dtype (an int16 reading is one of them). */
-export type ComparedDtype = DType;
 
 /** The format-table name of each float dtype (integer dtypes have none: they compare by value). */
 export const FORMAT_OF_DTYPE: Readonly<Partial<Record<DType, FormatName>>> = Object.freeze({
@@ -35,22 +32,10 @@ export const FORMAT_OF_DTYPE: Readonly<Partial<Record<DType, FormatName>>> = Obj
   e2m1: "e2m1",
 });
 
-/** Hexadecimal digits of one element's bits. */
-const HEX_DIGITS: Readonly<Record<ComparedDtype, number>> = Object.freeze({
-  f32: 8,
-  bf16: 4,
-  f16: 4,
-  e4m3: 2,
-  e5m2: 2,
-  ue8m0: 2,
-  e2m1: 1,
-  i32: 8,
-  i64: 16,
-  u8: 2,
-  i8: 2,
-  i16: 4,
-  u16: 4,
-});
+/** Hexadecimal digits of one element's bits: two per storage byte, one for the 4-bit e2m1 codes. */
+function hexDigits(dtype: DType): number {
+  return dtype === "e2m1" ? 1 : 2 * DTYPES[dtype].bytes;
+}
 
 /**
  * An element's bits in hexadecimal, zero-padded to the dtype's width (negative integers in two's complement).
@@ -65,15 +50,15 @@ const HEX_DIGITS: Readonly<Record<ComparedDtype, number>> = Object.freeze({
  * assert.equal(hexBits("i64", -2n), "0xfffffffffffffffe");
  * ```
  */
-export function hexBits(dtype: ComparedDtype, bits: number | bigint): string {
-  const width = HEX_DIGITS[dtype];
+export function hexBits(dtype: DType, bits: number | bigint): string {
+  const width = hexDigits(dtype);
   const u = typeof bits === "bigint" ? BigInt.asUintN(64, bits) : BigInt(bits >>> 0) & ((1n << BigInt(4 * width)) - 1n);
   return "0x" + u.toString(16).padStart(width, "0");
 }
 
-/** Whether a dtype is one of 16 bits that an int16 reading may stand for. */
-function isSixteenBit(d: ComparedDtype): boolean {
-  return d === "i16" || d === "u16" || d === "bf16" || d === "f16";
+/** Whether a dtype is one of 16 bits (bf16, f16, i16, u16) that an int16 reading may stand for. */
+function isSixteenBit(d: DType): boolean {
+  return DTYPES[d].bytes === 2;
 }
 
 /**
@@ -91,7 +76,7 @@ function isSixteenBit(d: ComparedDtype): boolean {
  * assert.throws(() => int16Reading("i16", "f32"), /dtypes differ \(expected i16, actual f32\)/);
  * ```
  */
-export function int16Reading(expected: ComparedDtype, actual: ComparedDtype): Int16Dtype | undefined {
+export function int16Reading(expected: DType, actual: DType): Int16Dtype | undefined {
   const e = expected === "i16" || expected === "u16" ? expected : undefined;
   const a = actual === "i16" || actual === "u16" ? actual : undefined;
   if (e === undefined && a === undefined) return undefined;

@@ -22,9 +22,10 @@
  * @module
  */
 import { decode, isNanCode } from "../formats/codec.ts";
+import type { DType } from "../tensor/dtype.ts";
 import type { Tensor } from "../tensor/tensor.ts";
 import { rowMajorData } from "../tensor/values.ts";
-import { type ComparedDtype, FORMAT_OF_DTYPE, hexBits, type Int16Dtype, int16Values } from "./compared_dtype.ts";
+import { FORMAT_OF_DTYPE, hexBits, type Int16Dtype, int16Values } from "./compared_dtype.ts";
 import { ulpDistance } from "./ulp.ts";
 
 /** Output tile edge of the map (DeepGEMM's BLOCK_M = BLOCK_N = 128). */
@@ -84,7 +85,7 @@ export type MismatchKind =
 /** A mismatch map. */
 export interface MismatchMap {
   /** dtype of both tensors (the integer reading when `asInt16` was given). */
-  dtype: ComparedDtype;
+  dtype: DType;
   /** Shape of both tensors. */
   shape: number[];
   /** What the leading dimension of a 3-D output is called (`group`, `batch`, `split`). */
@@ -192,7 +193,7 @@ export function mismatchMap(expected: Tensor, actual: Tensor, options: MismatchM
       `mismatch map: shapes differ (expected [${expected.shape.join(", ")}], actual [${actual.shape.join(", ")}])`,
     );
   }
-  const dtype: ComparedDtype = asInt16 ?? expected.dtype;
+  const dtype: DType = asInt16 ?? expected.dtype;
   const shape = [...expected.shape];
   const n = expected.numel;
   const tile = options.tile ?? MAP_TILE;

@@ -37,9 +37,12 @@ await nvccTest(
   "go-gpu-ab-",
   async (_t, dir) => {
     const runSh = await Deno.readTextFile(`${root}tests/gpu/run.sh`);
-    // The build step's block for the B libraries, from its comment to its closing `fi`.
+    // run.sh's nvcc build function, the parsing of AB_SOURCES, and the build step's block for the B libraries (from
+    // its comment to its closing `fi`).
+    const fn = /\n(build_cuda_so\(\) \{[\s\S]*?\n\}\n)/.exec(runSh);
+    const dirs = /\n(IFS=':' read -r -a ab_dirs .*\n)/.exec(runSh);
     const m = /\n( *# The ab step's B libraries[\s\S]*?\n {4}fi\n)/.exec(runSh);
-    assert.ok(m, "run.sh has no build block for the ab step's B libraries");
+    assert.ok(fn && dirs && m, "run.sh has no build_cuda_so, AB_SOURCES parsing or build block for the B libraries");
     // Two copies of kernels/ with one translation unit each: jit.cu, which compiles GO_CUDA_SOURCE_DIR in.
     const copies = [`${dir}/copy of kernels`, `${dir}/second copy`];
     for (const src of copies) {
@@ -52,7 +55,7 @@ await nvccTest(
       }
     }
     const out = await new Deno.Command("bash", {
-      args: ["-c", `${m[1]}wait`],
+      args: ["-c", `${fn[1]}${dirs[1]}${m[1]}wait`],
       cwd: root,
       env: { B: `${dir}/build`, AB_SOURCES: copies.join(":") },
       stdout: "piped",

@@ -54,6 +54,22 @@ if [ -z "${GO_CUBLASLT_PATH:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcub
 fi
 note "cuBLASLt: ${GO_CUBLASLT_PATH:-from the loader path ($(ldconfig -p 2>/dev/null | grep -m1 -o 'libcublasLt\.so[^ ]*' || echo none found))}"
 
+# The CUDA backend built by nvcc alone: every .cu of $1 (a kernels/cuda directory) compiled in parallel into $2 and
+# linked as $3, its JIT reading the headers in $1; further arguments are extra nvcc flags. Fails when a unit did.
+build_cuda_so() {
+  local src=$1 dir=$2 so=$3 f
+  shift 3
+  mkdir -p "$dir" || return 1
+  for f in "$src"/*.cu; do
+    nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xcompiler -fPIC -DGO_CUDA_SOURCE_DIR="\"$src\"" "$@" \
+      -c "$f" -o "$dir/$(basename "$f" .cu).o" &
+  done
+  wait
+  [ "$(ls "$dir"/*.o 2>/dev/null | wc -l)" = "$(ls "$src"/*.cu | wc -l)" ] && nvcc -shared -o "$so" "$dir"/*.o
+}
+# The ab step's copies of kernels/ (AB_SOURCES, ':'-separated).
+IFS=':' read -r -a ab_dirs <<<"${AB_SOURCES:-}"
+
 CUDA_SO=$B/libgo_cuda.so
 CPU_SO=$B/libgo_cpu.so
 PROF_SO=$B/prof/libgo_cuda_prof.so  # the profiling build (-DGO_FAST_PROFILING: dbg= switches), for pdl_check only
@@ -65,22 +81,17 @@ if has build; then
     (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/pdl_check" tests/gpu/pdl_check.cu -ldl && echo "drivers ok") &
     # The profiling build of the CUDA backend (sm90_fp8_fast_profile.cuh), which alone accepts dbg=: pdl_check's
     # hazard run (check step) compiles griddepcontrol.wait out with it.
-    (has check || has trace) && (mkdir -p "$B/prof" && for f in kernels/cuda/*.cu; do
-      nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xcompiler -fPIC -DGO_FAST_PROFILING \
-        -DGO_CUDA_SOURCE_DIR="\"$PWD/kernels/cuda\"" -c "$f" -o "$B/prof/$(basename "$f" .cu).o" &
-    done; wait; nvcc -shared -o "$PROF_SO" "$B"/prof/*.o && echo "profiling build ok") &
+    (has check || has trace) &&
+      (build_cuda_so "$PWD/kernels/cuda" "$B/prof" "$PROF_SO" -DGO_FAST_PROFILING && echo "profiling build ok") &
     # The ab step's B libraries: kernels/ as copied into each directory of AB_SOURCES (':'-separated; gemm_oracle.h and
     # cuda/), the i-th built into $B/ab/i, its JIT reading the headers there and caching into $B/ab/i/jit (the cache
     # sits beside the library).
     if [ -n "${AB_SOURCES:-}" ]; then
       rm -rf "$B/ab"
-      IFS=':' read -r -a ab_dirs <<<"$AB_SOURCES"
       for i in "${!ab_dirs[@]}"; do
-        (ab_src=$(cd "${ab_dirs[$i]}" && pwd) && o=$B/ab/$((i + 1)) && mkdir -p "$o" && for f in "$ab_src"/cuda/*.cu; do
-          nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xcompiler -fPIC \
-            -DGO_CUDA_SOURCE_DIR="\"$ab_src/cuda\"" -c "$f" -o "$o/$(basename "$f" .cu).o" &
-        done; wait; [ "$(ls "$o"/*.o | wc -l)" = "$(ls "$ab_src"/cuda/*.cu | wc -l)" ] &&
-          nvcc -shared -o "$o/libgo_cuda.so" "$o"/*.o && echo "ab library $((i + 1)) ok ($ab_src)") &
+        (ab_src=$(cd "${ab_dirs[$i]}" && pwd) &&
+          build_cuda_so "$ab_src/cuda" "$B/ab/$((i + 1))" "$B/ab/$((i + 1))/libgo_cuda.so" &&
+          echo "ab library $((i + 1)) ok ($ab_src)") &
       done
     fi
     built=""
@@ -94,11 +105,7 @@ if has build; then
       echo "cuda backend from deno task build: $built"
     else
       echo "deno task build unavailable or failed: compiling with nvcc directly"
-      for f in kernels/cuda/*.cu; do
-        nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xcompiler -fPIC -DGO_CUDA_SOURCE_DIR="\"$PWD/kernels/cuda\"" -Xptxas -v -c "$f" -o "$B/$(basename "$f" .cu).o" &
-      done
-      wait
-      nvcc -shared -o "$CUDA_SO" "$B"/*.o
+      build_cuda_so "$PWD/kernels/cuda" "$B" "$CUDA_SO" -Xptxas -v
     fi
     wait
     set +x
@@ -106,7 +113,6 @@ if has build; then
   [ -f "$CUDA_SO" ] && note "build: cuda ok" || note "build: CUDA BACKEND FAILED (see build.log)"
   [ -f "$CPU_SO" ] && note "build: cpu ok" || note "build: cpu backend failed"
   if [ -n "${AB_SOURCES:-}" ]; then
-    IFS=':' read -r -a ab_dirs <<<"$AB_SOURCES"
     for i in "${!ab_dirs[@]}"; do
       [ -f "$B/ab/$((i + 1))/libgo_cuda.so" ] && note "build: ab library $((i + 1)) ok (${ab_dirs[$i]})" ||
         note "build: AB LIBRARY $((i + 1)) FAILED (${ab_dirs[$i]}; see build.log)"
@@ -306,7 +312,6 @@ if has ab && [ -z "${HUNG:-}" ]; then
   mkdir -p "$OUT/ab"
   ab_filter=${AB_FILTER:-"dense 4096|contiguous 4x8192x4096x2048|contiguous 8x4096x7168x3072|masked 6x1024x7168x3072"}
   [ -z "${AB_FILTER:-}" ] && ab_filter="$ab_filter|masked 32x20x4096x4096|dense 128x4096x7168|dense 64x2112x7168"
-  IFS=':' read -r -a ab_dirs <<<"${AB_SOURCES:-}"
   sides=(a)
   for i in "${!ab_dirs[@]}"; do
     if [ -f "$B/ab/$((i + 1))/libgo_cuda.so" ]; then
