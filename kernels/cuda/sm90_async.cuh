@@ -15,12 +15,16 @@ __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
 }
 // The barrier helpers take the barrier's shared-window address: the kernel converts its base once (each generic ->
 // shared conversion costs an S2R and a LEA inside the K loop).
+// The wait passes a suspend-time hint (10 ms, CUTLASS's ClusterBarrier::wait value), as DeepGEMM's waits do, which
+// compile to TRYWAIT then NANOSLEEP.SYNCS where a bare try_wait loop spins on TRYWAIT and a branch
+// (docs/hardware-evidence.md, fourth round of issue 26). Against the spin, same call, two runs each (13 shapes):
+// geomean 1.005x; 4096 x 2112 x 7168 113.8 -> 108.2 us, 4096 x 32768 x 512 160.5 -> 165.3 us.
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   asm volatile(
       "{\n.reg .pred p;\nWAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1, %2;\n"
       "@!p bra WAIT_%=;\n}\n" ::"r"(bar),
-      "r"(parity)
+      "r"(parity), "r"(0x989680u)
       : "memory");
 }
 __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {

@@ -13,11 +13,32 @@ namespace go_sm90 {
 
 enum FastMode : int { kFastNormal = 0, kFastClassic, kFastPsum, kFastMasked };
 
+/// floor(n / d) for a divisor fixed per launch, as one 64-bit multiply-high: with m = ceil(2^64 / d) (d > 1) the
+/// quotient is exact for every 32-bit n, since n * (m * d - 2^64) / (d * 2^64) < 2^-32 <= 1 / d.
+struct FastDiv {
+  uint64_t m;
+  uint32_t d;
+  static __host__ __device__ FastDiv of(uint32_t divisor) {
+    return {divisor > 1 ? ~uint64_t{0} / divisor + 1 : 0, divisor};
+  }
+  __host__ __device__ __forceinline__ uint32_t quotient(uint32_t n) const {
+    if (d == 1) return n;
+#ifdef __CUDA_ARCH__
+    return static_cast<uint32_t>(__umul64hi(n, m));
+#else
+    return static_cast<uint32_t>((static_cast<unsigned __int128>(n) * m) >> 64);
+#endif
+  }
+};
+
 struct FastParams {
   int mode;
   int M, N, K;  // M: rows of A/D (masked: Mmax per group)
   int G;        // groups (masked: batches; grouped: number of B groups)
-  int m_blocks, n_blocks, units;  // filled by the launcher (units: cluster work items)
+  int m_blocks, n_blocks, units;  // filled by fast_fill_blocks (units: cluster work items)
+  // The tile walk's divisors (fast_tile), filled with the blocks: a plane of units (m_blocks x N groups; masked
+  // batches and split K stack planes), a run of 8 M blocks (8 x N groups), and the last run's M blocks where fewer.
+  FastDiv walk_plane, walk_run, walk_last;
   const float* sfa;
   int64_t sfa_s_row, sfa_s_kb, sfa_s_batch;
   int sfa_vec;  // SFA is MN-major with 16-byte aligned columns: 4 rows per 16-byte copy
@@ -47,6 +68,21 @@ struct FastParams {
   float* ws;
   int64_t ws_pitch, ws_plane;
 };
+
+/// The launch's block counts, work units (a cluster's work item each: a plane of M blocks x N groups, stacked per
+/// masked batch or split of K) and the tile walk's divisors (fast_tile). The launcher and the host check of the walk
+/// (tests/kernels/fast_tiles_check.cu) both fill them here.
+inline void fast_fill_blocks(FastParams& p, int bm, int bn, int multicast, int split_k) {
+  p.m_blocks = (p.M + bm - 1) / bm;
+  p.n_blocks = (p.N + bn - 1) / bn;
+  const int ngroups = (p.n_blocks + multicast - 1) / multicast;
+  p.units = p.m_blocks * ngroups * (p.mode == kFastMasked ? p.G : split_k);
+  p.split_k = split_k;
+  const int plane = p.m_blocks * ngroups, last = p.m_blocks % 8;
+  p.walk_plane = FastDiv::of(static_cast<uint32_t>(plane > 1 ? plane : 1));
+  p.walk_run = FastDiv::of(static_cast<uint32_t>(8 * (ngroups > 1 ? ngroups : 1)));
+  p.walk_last = FastDiv::of(static_cast<uint32_t>(last == 0 ? 8 : last));
+}
 
 /// Whether 256-row tiles (BLOCK_M 256) can run a contiguous layout (host copy `gl` of grouped_layout: M row groups,
 /// or G psum ends), by the rules of grouped_gate.h (the device check of the fast path uses the same).

@@ -159,13 +159,7 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
   return s.str();
 }
 
-void fill_blocks(FastParams* p, const FastChoice& c) {
-  p->m_blocks = (p->M + c.bm - 1) / c.bm;
-  p->n_blocks = (p->N + c.bn - 1) / c.bn;
-  const int ngroups = (p->n_blocks + c.multicast - 1) / c.multicast;
-  p->units = p->m_blocks * ngroups * (p->mode == kFastMasked ? p->G : c.split_k);
-  p->split_k = c.split_k;
-}
+void fill_blocks(FastParams* p, const FastChoice& c) { fast_fill_blocks(*p, c.bm, c.bn, c.multicast, c.split_k); }
 
 // Grouped calls (p->gate_kind set): the gate kernel checks the index tensor on the device ahead of the GEMM kernels,
 // which read its verdict (grouped_gate.h), instead of the host copying it and waiting for the GPU.

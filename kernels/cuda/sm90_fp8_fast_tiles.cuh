@@ -36,24 +36,28 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
   ti.z = 0;
   ti.g = 0;
   const int ngroups = (p.n_blocks + C::kMulticast - 1) / C::kMulticast;
+  // Every division below is by a divisor fast_fill_blocks prepared (FastDiv, one multiply-high): 12 warps walk each
+  // tile. Against integer division, same call, two runs each (13 shapes): geomean 1.012x; contiguous 4 x 8192 x 4096
+  // x 2048 520.5 -> 497.4 us.
   const int plane = p.m_blocks * ngroups;
   const int nkb = ((C::kK ? C::kK : p.K) + kFBK - 1) / kFBK;  // a constant in shape-specialised kernels
   ti.kb0 = 0;
   ti.kb1 = nkb;
   if (p.mode == kFastMasked) {
-    ti.z = u / plane;
+    ti.z = static_cast<int>(p.walk_plane.quotient(static_cast<uint32_t>(u)));
     u -= ti.z * plane;
   } else if (C::kSplitK && p.split_k > 1) {  // dense only: the split index is the outermost coordinate
-    const int ks = u / plane;
+    const int ks = static_cast<int>(p.walk_plane.quotient(static_cast<uint32_t>(u)));
     u -= ks * plane;
     ti.kb0 = ks * nkb / p.split_k;
     ti.kb1 = (ks + 1) * nkb / p.split_k;
   }
   // Grouped rasterisation: runs of 8 M blocks, N groups within a run, so co-resident tiles share A and B panels.
-  const int run = u / (8 * ngroups), first_m = run * 8;
-  const int gm = min(8, p.m_blocks - first_m);
+  const int run = static_cast<int>(p.walk_run.quotient(static_cast<uint32_t>(u))), first_m = run * 8;
+  const int gm = min(8, p.m_blocks - first_m);  // 8 but in a last, shorter run (p.walk_last's divisor)
   const int in = u - run * 8 * ngroups;
-  const int mb = first_m + in % gm, ng = in / gm;
+  const int ng = gm == 8 ? in >> 3 : static_cast<int>(p.walk_last.quotient(static_cast<uint32_t>(in)));
+  const int mb = first_m + in - ng * gm;
   ti.m0 = mb * C::BM;
   ti.n0 = (ng * C::kMulticast + rank) * C::BN;
   int rows_end = p.M;  // rows below this are stored

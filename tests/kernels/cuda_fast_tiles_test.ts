@@ -2,7 +2,8 @@
 // zero) at BLOCK_M 64 and 256, BLOCK_N 64 / 128 / 144 and multicast 1 / 2 as at BLOCK_M 128, the tiling checked bit
 // for bit on an H200, for dense, contiguous (classic, psum) and masked layouts; split K runs every (tile, K block) of a
 // dense walk exactly once; the TMA-store epilogue never rewrites a staging buffer that a store of its may still read;
-// the grouped index rules and error words of grouped_gate.h hold at their bounds.
+// the grouped index rules and error words of grouped_gate.h hold at their bounds; the walk's divisions by prepared
+// divisors (FastDiv) are exact.
 // tests/kernels/fast_tiles_check.cu runs the kernel header's fast_tile, fast_chunk_tma and fast_epi_pending on the
 // host: nvcc, no GPU, so CI runs it.
 import assert from "node:assert/strict";
@@ -53,6 +54,10 @@ await nvccTest("fast FP8 GEMM tile walk", "go-fast-tiles-", async (t, dir) => {
       assert.equal(out.match(/^gate rule kind \d: .* (accepted|refused)$/gm)?.length, 12);
       assert.ok(out.includes("gate message kind 1: grouped_layout[130] = 5 is neither -1 nor a group in [0, 2)\n"));
       assert.ok(out.includes("gate 256-row rules: as documented\n"));
+      // The walk's divisions (FastDiv, one multiply-high each) are exact over divisors 1..4096, around every power of
+      // two and at the 32-bit ends.
+      const div = out.match(/^FastDiv: (\d+) quotients, all exact$/m);
+      assert.ok(div && Number(div[1]) > 4_000_000, "FastDiv must be checked exact");
     },
   );
 });

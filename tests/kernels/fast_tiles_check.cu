@@ -7,7 +7,8 @@
 // unsplit walk exactly once. The TMA-store epilogue: replayed per math warpgroup, no staging buffer may be rewritten
 // while one of its stores may still read it (and the waiting rule it replaced must be caught doing so). The index
 // rules and error words that the device check of grouped calls shares with the host check (grouped_gate.h). The B
-// scale windows and slots of the K loop (fast_windows, fast_sfb_slots, fast_straddle_step). Run by
+// scale windows and slots of the K loop (fast_windows, fast_sfb_slots, fast_straddle_step). The walk's divisions by
+// divisors the launcher prepares (FastDiv, fast_fill_blocks, which fills every walk below). Run by
 // tests/kernels/cuda_fast_tiles_test.ts (nvcc, host code only).
 //
 // build: nvcc -std=c++17 -O2 -I kernels/cuda -o fast_tiles_check tests/kernels/fast_tiles_check.cu
@@ -25,7 +26,8 @@ using namespace go_sm90;
 
 namespace {
 
-// What one output element received: 0 nothing, 1 zeros, 2 + g computed with B group g; -1: written twice.
+// What one output element received: 0 nothing, 1 zeros, 2 + g computed with B group g; -1: written twice; -2 (every
+// element): a tile outside the output.
 using WriteMap = std::vector<int>;
 
 struct Layout {
@@ -37,10 +39,7 @@ struct Layout {
 template <class C>
 WriteMap walk(FastParams p) {
   const int Z = p.mode == kFastMasked ? p.G : 1;
-  p.m_blocks = (p.M + C::BM - 1) / C::BM;
-  p.n_blocks = (p.N + C::BN - 1) / C::BN;
-  const int ngroups = (p.n_blocks + C::kMulticast - 1) / C::kMulticast;
-  p.units = p.m_blocks * ngroups * Z;
+  fast_fill_blocks(p, C::BM, C::BN, C::kMulticast, 1);  // the launcher's units and walk divisors
   WriteMap w(static_cast<size_t>(Z) * p.M * p.N, 0);
   for (int u = 0; u < p.units; ++u) {
     for (int rank = 0; rank < C::kMulticast; ++rank) {
@@ -50,6 +49,10 @@ WriteMap walk(FastParams p) {
         const bool zero = ti.zero[chunk] || !ti.compute;
         for (int r = 0; r < std::min(64, ti.rows_left[chunk]); ++r) {
           const int row = ti.m0 + 64 * chunk + r;
+          if (ti.z < 0 || ti.z >= Z || row < 0 || row >= p.M || ti.n0 < 0) {  // a walk that leaves the output
+            w.assign(w.size(), -2);
+            return w;
+          }
           for (int c = ti.n0; c < ti.n0 + C::BN && c < p.N; ++c) {
             int& e = w[(static_cast<size_t>(ti.z) * p.M + row) * p.N + c];
             e = e != 0 ? -1 : zero ? 1 : 2 + ti.g;
@@ -66,14 +69,12 @@ WriteMap walk(FastParams p) {
 template <class C>
 std::string split_walk(FastParams p, int nkb, int S) {
   p.K = nkb * kFBK;
-  p.split_k = S;
-  p.m_blocks = (p.M + C::BM - 1) / C::BM;
-  p.n_blocks = (p.N + C::BN - 1) / C::BN;
-  p.units = p.m_blocks * p.n_blocks * S;
+  fast_fill_blocks(p, C::BM, C::BN, C::kMulticast, S);
   std::vector<int> runs(static_cast<size_t>(p.m_blocks) * p.n_blocks * nkb, 0);
   for (int u = 0; u < p.units; ++u) {
     const FastTile ti = fast_tile<C>(p, u, 0, p.N);
     if (!ti.valid || ti.kb0 < 0 || ti.kb1 > nkb || ti.kb0 >= ti.kb1) return "unit " + std::to_string(u) + ": no K blocks";
+    if (ti.m0 < 0 || ti.m0 >= p.M || ti.n0 < 0 || ti.n0 >= p.N) return "unit " + std::to_string(u) + ": outside the output";
     for (int kb = ti.kb0; kb < ti.kb1; ++kb)
       ++runs[(static_cast<size_t>(ti.m0 / C::BM) * p.n_blocks + ti.n0 / C::BN) * nkb + kb];
   }
@@ -90,11 +91,8 @@ std::string split_walk(FastParams p, int nkb, int S) {
 // (fast_chunk_tma, D with a map). Empty when no buffer is rewritten early, else the first that is.
 template <class C>
 std::string epi_buffers(FastParams p, int ctas, int (*pending)(bool, int)) {
-  const int Z = p.mode == kFastMasked ? p.G : 1;
   p.d_tma = 1;
-  p.m_blocks = (p.M + C::BM - 1) / C::BM;
-  p.n_blocks = (p.N + C::BN - 1) / C::BN;
-  p.units = p.m_blocks * ((p.n_blocks + C::kMulticast - 1) / C::kMulticast) * Z;
+  fast_fill_blocks(p, C::BM, C::BN, C::kMulticast, 1);
   for (int cluster = 0; cluster < ctas; ++cluster)
     for (int rank = 0; rank < C::kMulticast; ++rank)
       for (int w = 0; w < C::kMathWGs; ++w) {
@@ -133,8 +131,11 @@ int always_waves_minus_one(bool, int waves) { return waves - 1; }  // the rule b
 // The first element where two maps differ, described; empty when they agree.
 std::string compare(const WriteMap& want, const WriteMap& got, const FastParams& p) {
   auto kind = [](int v) {
-    return v == 0 ? std::string("unwritten") : v == 1 ? std::string("zero") : v < 0 ? std::string("written twice")
-                                                                                  : "group " + std::to_string(v - 2);
+    return v == 0    ? std::string("unwritten")
+           : v == 1  ? std::string("zero")
+           : v == -1 ? std::string("written twice")
+           : v == -2 ? std::string("a tile outside the output")
+                     : "group " + std::to_string(v - 2);
   };
   for (size_t i = 0; i < want.size(); ++i) {
     if (got[i] == want[i] && got[i] >= 0) continue;
@@ -386,6 +387,29 @@ int main() {
     ++cases;
     if (bad) ++failures;
     std::printf("SFB slots and straddle columns for BLOCK_N 8..256: %s\n", bad ? "BAD" : "within the kernel's");
+  }
+  // FastDiv (the tile walk's divisions): floor(n / d) for divisors 1..4096, every power of two and the largest ones,
+  // each at numerators around its multiples, around powers of two and at the 32-bit ends.
+  {
+    int64_t checked = 0, bad = 0;
+    std::vector<uint32_t> ds;
+    for (uint32_t d = 1; d <= 4096; ++d) ds.push_back(d);
+    for (int b = 13; b < 32; ++b) ds.insert(ds.end(), {(1u << b) - 1, 1u << b, (1u << b) + 1});
+    ds.insert(ds.end(), {0xfffffffeu, 0xffffffffu});
+    for (uint32_t d : ds) {
+      const FastDiv f = FastDiv::of(d);
+      std::vector<uint64_t> ns = {0, 1, 0xfffffffeu, 0xffffffffu, 0xffffffffu / d * d, 0xffffffffu / d * d - 1};
+      for (uint64_t q = 1; q <= 300; ++q) ns.insert(ns.end(), {q * d - 1, q * d, q * d + 1});
+      for (int b = 1; b < 32; ++b) ns.insert(ns.end(), {(1ull << b) - 1, 1ull << b});
+      for (uint64_t n : ns) {
+        if (n > 0xffffffffu) continue;
+        ++checked;
+        if (f.quotient(static_cast<uint32_t>(n)) != static_cast<uint32_t>(n / d)) ++bad;
+      }
+    }
+    ++cases;
+    if (bad) ++failures;
+    std::printf("FastDiv: %lld quotients, %s\n", static_cast<long long>(checked), bad ? "WRONG" : "all exact");
   }
   std::printf("SUMMARY cases=%d failures=%d\n", cases, failures);
   return failures ? 1 : 0;
