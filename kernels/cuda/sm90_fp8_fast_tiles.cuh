@@ -36,9 +36,9 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
   ti.z = 0;
   ti.g = 0;
   const int ngroups = (p.n_blocks + C::kMulticast - 1) / C::kMulticast;
-  // Every division below is by a divisor fast_fill_blocks prepared (FastDiv, one multiply-high): 12 warps walk each
-  // tile. Against integer division, same call, two runs each (13 shapes): geomean 1.012x; contiguous 4 x 8192 x 4096
-  // x 2048 520.5 -> 497.4 us.
+  // Every division below is by a divisor fast_fill_blocks prepared (FastDiv, one multiply-high): the math warps, the
+  // producer warps that issue and the SFB loader walk each tile. Against integer division, same call, two runs each
+  // (13 shapes): geomean 1.012x; contiguous 4 x 8192 x 4096 x 2048 520.5 -> 497.4 us.
   const int plane = p.m_blocks * ngroups;
   const int nkb = ((C::kK ? C::kK : p.K) + kFBK - 1) / kFBK;  // a constant in shape-specialised kernels
   ti.kb0 = 0;
