@@ -19,7 +19,7 @@ constexpr int kFastThreads = 384;
 // enough, so 128 x P + 256 x M must not exceed 384 x 168 (a larger M hangs every CTA at its first instruction).
 // 64 / 216 (ptxas -v, nvcc 13.0): at 56 / 224 the producer spilled 16 to 48 bytes once the SFB loader warp and the
 // 96-thread SFA copy joined it (multicast, ktma=4), at DeepGEMM's 40 / 232 it spilled its barrier and descriptor
-// addresses; no accumulator layout of BLOCK_N <= 192 needs more than 216 (tests/kernels/cuda_jit_source_test.ts checks
+// addresses; no accumulator layout of BLOCK_N <= 200 needs more than 216 (tests/kernels/cuda_jit_source_test.ts checks
 // for spills).
 constexpr int kProducerRegs = 64, kMathRegs = 216;
 static_assert(128 * kProducerRegs + 256 * kMathRegs <= 384 * 168,

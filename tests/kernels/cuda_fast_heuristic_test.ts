@@ -308,6 +308,8 @@ Deno.test({
           ["bm=256,acc=double", /bm=256 needs acc=single and bn <= 128 \(registers\)/],
           ["bm=256,bn=144", /bm=256 needs acc=single and bn <= 128/],
           ["bn=144,acc=double", /acc=double needs bn <= 128/],
+          ["bn=208", /bn=208: past bn=200 the accumulators spill \(registers\)/],
+          ["bn=256,stages=3", /bn=256: past bn=200 the accumulators spill/],
           [
             "bm=256,stages=4",
             /4 stages of BLOCK_M 256 x BLOCK_N 128 need more than 227 KB of shared memory \(at most 3\)/,

@@ -45,6 +45,7 @@ const CONFIGS: [FastKernelConfig, string][] = [
     { bn: 192, stages: 4, sets: 1, n: 2112, k: 7168 },
     "BLOCK_N 192 (DeepGEMM's tile at 4096 x 2112), scales read at promotion",
   ],
+  [{ bn: 200, stages: 3, sets: 1 }, "BLOCK_N 200, the widest the validity rules allow (208 spills), generic"],
 ];
 
 /** A configuration's description and template arguments, for messages. */
