@@ -866,8 +866,8 @@ export function formatReport(input: ReportInput): string {
 }
 
 /**
- * Replaces the text between the `<!-- gpu-bench:begin -->` and `<!-- gpu-bench:end -->` lines (markers kept) by
- * `region`; appends the markers and region at the end when the markers are absent.
+ * Replaces the text between the `<!-- gpu-bench:begin -->` and `<!-- gpu-bench:end -->` lines (or the markers given;
+ * markers kept) by `region`; appends the markers and region at the end when the markers are absent.
  *
  * @example
  * ```ts
@@ -878,15 +878,30 @@ export function formatReport(input: ReportInput): string {
  * assert.equal(replaceRegion("# R\n", "x\n"), "# R\n\n<!-- gpu-bench:begin -->\nx\n<!-- gpu-bench:end -->\n");
  * ```
  */
-export function replaceRegion(text: string, region: string): string {
+export function replaceRegion(text: string, region: string, begin = BEGIN, end = END): string {
   const body = region.endsWith("\n") ? region : region + "\n";
-  const b = text.indexOf(BEGIN), e = b < 0 ? -1 : text.indexOf(END, b + BEGIN.length);
+  const b = text.indexOf(begin), e = b < 0 ? -1 : text.indexOf(end, b + begin.length);
   if (b >= 0 && e >= 0) {
     const start = text.indexOf("\n", b);
     return text.slice(0, start + 1) + body + text.slice(e);
   }
   const base = text.length === 0 || text.endsWith("\n") ? text : text + "\n";
-  return `${base}${base.length ? "\n" : ""}${BEGIN}\n${body}${END}\n`;
+  return `${base}${base.length ? "\n" : ""}${begin}\n${body}${end}\n`;
+}
+
+/**
+ * Writes `region` into the file at `path` between its markers ({@link replaceRegion}; a missing file is created),
+ * and says so on stderr.
+ */
+export async function writeRegion(path: string, region: string, begin = BEGIN, end = END): Promise<void> {
+  let text = "";
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  await Deno.writeTextFile(path, replaceRegion(text, region, begin, end));
+  console.error(`updated ${path}`);
 }
 
 async function readDoc<R extends { kind: string; g: number; m: number; n: number; k: number }>(
@@ -933,16 +948,7 @@ async function main() {
   const md = formatReport({ ours, torch, warm, bytesPerS });
   console.log(md);
   if (values.out) await Deno.writeTextFile(values.out, md);
-  if (values.write) {
-    let text = "";
-    try {
-      text = await Deno.readTextFile(values.write);
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) throw e;
-    }
-    await Deno.writeTextFile(values.write, replaceRegion(text, md));
-    console.error(`updated ${values.write}`);
-  }
+  if (values.write) await writeRegion(values.write, md);
 }
 
 if (import.meta.main) await main();

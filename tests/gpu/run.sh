@@ -19,7 +19,8 @@
 # adapters.log adapters_deepgemm.json adapters_torch.json adapters_extra_*.json summary.txt.
 # STEPS selects parts (default: "build check sanitize bench verify torch adapters"; also "profile": ncu, see PROFILE_*;
 # "sass": cuobjdump of JIT kernels, see SASS_GREP; "trace": the profiling build's cycle traces, see TRACE_*; "ab": the
-# working tree's kernels against copies of kernels/ in AB_SOURCES, timed in turn in the same call, see AB_*).
+# working tree's kernels against copies of kernels/ in AB_SOURCES, timed in turn in the same call, see AB_*; "h2h": ours
+# and DeepGEMM in one process on the same operands, interleaved, see H2H_*).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -357,6 +358,22 @@ if has ab && [ -z "${HUNG:-}" ]; then
     fi
   done
   (cd "$OUT" && tar czf ab.tgz ab && rm -rf ab)
+fi
+
+if has h2h && [ -z "${HUNG:-}" ]; then
+  # Ours against DeepGEMM in one process on the same operands, in alternating rounds (tests/gpu/head_to_head.py;
+  # H2H_FILTER, H2H_ROUNDS, H2H_SAMPLES, H2H_TIMEOUT; DeepGEMM on PYTHONPATH): h2h.json, and bench/h2h_table.ts's
+  # report h2h.md, also written into bench/RESULTS.md's h2h region.
+  rm -f "$OUT/h2h.json" "$OUT/h2h.md"
+  timeout "${H2H_TIMEOUT:-420}" python3 tests/gpu/head_to_head.py --lib "$CUDA_SO" --json "$OUT/h2h.json" \
+    --rounds "${H2H_ROUNDS:-6}" --samples "${H2H_SAMPLES:-10}" ${H2H_FILTER:+--filter "$H2H_FILTER"} >"$OUT/h2h.log" 2>&1
+  note "h2h: exit $?; $(grep -c -E ' us, ratio ' "$OUT/h2h.log") shapes timed"
+  if [ -x .device/enter.sh ] && [ -f "$OUT/h2h.json" ]; then
+    timeout 45 bash .device/enter.sh deno run -A bench/h2h_table.ts "$OUT/h2h.json" --write bench/RESULTS.md \
+      --out "$OUT/h2h.md" >/dev/null 2>>"$OUT/h2h.log"
+    note "h2h table: exit $?"
+    grep -E '^\| (dense M|m-grouped|all) ' "$OUT/h2h.md" | while read -r line; do note "h2h $line"; done
+  fi
 fi
 
 if has profile && [ -z "${HUNG:-}" ]; then

@@ -1,0 +1,340 @@
+"""Ours against DeepGEMM in one process, on the same operand memory, interleaved shape by shape (issue 26).
+
+tests/gpu/bench.cpp times ours and tests/gpu/bench_torch.py times DeepGEMM one after the other, each over all 45
+shapes: between a shape's two measurements lie minutes of other work, and the H200's clock under its power limit
+moves by up to 10 % between calls (bench/RESULTS.md, clocks.csv). This script removes that drift from the ratio:
+
+- one process loads our CUDA backend (the C ABI of kernels/gemm_oracle.h, through ctypes) and `deep_gemm`;
+- each shape's rotating input sets (> 200 MB, as both benches) are allocated once with go_alloc and shared: torch sees
+  them through __cuda_array_interface__, so both kernels read the same bytes and write the same D;
+- A's scales are MN-major with 16-byte aligned columns, the layout our kernel loads by TMA and DeepGEMM's required
+  one (its transform returns them untouched: checked), so each timed call is one GEMM kernel on either side;
+- rounds alternate the sides (ours, DeepGEMM, ours, ...; the first side alternates too), each round timed by
+  bench_torch.py's `timed` (GPU time behind torch.cuda._sleep, median of the samples);
+- the per-round ratios give each shape's median ratio and its spread;
+- before timing, both sides compute D from the first set and the bits are compared (our fast kernels and DeepGEMM's
+  agree bit for bit at these shapes: docs/hardware-evidence.md), a cross-check in the same run.
+
+Our calls queue without waiting (GO_CUDA_ASYNC=1, set here before the library loads): the grouped calls check their
+index tensor on the device, as in bench.cpp. Our kernels are JIT-compiled before timing by go_ext_fast_prepare (all
+shapes, in parallel threads), DeepGEMM's by bench_torch.py's process pool.
+
+The JSON ("gemm-oracle head-to-head", rewritten after every shape) feeds bench/h2h_table.ts.
+
+usage: python3 tests/gpu/head_to_head.py --lib LIBGO_CUDA_SO [--json PATH] [--filter "SUBSTR|SUBSTR"] [--rounds N]
+                                         [--samples N] [--quick] [--dg-jit-workers N]
+"""
+
+import argparse
+import concurrent.futures
+import ctypes
+import datetime
+import json
+import os
+import sys
+import time
+
+os.environ.setdefault("GO_CUDA_ASYNC", "1")  # read when the backend loads: calls queue without waiting
+
+import torch  # noqa: E402 - after the environment above
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_torch as bt  # noqa: E402 - the shapes, `timed`, DeepGEMM's loading and JIT pool
+
+# kernels/gemm_oracle.h
+GO_F32, GO_BF16, GO_E4M3, GO_I32 = 0, 1, 3, 6
+GO_MODEL_SM90_1D2D = 1
+KIND_MODE = {"dense": 0, "contiguous": 1, "masked": 2}  # go_ext_fast_prepare's mode
+
+
+class GoTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * 4), ("strides", ctypes.c_int64 * 4)]
+
+
+def go_tensor(t, dtype):
+    """The C ABI's descriptor of a torch view (element strides)."""
+    g = GoTensor()
+    g.data = t.data_ptr()
+    g.dtype = dtype
+    g.ndim = t.dim()
+    for i in range(t.dim()):
+        g.shape[i] = t.size(i)
+        g.strides[i] = t.stride(i)
+    return g
+
+
+class Ours:
+    """Our CUDA backend through its C ABI."""
+
+    def __init__(self, path):
+        lib = ctypes.CDLL(path)
+        p, i32, i64 = ctypes.POINTER(GoTensor), ctypes.c_int32, ctypes.c_int64
+        lib.go_last_error.restype = ctypes.c_char_p
+        lib.go_alloc.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
+        lib.go_fp8_gemm.argtypes = [p, p, p, p, p, p, i32, i32, i32, i32, i32]
+        lib.go_m_grouped_fp8_gemm_contiguous.argtypes = [p, p, p, p, p, p, i32, i32, i32, i32, i32, i32, i32]
+        lib.go_m_grouped_fp8_gemm_masked.argtypes = [p, p, p, p, p, p, i32, i32, i32, i32, i32]
+        self.prepare = getattr(lib, "go_ext_fast_prepare", None)
+        if self.prepare is not None:
+            self.prepare.argtypes = [i32, i64, i64, i64, i64]
+        self.last_config_fn = getattr(lib, "go_ext_fast_last_config", None)
+        if self.last_config_fn is not None:
+            self.last_config_fn.argtypes = [ctypes.c_char_p, i64]
+        self.lib = lib
+
+    def error(self):
+        return self.lib.go_last_error().decode(errors="replace")
+
+    def check(self, status, what):
+        if status != 0:
+            raise RuntimeError(f"{what}: status {status}: {self.error()}")
+
+    def alloc(self, nbytes):
+        ptr = ctypes.c_void_p()
+        self.check(self.lib.go_alloc(max(1, nbytes), ctypes.byref(ptr)), f"go_alloc({nbytes})")
+        return ptr.value
+
+    def last_config(self):
+        if self.last_config_fn is None:
+            return ""
+        buf = ctypes.create_string_buffer(512)
+        return buf.value.decode() if self.last_config_fn(buf, 512) == 0 else f"? ({self.error()})"
+
+
+class Buffer:
+    """go_alloc'd bytes that torch sees through __cuda_array_interface__ (zero-copy; this object keeps them)."""
+
+    def __init__(self, ours, nbytes):
+        self.ours, self.ptr = ours, ours.alloc(nbytes)
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (self.ptr, False),
+                                         "version": 3, "strides": None}
+
+    def view(self, dtype, shape, strides):
+        return torch.as_tensor(self, device="cuda").view(dtype).as_strided(shape, strides)
+
+    def __del__(self):
+        try:
+            self.ours.lib.go_free(ctypes.c_void_p(self.ptr))
+        except Exception:  # noqa: BLE001 - at interpreter exit the library may be gone
+            pass
+
+
+def make_set(ours, kind, g, m, n, k, index):
+    """One input set in our buffers, laid out as bench.cpp lays it out; returns (buffers, torch views, our descriptors).
+
+    A [rows, K] (masked [G, Mmax, K]) and B [N, K] ([G, N, K]) e4m3 K-major; A's scales MN-major [rows, K / 128]
+    (masked [G, Mmax, K / 128], Mmax a multiple of 128, so the columns are 16-byte aligned); B's [N / 128, K / 128]
+    ([G, ...]) row-major; D bf16 [rows, N]."""
+    kb, nb = (k + 127) // 128, (n + 127) // 128
+    mmax = (m + 127) // 128 * 128
+    rows = m if kind == "dense" else g * (m if kind == "contiguous" else mmax)
+    gb = 1 if kind == "dense" else g
+    bufs = [Buffer(ours, rows * k), Buffer(ours, 4 * rows * kb), Buffer(ours, gb * n * k), Buffer(ours, 4 * gb * nb * kb),
+            Buffer(ours, 2 * rows * n)]
+    fp8 = torch.float8_e4m3fn
+    if kind == "masked":
+        a = bufs[0].view(fp8, (g, mmax, k), (mmax * k, k, 1))
+        sa = bufs[1].view(torch.float32, (g, mmax, kb), (mmax * kb, 1, mmax))
+        d = bufs[4].view(torch.bfloat16, (g, mmax, n), (mmax * n, n, 1))
+    else:
+        a = bufs[0].view(fp8, (rows, k), (k, 1))
+        sa = bufs[1].view(torch.float32, (rows, kb), (1, rows))
+        d = bufs[4].view(torch.bfloat16, (rows, n), (n, 1))
+    if kind == "dense":
+        b = bufs[2].view(fp8, (n, k), (k, 1))
+        sb = bufs[3].view(torch.float32, (nb, kb), (kb, 1))
+    else:
+        b = bufs[2].view(fp8, (g, n, k), (n * k, k, 1))
+        sb = bufs[3].view(torch.float32, (g, nb, kb), (nb * kb, kb, 1))
+    a.copy_(torch.randn(a.shape, device="cuda").to(fp8))
+    b.copy_(torch.randn(b.shape, device="cuda").to(fp8))
+    sa.copy_(torch.rand(sa.shape, device="cuda") + 0.5)
+    sb.copy_(torch.rand(sb.shape, device="cuda") + 0.5)
+    d.zero_()
+    views = (a, sa, b, sb, d)
+    desc = [go_tensor(a, GO_E4M3), go_tensor(sa, GO_F32), go_tensor(b, GO_E4M3), go_tensor(sb, GO_F32),
+            go_tensor(d, GO_BF16)]
+    if index is not None:
+        desc.append(go_tensor(index, GO_I32))
+    return bufs, views, desc
+
+
+def ours_call(ours, kind):
+    """fn(desc) running our GEMM once on one set's descriptors."""
+    lib, ref = ours.lib, ctypes.byref
+    if kind == "dense":
+        def fn(t):
+            ours.check(lib.go_fp8_gemm(ref(t[0]), ref(t[1]), ref(t[2]), ref(t[3]), None, ref(t[4]), 1, 128, 128, 128,
+                                       GO_MODEL_SM90_1D2D), "go_fp8_gemm")
+    elif kind == "contiguous":
+        def fn(t):
+            ours.check(lib.go_m_grouped_fp8_gemm_contiguous(ref(t[0]), ref(t[1]), ref(t[2]), ref(t[3]), ref(t[4]),
+                                                            ref(t[5]), 1, 128, 128, 128, 0, bt.DG_MK_ALIGNMENT,
+                                                            GO_MODEL_SM90_1D2D), "go_m_grouped_fp8_gemm_contiguous")
+    else:
+        def fn(t):
+            ours.check(lib.go_m_grouped_fp8_gemm_masked(ref(t[0]), ref(t[1]), ref(t[2]), ref(t[3]), ref(t[4]), ref(t[5]),
+                                                        1, 128, 128, 128, GO_MODEL_SM90_1D2D),
+                       "go_m_grouped_fp8_gemm_masked")
+    return fn
+
+
+def dg_call(dg, kind, g, m, index):
+    """fn(a, sa, b, sb, d) running DeepGEMM once (bench_torch.py's calls)."""
+    if kind == "dense":
+        return lambda a, sa, b, sb, d: dg.fp8_gemm_nt((a, sa), (b, sb), d, recipe=bt.DG_RECIPE)
+    if kind == "contiguous":
+        if dg.get_mk_alignment_for_contiguous_layout() != bt.DG_MK_ALIGNMENT:
+            dg.set_mk_alignment_for_contiguous_layout(bt.DG_MK_ALIGNMENT)
+        return lambda a, sa, b, sb, d: dg.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b, sb), d, index,
+                                                                           recipe=bt.DG_RECIPE)
+    return lambda a, sa, b, sb, d: dg.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), d, index, m, recipe=bt.DG_RECIPE)
+
+
+def dg_scales_untouched(dg, kind, g, m, k, sa):
+    """Whether DeepGEMM takes A's scales as they are (its layout transform returns the same storage)."""
+    mn = m if kind == "dense" else (m * g if kind == "contiguous" else (m + 127) // 128 * 128)
+    if not bt.dg_sfa_layout_ok(sa, mn):
+        return False
+    if hasattr(dg, "transform_sf_into_required_layout"):
+        groups = g if kind == "masked" else None
+        out = dg.transform_sf_into_required_layout(sa, mn, k, bt.DG_RECIPE, num_groups=groups, is_sfa=True)
+        return out.data_ptr() == sa.data_ptr() and out.stride() == sa.stride()
+    return True
+
+
+def prepare_ours(ours, shapes):
+    """Our JIT kernels of every shape, compiled in parallel threads (ctypes releases the GIL)."""
+    if ours.prepare is None or not shapes:
+        return {}
+    errors, t0 = {}, time.perf_counter()
+
+    def one(s):
+        kind, g, m, n, k = s
+        rows = m if kind == "dense" else g * m if kind == "contiguous" else (m + 127) // 128 * 128
+        st = ours.prepare(KIND_MODE[kind], rows, n, k, 1 if kind == "dense" else g)
+        return s, (None if st == 0 else f"status {st}: {ours.error()}")
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(16, len(shapes))) as pool:
+        for s, err in pool.map(one, shapes):
+            if err:
+                errors[s] = err
+    print(f"ours: JIT prepare of {len(shapes)} shapes in {time.perf_counter() - t0:.1f} s", flush=True)
+    return errors
+
+
+def run_shape(ours, dg, shape, rounds, samples, target):
+    kind, g, m, n, k = shape
+    row = {"kind": kind, "g": g, "m": m, "n": n, "k": k, "ours_us": [], "deepgemm_us": [], "order": []}
+    index = None
+    if kind == "contiguous":
+        index = torch.arange(g, device="cuda", dtype=torch.int32).repeat_interleave(m)
+    elif kind == "masked":
+        index = torch.full((g,), m, device="cuda", dtype=torch.int32)
+    if index is not None:  # our calls need it in one of our allocations
+        buf = Buffer(ours, 4 * index.numel())
+        idx = buf.view(torch.int32, (index.numel(),), (1,))
+        idx.copy_(index)
+        index, row_keep = idx, buf
+    first = make_set(ours, kind, g, m, n, k, index)
+    set_bytes = sum(b.__cuda_array_interface__["shape"][0] for b in first[0])
+    sets = [first] + [make_set(ours, kind, g, m, n, k, index) for _ in range(bt.n_sets(set_bytes, target) - 1)]
+    row["sets"] = len(sets)
+    fo, fd = ours_call(ours, kind), dg_call(dg, kind, g, m, index)
+    if not dg_scales_untouched(dg, kind, g, m, k, first[1][1]):
+        raise RuntimeError("DeepGEMM would re-layout A's scales on each call: the timed call would not be its GEMM alone")
+    # The bits of both on the first set.
+    d = first[1][4]
+    fo(first[2])
+    torch.cuda.synchronize()
+    ours_d = d.clone()
+    row["config"] = ours.last_config()
+    d.zero_()
+    fd(*first[1])
+    torch.cuda.synchronize()
+    # Masked: the rows below masked_m (= m); past them each kernel leaves what its tiles leave (gemm_oracle.h).
+    mine, theirs = (ours_d[:, :m], d[:, :m]) if kind == "masked" else (ours_d, d)
+    diff = (mine.contiguous().view(torch.int16) != theirs.contiguous().view(torch.int16)).sum().item()
+    row["bits_equal"] = diff == 0
+    row["bits_differ"] = int(diff)
+    row["elements"] = mine.numel()
+    batch = 10 if kind == "dense" else 5
+    ours_sets = [(s[2],) for s in sets]
+    dg_sets = [s[1] for s in sets]
+    for r in range(rounds):
+        sides = ("ours", "deepgemm") if r % 2 == 0 else ("deepgemm", "ours")
+        for side in sides:
+            if side == "ours":
+                us, _ = bt.timed(fo, ours_sets, batch, samples, True)
+            else:
+                us, _ = bt.timed(fd, dg_sets, batch, samples, True)
+            row[f"{side}_us"].append(us)
+        row["order"].append(sides[0])
+    del sets, first
+    if index is not None:
+        del row_keep
+    torch.cuda.synchronize()
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lib", required=True, help="our CUDA backend (libgo_cuda.so)")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--samples", type=int, default=10)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--dg-jit-workers", type=int, default=8)
+    args = ap.parse_args()
+    if args.rounds < 2 or args.samples < 3:
+        ap.error("--rounds must be >= 2 and --samples >= 3 (a spread needs rounds, a median samples)")
+    dg, why = bt.load_deep_gemm(False)
+    if dg is None:
+        print(f"head-to-head: DeepGEMM unavailable: {why}")
+        return 2
+    ours = Ours(args.lib)
+    shapes = bt.QUICK if args.quick else bt.all_shapes()
+    if args.filter:
+        keys = args.filter.split("|")
+        shapes = [s for s in shapes if any(key in bt.shape_name(*s) for key in keys)]
+    props = torch.cuda.get_device_properties(0)
+    target = max(200 << 20, 4 * getattr(props, "L2_cache_size", 50 << 20))
+    doc = {"tool": "gemm-oracle head-to-head", "device": props.name, "torch": torch.__version__,
+           "deepgemm": getattr(dg, "__version__", "?"), "date": datetime.date.today().isoformat(),
+           "rounds": args.rounds, "samples": args.samples, "method": "interleaved rounds, shared operands",
+           "rows": [], "complete": False}
+
+    def write():
+        if args.json:
+            with open(args.json + ".tmp", "w") as f:
+                json.dump(doc, f, indent=1)
+            os.replace(args.json + ".tmp", args.json)
+
+    errors = prepare_ours(ours, shapes)
+    bt.dg_jit_prepare(shapes, args.dg_jit_workers)
+    for s in shapes:
+        name = bt.shape_name(*s)
+        if s in errors:
+            doc["rows"].append({"kind": s[0], "g": s[1], "m": s[2], "n": s[3], "k": s[4], "error": errors[s]})
+            print(f"{name}: ours: {errors[s]}", flush=True)
+            continue
+        try:
+            row = run_shape(ours, dg, s, args.rounds, args.samples, target)
+        except Exception as exc:  # noqa: BLE001 - the row says why; the other shapes go on
+            row = {"kind": s[0], "g": s[1], "m": s[2], "n": s[3], "k": s[4], "error": bt.first_line(exc)}
+            print(f"{name}: {row['error']}", flush=True)
+        else:
+            o, d = bt.median(row["ours_us"]), bt.median(row["deepgemm_us"])
+            print(f"{name}: ours {o:.1f} us, DeepGEMM {d:.1f} us, ratio {d / o:.3f}, bits "
+                  f"{'equal' if row['bits_equal'] else 'DIFFER (%d)' % row['bits_differ']}, {row['config']}", flush=True)
+        doc["rows"].append(row)
+        write()
+    doc["complete"] = True
+    write()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
