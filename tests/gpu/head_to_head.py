@@ -4,7 +4,8 @@ tests/gpu/bench.cpp times ours and tests/gpu/bench_torch.py times DeepGEMM one a
 shapes: between a shape's two measurements lie minutes of other work, and the H200's clock under its power limit
 moves by up to 10 % between calls (bench/RESULTS.md, clocks.csv). This script removes that drift from the ratio:
 
-- one process loads our CUDA backend (the C ABI of kernels/gemm_oracle.h, through ctypes) and `deep_gemm`;
+- one process loads our CUDA backend (the C ABI of kernels/gemm_oracle.h, through ctypes: tests/gpu/go_abi.py, whose
+  calls CI runs on the CPU backend) and `deep_gemm`;
 - each shape's rotating input sets (> 200 MB, as both benches) are allocated once with go_alloc and shared: torch sees
   them through __cuda_array_interface__, so both kernels read the same bytes and write the same D;
 - A's scales are MN-major with 16-byte aligned columns, the layout our kernel loads by TMA and DeepGEMM's required
@@ -27,7 +28,6 @@ usage: python3 tests/gpu/head_to_head.py --lib LIBGO_CUDA_SO [--json PATH] [--fi
 
 import argparse
 import concurrent.futures
-import ctypes
 import datetime
 import json
 import os
@@ -40,67 +40,7 @@ import torch  # noqa: E402 - after the environment above
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_torch as bt  # noqa: E402 - the shapes, `timed`, DeepGEMM's loading and JIT pool
-
-# kernels/gemm_oracle.h
-GO_F32, GO_BF16, GO_E4M3, GO_I32 = 0, 1, 3, 6
-GO_MODEL_SM90_1D2D = 1
-KIND_MODE = {"dense": 0, "contiguous": 1, "masked": 2}  # go_ext_fast_prepare's mode
-
-
-class GoTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32),
-                ("shape", ctypes.c_int64 * 4), ("strides", ctypes.c_int64 * 4)]
-
-
-def go_tensor(t, dtype):
-    """The C ABI's descriptor of a torch view (element strides)."""
-    g = GoTensor()
-    g.data = t.data_ptr()
-    g.dtype = dtype
-    g.ndim = t.dim()
-    for i in range(t.dim()):
-        g.shape[i] = t.size(i)
-        g.strides[i] = t.stride(i)
-    return g
-
-
-class Ours:
-    """Our CUDA backend through its C ABI."""
-
-    def __init__(self, path):
-        lib = ctypes.CDLL(path)
-        p, i32, i64 = ctypes.POINTER(GoTensor), ctypes.c_int32, ctypes.c_int64
-        lib.go_last_error.restype = ctypes.c_char_p
-        lib.go_alloc.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
-        lib.go_fp8_gemm.argtypes = [p, p, p, p, p, p, i32, i32, i32, i32, i32]
-        lib.go_m_grouped_fp8_gemm_contiguous.argtypes = [p, p, p, p, p, p, i32, i32, i32, i32, i32, i32, i32]
-        lib.go_m_grouped_fp8_gemm_masked.argtypes = [p, p, p, p, p, p, i32, i32, i32, i32, i32]
-        self.prepare = getattr(lib, "go_ext_fast_prepare", None)
-        if self.prepare is not None:
-            self.prepare.argtypes = [i32, i64, i64, i64, i64]
-        self.last_config_fn = getattr(lib, "go_ext_fast_last_config", None)
-        if self.last_config_fn is not None:
-            self.last_config_fn.argtypes = [ctypes.c_char_p, i64]
-        self.lib = lib
-
-    def error(self):
-        return self.lib.go_last_error().decode(errors="replace")
-
-    def check(self, status, what):
-        if status != 0:
-            raise RuntimeError(f"{what}: status {status}: {self.error()}")
-
-    def alloc(self, nbytes):
-        ptr = ctypes.c_void_p()
-        self.check(self.lib.go_alloc(max(1, nbytes), ctypes.byref(ptr)), f"go_alloc({nbytes})")
-        return ptr.value
-
-    def last_config(self):
-        if self.last_config_fn is None:
-            return ""
-        buf = ctypes.create_string_buffer(512)
-        return buf.value.decode() if self.last_config_fn(buf, 512) == 0 else f"? ({self.error()})"
-
+from go_abi import GO_BF16, GO_E4M3, GO_F32, GO_I32, KIND_MODE, Backend, gemm_call, go_tensor  # noqa: E402
 
 class Buffer:
     """go_alloc'd bytes that torch sees through __cuda_array_interface__ (zero-copy; this object keeps them)."""
@@ -115,7 +55,7 @@ class Buffer:
 
     def __del__(self):
         try:
-            self.ours.lib.go_free(ctypes.c_void_p(self.ptr))
+            self.ours.free(self.ptr)
         except Exception:  # noqa: BLE001 - at interpreter exit the library may be gone
             pass
 
@@ -158,26 +98,6 @@ def make_set(ours, kind, g, m, n, k, index):
     if index is not None:
         desc.append(go_tensor(index, GO_I32))
     return bufs, views, desc
-
-
-def ours_call(ours, kind):
-    """fn(desc) running our GEMM once on one set's descriptors."""
-    lib, ref = ours.lib, ctypes.byref
-    if kind == "dense":
-        def fn(t):
-            ours.check(lib.go_fp8_gemm(ref(t[0]), ref(t[1]), ref(t[2]), ref(t[3]), None, ref(t[4]), 1, 128, 128, 128,
-                                       GO_MODEL_SM90_1D2D), "go_fp8_gemm")
-    elif kind == "contiguous":
-        def fn(t):
-            ours.check(lib.go_m_grouped_fp8_gemm_contiguous(ref(t[0]), ref(t[1]), ref(t[2]), ref(t[3]), ref(t[4]),
-                                                            ref(t[5]), 1, 128, 128, 128, 0, bt.DG_MK_ALIGNMENT,
-                                                            GO_MODEL_SM90_1D2D), "go_m_grouped_fp8_gemm_contiguous")
-    else:
-        def fn(t):
-            ours.check(lib.go_m_grouped_fp8_gemm_masked(ref(t[0]), ref(t[1]), ref(t[2]), ref(t[3]), ref(t[4]), ref(t[5]),
-                                                        1, 128, 128, 128, GO_MODEL_SM90_1D2D),
-                       "go_m_grouped_fp8_gemm_masked")
-    return fn
 
 
 def dg_call(dg, kind, g, m, index):
@@ -241,7 +161,7 @@ def run_shape(ours, dg, shape, rounds, samples, target):
     set_bytes = sum(b.__cuda_array_interface__["shape"][0] for b in first[0])
     sets = [first] + [make_set(ours, kind, g, m, n, k, index) for _ in range(bt.n_sets(set_bytes, target) - 1)]
     row["sets"] = len(sets)
-    fo, fd = ours_call(ours, kind), dg_call(dg, kind, g, m, index)
+    fo, fd = gemm_call(ours, kind), dg_call(dg, kind, g, m, index)
     if not dg_scales_untouched(dg, kind, g, m, k, first[1][1]):
         raise RuntimeError("DeepGEMM would re-layout A's scales on each call: the timed call would not be its GEMM alone")
     # The bits of both on the first set.
@@ -294,7 +214,7 @@ def main():
     if dg is None:
         print(f"head-to-head: DeepGEMM unavailable: {why}")
         return 2
-    ours = Ours(args.lib)
+    ours = Backend(args.lib)
     shapes = bt.QUICK if args.quick else bt.all_shapes()
     if args.filter:
         keys = args.filter.split("|")

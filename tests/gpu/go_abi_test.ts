@@ -1,14 +1,17 @@
 // tests/gpu/head_to_head.py runs on the H200 only (torch, DeepGEMM, the CUDA backend); here, without them, the GPU
-// scripts parse, and the head-to-head script's view of the C ABI (dtype and model numbers, go_tensor's fields, the
+// scripts parse, and its view of the C ABI (tests/gpu/go_abi.py: dtype and model numbers, go_tensor's fields, the
 // argument counts of the three GEMM entries, go_ext_fast_prepare's modes) is pinned to kernels/gemm_oracle.h and the
-// CUDA backend, so that an ABI change cannot leave the script calling our kernels with stale arguments.
+// CUDA backend, so that an ABI change cannot leave the script calling our kernels with stale arguments; and
+// go_abi.py's calls run on the CPU backend (tests/gpu/go_abi_check.py) against a float64 product of the same operands.
 import assert from "node:assert/strict";
+import { buildBackend } from "../../kernels/build.ts";
 import { PYTHON, pythonMissing } from "../_python.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const script = Deno.readTextFileSync(`${ROOT}tests/gpu/head_to_head.py`);
+const script = Deno.readTextFileSync(`${ROOT}tests/gpu/go_abi.py`);
 const header = Deno.readTextFileSync(`${ROOT}kernels/gemm_oracle.h`);
 const missing = pythonMissing([]);
+const missingNumpy = pythonMissing(["numpy"]);
 
 Deno.test({
   name: "every Python script of the GPU checks parses",
@@ -25,21 +28,21 @@ Deno.test({
   },
 });
 
-Deno.test("head_to_head.py's dtype and model numbers are gemm_oracle.h's", () => {
+Deno.test("go_abi.py's dtype and model numbers are gemm_oracle.h's", () => {
   const enumValue = (name: string) => {
     const m = header.match(new RegExp(`\\b${name} = (-?\\d+)`));
     assert.ok(m, `${name} not in gemm_oracle.h`);
     return Number(m[1]);
   };
   const tuple = script.match(/^GO_F32, GO_BF16, GO_E4M3, GO_I32 = (\d+), (\d+), (\d+), (\d+)$/m);
-  assert.ok(tuple, "head_to_head.py's dtype line");
+  assert.ok(tuple, "go_abi.py's dtype line");
   assert.deepEqual(tuple.slice(1).map(Number), ["GO_F32", "GO_BF16", "GO_E4M3", "GO_I32"].map(enumValue));
   const model = script.match(/^GO_MODEL_SM90_1D2D = (\d+)$/m);
   assert.ok(model);
   assert.equal(Number(model[1]), enumValue("GO_MODEL_SM90_1D2D"));
 });
 
-Deno.test("head_to_head.py's go_tensor and argument counts are the C ABI's", () => {
+Deno.test("go_abi.py's go_tensor and argument counts are the C ABI's", () => {
   const struct = header.match(/typedef struct go_tensor \{([^}]*)\} go_tensor;/);
   assert.ok(struct);
   assert.deepEqual(
@@ -55,10 +58,28 @@ Deno.test("head_to_head.py's go_tensor and argument counts are the C ABI's", () 
     assert.ok(proto, fn);
     const params = proto[1].split(",").length;
     const argtypes = script.match(new RegExp(`lib\\.${fn}\\.argtypes = \\[([^\\]]*)\\]`));
-    assert.ok(argtypes, `${fn}.argtypes in head_to_head.py`);
+    assert.ok(argtypes, `${fn}.argtypes in go_abi.py`);
     assert.equal(argtypes[1].split(",").length, params, fn);
   }
   const backend = Deno.readTextFileSync(`${ROOT}kernels/cuda/backend.cu`);
   assert.match(backend, /go_ext_fast_prepare: mode %d \(0 dense, 1 contiguous, 2 masked\)/);
   assert.match(script, /KIND_MODE = \{"dense": 0, "contiguous": 1, "masked": 2\}/);
+});
+
+Deno.test({
+  name: "go_abi.py's GEMM calls on the CPU backend give the float64 product of their operands, and refusals raise",
+  ignore: missingNumpy !== undefined,
+  fn: async () => {
+    const lib = (await buildBackend("cpu")).path;
+    const out = await new Deno.Command(PYTHON, {
+      args: [`${ROOT}tests/gpu/go_abi_check.py`, lib],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, text);
+    for (const kind of ["dense", "contiguous", "masked"]) assert.match(text, new RegExp(`^PASS ${kind} `, "m"));
+    assert.match(text, /^PASS a refused call raises: go_fp8_gemm: status 1: a: dtype f32/m);
+    assert.match(text, /^4 passed, 0 failed$/m);
+  },
 });
