@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_torch as bt  # noqa: E402 - the shapes, `timed`, DeepGEMM's loading and JIT pool
 from go_abi import GO_BF16, GO_E4M3, GO_F32, GO_I32, KIND_MODE, Backend, gemm_call, go_tensor  # noqa: E402
 
+
 class Buffer:
     """go_alloc'd bytes that torch sees through __cuda_array_interface__ (zero-copy; this object keeps them)."""
 
