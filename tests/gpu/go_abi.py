@@ -14,6 +14,48 @@ KIND_MODE = {"dense": 0, "contiguous": 1, "masked": 2}  # go_ext_fast_prepare's 
 MK_ALIGNMENT = 128  # the contiguous layout's row alignment (DeepGEMM's default, which the benchmarks set)
 
 
+# An operand set's tensors in order (a, sfa, b, sfb, d): name, element type ("e4m3", "f32", "bf16"), shape, element
+# strides. A [rows, K] (masked [G, Mmax, K]) and B [N, K] ([G, N, K]) e4m3 K-major; A's scales MN-major [rows, K / 128]
+# (masked [G, Mmax, K / 128]; rows and Mmax multiples of 4 here, so each column is 16-byte aligned: the layout our
+# kernel loads by TMA and DeepGEMM's required one); B's [N / 128, K / 128] ([G, ...]) row-major; D bf16 [rows, N]. Mmax
+# is m rounded up to 128; contiguous rows are G * m. tests/gpu/bench.cpp lays its sets out the same way.
+def set_layout(kind, g, m, n, k):
+    kb, nb = (k + 127) // 128, (n + 127) // 128
+    mmax = (m + 127) // 128 * 128
+    if kind == "masked":
+        a = ("a", "e4m3", (g, mmax, k), (mmax * k, k, 1))
+        sfa = ("sfa", "f32", (g, mmax, kb), (mmax * kb, 1, mmax))
+        d = ("d", "bf16", (g, mmax, n), (mmax * n, n, 1))
+    else:
+        rows = m if kind == "dense" else g * m
+        a = ("a", "e4m3", (rows, k), (k, 1))
+        sfa = ("sfa", "f32", (rows, kb), (1, rows))
+        d = ("d", "bf16", (rows, n), (n, 1))
+    if kind == "dense":
+        b = ("b", "e4m3", (n, k), (k, 1))
+        sfb = ("sfb", "f32", (nb, kb), (kb, 1))
+    else:
+        b = ("b", "e4m3", (g, n, k), (n * k, k, 1))
+        sfb = ("sfb", "f32", (g, nb, kb), (nb * kb, kb, 1))
+    return [a, sfa, b, sfb, d]
+
+
+ELEMENT_BYTES = {"e4m3": 1, "f32": 4, "bf16": 2, "i32": 4}
+GO_DTYPE = {"e4m3": GO_E4M3, "f32": GO_F32, "bf16": GO_BF16, "i32": GO_I32}
+
+
+def extent_bytes(element, shape, strides):
+    """Bytes from a view's first element to one past its last."""
+    return (1 + sum((n - 1) * s for n, s in zip(shape, strides))) * ELEMENT_BYTES[element]
+
+
+def index_values(kind, g, m):
+    """The index tensor of a grouped set: contiguous, the group of each of the G * m rows; masked, masked_m = m."""
+    if kind == "contiguous":
+        return [i // m for i in range(g * m)]
+    return [m] * g if kind == "masked" else None
+
+
 class GoTensor(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32),
                 ("shape", ctypes.c_int64 * 4), ("strides", ctypes.c_int64 * 4)]

@@ -40,7 +40,8 @@ import torch  # noqa: E402 - after the environment above
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_torch as bt  # noqa: E402 - the shapes, `timed`, DeepGEMM's loading and JIT pool
-from go_abi import GO_BF16, GO_E4M3, GO_F32, GO_I32, KIND_MODE, Backend, gemm_call, go_tensor  # noqa: E402
+from go_abi import (  # noqa: E402
+    GO_DTYPE, GO_I32, KIND_MODE, Backend, extent_bytes, gemm_call, go_tensor, index_values, set_layout)
 
 
 class Buffer:
@@ -61,41 +62,23 @@ class Buffer:
             pass
 
 
-def make_set(ours, kind, g, m, n, k, index):
-    """One input set in our buffers, laid out as bench.cpp lays it out; returns (buffers, torch views, our descriptors).
+TORCH = {"e4m3": torch.float8_e4m3fn, "f32": torch.float32, "bf16": torch.bfloat16, "i32": torch.int32}
 
-    A [rows, K] (masked [G, Mmax, K]) and B [N, K] ([G, N, K]) e4m3 K-major; A's scales MN-major [rows, K / 128]
-    (masked [G, Mmax, K / 128], Mmax a multiple of 128, so the columns are 16-byte aligned); B's [N / 128, K / 128]
-    ([G, ...]) row-major; D bf16 [rows, N]."""
-    kb, nb = (k + 127) // 128, (n + 127) // 128
-    mmax = (m + 127) // 128 * 128
-    rows = m if kind == "dense" else g * (m if kind == "contiguous" else mmax)
-    gb = 1 if kind == "dense" else g
-    bufs = [Buffer(ours, rows * k), Buffer(ours, 4 * rows * kb), Buffer(ours, gb * n * k), Buffer(ours, 4 * gb * nb * kb),
-            Buffer(ours, 2 * rows * n)]
-    fp8 = torch.float8_e4m3fn
-    if kind == "masked":
-        a = bufs[0].view(fp8, (g, mmax, k), (mmax * k, k, 1))
-        sa = bufs[1].view(torch.float32, (g, mmax, kb), (mmax * kb, 1, mmax))
-        d = bufs[4].view(torch.bfloat16, (g, mmax, n), (mmax * n, n, 1))
-    else:
-        a = bufs[0].view(fp8, (rows, k), (k, 1))
-        sa = bufs[1].view(torch.float32, (rows, kb), (1, rows))
-        d = bufs[4].view(torch.bfloat16, (rows, n), (n, 1))
-    if kind == "dense":
-        b = bufs[2].view(fp8, (n, k), (k, 1))
-        sb = bufs[3].view(torch.float32, (nb, kb), (kb, 1))
-    else:
-        b = bufs[2].view(fp8, (g, n, k), (n * k, k, 1))
-        sb = bufs[3].view(torch.float32, (g, nb, kb), (nb * kb, kb, 1))
-    a.copy_(torch.randn(a.shape, device="cuda").to(fp8))
-    b.copy_(torch.randn(b.shape, device="cuda").to(fp8))
+
+def make_set(ours, kind, g, m, n, k, index):
+    """One input set in our allocations, laid out by go_abi.set_layout (the layout CI runs on the CPU backend);
+    returns (buffers, torch views a, sfa, b, sfb, d, our descriptors). Codes standard-normal rounded to e4m3, scales
+    in [0.5, 1.5), D zero."""
+    layout = set_layout(kind, g, m, n, k)
+    bufs = [Buffer(ours, extent_bytes(el, shape, strides)) for _, el, shape, strides in layout]
+    views = tuple(buf.view(TORCH[el], shape, strides) for buf, (_, el, shape, strides) in zip(bufs, layout))
+    a, sa, b, sb, d = views
+    a.copy_(torch.randn(a.shape, device="cuda").to(a.dtype))
+    b.copy_(torch.randn(b.shape, device="cuda").to(b.dtype))
     sa.copy_(torch.rand(sa.shape, device="cuda") + 0.5)
     sb.copy_(torch.rand(sb.shape, device="cuda") + 0.5)
     d.zero_()
-    views = (a, sa, b, sb, d)
-    desc = [go_tensor(a, GO_E4M3), go_tensor(sa, GO_F32), go_tensor(b, GO_E4M3), go_tensor(sb, GO_F32),
-            go_tensor(d, GO_BF16)]
+    desc = [go_tensor(v, GO_DTYPE[el]) for v, (_, el, _, _) in zip(views, layout)]
     if index is not None:
         desc.append(go_tensor(index, GO_I32))
     return bufs, views, desc
@@ -148,23 +131,19 @@ def prepare_ours(ours, shapes):
 def run_shape(ours, dg, shape, rounds, samples, target):
     kind, g, m, n, k = shape
     row = {"kind": kind, "g": g, "m": m, "n": n, "k": k, "ours_us": [], "deepgemm_us": [], "order": []}
-    index = None
-    if kind == "contiguous":
-        index = torch.arange(g, device="cuda", dtype=torch.int32).repeat_interleave(m)
-    elif kind == "masked":
-        index = torch.full((g,), m, device="cuda", dtype=torch.int32)
-    if index is not None:  # our calls need it in one of our allocations
-        buf = Buffer(ours, 4 * index.numel())
-        idx = buf.view(torch.int32, (index.numel(),), (1,))
-        idx.copy_(index)
-        index, row_keep = idx, buf
+    index, values = None, index_values(kind, g, m)
+    if values is not None:  # our calls need it in one of our allocations
+        row_keep = Buffer(ours, 4 * len(values))
+        index = row_keep.view(torch.int32, (len(values),), (1,))
+        index.copy_(torch.tensor(values, dtype=torch.int32))
     first = make_set(ours, kind, g, m, n, k, index)
     set_bytes = sum(b.__cuda_array_interface__["shape"][0] for b in first[0])
     sets = [first] + [make_set(ours, kind, g, m, n, k, index) for _ in range(bt.n_sets(set_bytes, target) - 1)]
     row["sets"] = len(sets)
     fo, fd = gemm_call(ours, kind), dg_call(dg, kind, g, m, index)
     if not dg_scales_untouched(dg, kind, g, m, k, first[1][1]):
-        raise RuntimeError("DeepGEMM would re-layout A's scales on each call: the timed call would not be its GEMM alone")
+        raise RuntimeError("DeepGEMM would re-layout A's scales on each call: "
+                           "the timed call would not be its GEMM alone")
     # The bits of both on the first set.
     d = first[1][4]
     fo(first[2])
@@ -248,8 +227,9 @@ def main():
             print(f"{name}: {row['error']}", flush=True)
         else:
             o, d = bt.median(row["ours_us"]), bt.median(row["deepgemm_us"])
-            print(f"{name}: ours {o:.1f} us, DeepGEMM {d:.1f} us, ratio {d / o:.3f}, bits "
-                  f"{'equal' if row['bits_equal'] else 'DIFFER (%d)' % row['bits_differ']}, {row['config']}", flush=True)
+            bits = "equal" if row["bits_equal"] else f"DIFFER ({row['bits_differ']})"
+            print(f"{name}: ours {o:.1f} us, DeepGEMM {d:.1f} us, ratio {d / o:.3f}, bits {bits}, {row['config']}",
+                  flush=True)
         doc["rows"].append(row)
         write()
     doc["complete"] = True
