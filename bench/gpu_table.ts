@@ -381,9 +381,11 @@ export function shapeLabel(r: { kind: string; g: number; m: number; n: number; k
   return r.kind.startsWith("dense") ? `${r.kind} ${r.m}×${r.n}×${r.k}` : `${r.kind} ${r.g}×${r.m}×${r.n}×${r.k}`;
 }
 
-const f1 = (x: number | undefined) => x === undefined || !Number.isFinite(x) ? "—" : x.toFixed(1);
+/** A number with one decimal, "—" where missing or not finite. */
+export const f1 = (x: number | undefined) => x === undefined || !Number.isFinite(x) ? "—" : x.toFixed(1);
 const f2 = (x: number | undefined) => x === undefined || !Number.isFinite(x) ? "—" : x.toFixed(2);
-const cell = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ");
+/** Text safe inside a markdown table cell. */
+export const cell = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ");
 const short = (s: string, n = 60) => s.length > n ? s.slice(0, n - 1) + "…" : s;
 
 /** Bytes of a row: our JSON's `bytes`, else {@link problemBytes}. */

@@ -13,9 +13,11 @@
  */
 import { parseArgs } from "node:util";
 import {
+  cell,
   DEEPGEMM_FAMILIES,
   type DeepGemmFamily,
   deepgemmFamily,
+  f1,
   geomean,
   median,
   parseBenchJson,
@@ -93,9 +95,10 @@ export const H2H_TARGETS = {
  * ```ts
  * import assert from "node:assert/strict";
  * import { parseH2h } from "./h2h_table.ts";
- * const doc = parseH2h('{"rows":[{"kind":"dense","g":1,"m":64,"n":576,"k":7168,"ours_us":[5,6],"deepgemm_us":[6,6]}]}');
+ * const row = (times: string) => `{"rows":[{"kind":"dense","g":1,"m":64,"n":576,"k":7168,${times}}]}`;
+ * const doc = parseH2h(row('"ours_us":[5,6],"deepgemm_us":[6,6]'));
  * assert.equal(doc.rows[0].ours_us?.length, 2);
- * assert.throws(() => parseH2h('{"rows":[{"kind":"dense","g":1,"m":64,"n":576,"k":7168,"ours_us":[5]}]}'), TypeError);
+ * assert.throws(() => parseH2h(row('"ours_us":[5]')), TypeError);
  * ```
  */
 export function parseH2h(text: string): H2hDoc {
@@ -118,7 +121,8 @@ export function parseH2h(text: string): H2hDoc {
  * ```ts
  * import assert from "node:assert/strict";
  * import { h2hStats } from "./h2h_table.ts";
- * const s = h2hStats({ kind: "dense", g: 1, m: 4096, n: 7168, k: 16384, ours_us: [100, 110, 90], deepgemm_us: [105, 110, 108] })!;
+ * const shape = { kind: "dense", g: 1, m: 4096, n: 7168, k: 16384 };
+ * const s = h2hStats({ ...shape, ours_us: [100, 110, 90], deepgemm_us: [105, 110, 108] })!;
  * assert.equal(s.oursUs, 100);
  * assert.equal(s.ratio, 1.05); // rounds: 1.05, 1.00, 1.20
  * assert.deepEqual([s.low, s.high, s.rounds], [1, 1.2, 3]);
@@ -186,10 +190,8 @@ export function h2hFamilies(stats: H2hStats[]): H2hFamily[] {
   });
 }
 
-const f1 = (x: number) => Number.isFinite(x) ? x.toFixed(1) : "—";
 const f3 = (x: number) => Number.isFinite(x) ? x.toFixed(3) : "—";
 const times = (x: number) => Number.isFinite(x) ? `${x.toFixed(3)}×` : "—";
-const cell = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ");
 
 /**
  * The report: how it was measured, the per-shape table, the family table with the targets, and the lines on the
@@ -204,7 +206,7 @@ const cell = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ");
  *     bits_equal: true, elements: 1, config: "bm=256" },
  *   { kind: "masked", g: 6, m: 20, n: 4096, k: 2048, error: "boom" } ] });
  * // rounds: 742 / 700 = 1.060, 742 / 720 = 1.031; median 1.045
- * assert.match(md, /\| dense 4096×7168×16384 \| 710\.0 \| 742\.0 \| 1\.045× \(1\.031–1\.060\) \| equal \| bm=256 \|/);
+ * assert.match(md, /\| dense 4096×7168×16384 \| 710\.0 \| 742\.0 \| 1\.045× \(1\.031–1\.060\) \| equal \| bm=256/);
  * assert.match(md, /4096×7168×16384: \*\*1\.045×\*\* DeepGEMM \(target ≥ 1\.05: not met\)/);
  * assert.match(md, /\| m-grouped masked \| 0 \| — \| — \| — \|/);
  * assert.match(md, /\| masked 6×20×4096×2048 \| — \| — \| boom \|/);

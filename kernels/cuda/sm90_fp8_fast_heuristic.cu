@@ -280,7 +280,8 @@ std::string fast_config_invalid(const FastChoice& c) {
                            std::to_string(c.stages) + " stages)";
   const std::string ktma = "ktma=" + std::to_string(c.ktma);
   // A math thread holds BLOCK_N / 2 promoted accumulators and BLOCK_N / 2 of the wgmma's per set: at 216 registers
-  // ptxas (nvcc 13.0) spills from BLOCK_N 208 on (128 x 208: 88 bytes, 128 x 256: 716), none up to 200.
+  // ptxas (nvcc 13.0) spills from BLOCK_N 208 on (128 x 208: 88 bytes, 128 x 256: 716), none up to 200
+  // (tests/kernels/_fast_kernel_source.ts run as a program prints the report of one configuration).
   if (c.bn > 200) return "bn=" + std::to_string(c.bn) + ": past bn=200 the accumulators spill (registers)";
   if (c.acc_sets == 2 && c.bn > 128) return "acc=double needs bn <= 128 (registers)";
   if (c.acc_sets == 3 && c.bn > 64) return "acc=triple needs bn <= 64 (registers)";

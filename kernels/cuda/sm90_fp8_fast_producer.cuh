@@ -70,7 +70,8 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
   const bool spread = C::kSpread && p.sfa_tma;
   // Only the issuing threads load. Each arrives on every stage's full barrier: one that waited for free stages without
   // arriving could be lapped by the others (a parity wait tells only two phases apart). The others walk the tiles
-  // without loading (returning here instead made ptxas spill 60 bytes at BLOCK_M 256 with multicast).
+  // without loading (returning here instead made ptxas spill 60 bytes at BLOCK_M 256 with multicast). A warp with no
+  // issuing thread does not call this (fp8_fast_body's `issues`, the same rule per warp).
   const bool idle = spread ? !(tid == 0 || tid == 64) : (p.sfa_tma && tid != 0);
   const uint32_t a_u = smem_addr(ring.a), b_u = smem_addr(ring.b), sfa_u = smem_addr(ring.sfa);
   uint32_t it = 0;

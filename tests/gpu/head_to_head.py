@@ -67,11 +67,11 @@ TORCH = {"e4m3": torch.float8_e4m3fn, "f32": torch.float32, "bf16": torch.bfloat
 
 def make_set(ours, kind, g, m, n, k, index):
     """One input set in our allocations, laid out by go_abi.set_layout (the layout CI runs on the CPU backend);
-    returns (buffers, torch views a, sfa, b, sfb, d, our descriptors). Codes standard-normal rounded to e4m3, scales
-    in [0.5, 1.5), D zero."""
+    returns (torch views a, sfa, b, sfb, d, our descriptors); each view keeps its buffer. Codes standard-normal
+    rounded to e4m3, scales in [0.5, 1.5), D zero."""
     layout = set_layout(kind, g, m, n, k)
-    bufs = [Buffer(ours, extent_bytes(el, shape, strides)) for _, el, shape, strides in layout]
-    views = tuple(buf.view(TORCH[el], shape, strides) for buf, (_, el, shape, strides) in zip(bufs, layout))
+    views = tuple(Buffer(ours, extent_bytes(el, shape, strides)).view(TORCH[el], shape, strides)
+                  for _, el, shape, strides in layout)
     a, sa, b, sb, d = views
     a.copy_(torch.randn(a.shape, device="cuda").to(a.dtype))
     b.copy_(torch.randn(b.shape, device="cuda").to(b.dtype))
@@ -81,7 +81,7 @@ def make_set(ours, kind, g, m, n, k, index):
     desc = [go_tensor(v, GO_DTYPE[el]) for v, (_, el, _, _) in zip(views, layout)]
     if index is not None:
         desc.append(go_tensor(index, GO_I32))
-    return bufs, views, desc
+    return views, desc
 
 
 def dg_call(dg, kind, g, m, index):
@@ -132,26 +132,25 @@ def run_shape(ours, dg, shape, rounds, samples, target):
     kind, g, m, n, k = shape
     row = {"kind": kind, "g": g, "m": m, "n": n, "k": k, "ours_us": [], "deepgemm_us": [], "order": []}
     index, values = None, index_values(kind, g, m)
-    if values is not None:  # our calls need it in one of our allocations
-        row_keep = Buffer(ours, 4 * len(values))
-        index = row_keep.view(torch.int32, (len(values),), (1,))
+    if values is not None:  # our calls need it in one of our allocations (the view keeps its buffer)
+        index = Buffer(ours, 4 * len(values)).view(torch.int32, (len(values),), (1,))
         index.copy_(torch.tensor(values, dtype=torch.int32))
-    first = make_set(ours, kind, g, m, n, k, index)
-    set_bytes = sum(b.__cuda_array_interface__["shape"][0] for b in first[0])
-    sets = [first] + [make_set(ours, kind, g, m, n, k, index) for _ in range(bt.n_sets(set_bytes, target) - 1)]
+    set_bytes = sum(extent_bytes(el, shape, strides) for _, el, shape, strides in set_layout(kind, g, m, n, k))
+    sets = [make_set(ours, kind, g, m, n, k, index) for _ in range(bt.n_sets(set_bytes, target))]
+    views, desc = sets[0]
     row["sets"] = len(sets)
     fo, fd = gemm_call(ours, kind), dg_call(dg, kind, g, m, index)
-    if not dg_scales_untouched(dg, kind, g, m, k, first[1][1]):
+    if not dg_scales_untouched(dg, kind, g, m, k, views[1]):
         raise RuntimeError("DeepGEMM would re-layout A's scales on each call: "
                            "the timed call would not be its GEMM alone")
     # The bits of both on the first set.
-    d = first[1][4]
-    fo(first[2])
+    d = views[4]
+    fo(desc)
     torch.cuda.synchronize()
     ours_d = d.clone()
     row["config"] = ours.last_config()
     d.zero_()
-    fd(*first[1])
+    fd(*views)
     torch.cuda.synchronize()
     # Masked: the rows below masked_m (= m); past them each kernel leaves what its tiles leave (gemm_oracle.h).
     mine, theirs = (ours_d[:, :m], d[:, :m]) if kind == "masked" else (ours_d, d)
@@ -160,21 +159,13 @@ def run_shape(ours, dg, shape, rounds, samples, target):
     row["bits_differ"] = int(diff)
     row["elements"] = mine.numel()
     batch = 10 if kind == "dense" else 5
-    ours_sets = [(s[2],) for s in sets]
-    dg_sets = [s[1] for s in sets]
+    timed = {"ours": (fo, [(s[1],) for s in sets]), "deepgemm": (fd, [s[0] for s in sets])}
     for r in range(rounds):
         sides = ("ours", "deepgemm") if r % 2 == 0 else ("deepgemm", "ours")
         for side in sides:
-            if side == "ours":
-                us, _ = bt.timed(fo, ours_sets, batch, samples, True)
-            else:
-                us, _ = bt.timed(fd, dg_sets, batch, samples, True)
-            row[f"{side}_us"].append(us)
+            fn, args = timed[side]
+            row[f"{side}_us"].append(bt.timed(fn, args, batch, samples, True)[0])
         row["order"].append(sides[0])
-    del sets, first
-    if index is not None:
-        del row_keep
-    torch.cuda.synchronize()
     return row
 
 

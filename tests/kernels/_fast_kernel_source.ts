@@ -1,8 +1,16 @@
 /**
  * The instantiation text the CUDA backend's JIT compiles for one configuration of the fast SM90 FP8 kernel
- * (kernels/cuda/sm90_fp8_fast.cu, `jit_source`), for the tests that compile it without a GPU.
+ * (kernels/cuda/sm90_fp8_fast.cu, `jit_source`), for the tests that compile it without a GPU, and its compile with
+ * ptxas's report. Run as a program, it prints that report for one configuration (the register spills that
+ * docs/performance-history.md and the validity rules quote):
+ *
+ *     deno run -A tests/kernels/_fast_kernel_source.ts bm=128 bn=208 stages=3 sets=1 [n=N k=K mc=2 ktma=2 spread=1]
+ *
  * @module
  */
+import { runNvcc } from "./_nvcc.ts";
+
+const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
 
 /** One configuration: FastConfig's template arguments (kernels/cuda/sm90_fp8_fast_config.cuh). */
 export interface FastKernelConfig {
@@ -55,4 +63,65 @@ export function fastKernelSource(c: FastKernelConfig): string {
     `}`,
     ``,
   ].join("\n");
+}
+
+/** What ptxas said of one compiled configuration. */
+export interface FastKernelCompile {
+  ok: boolean;
+  /** Everything nvcc printed (ptxas -v's register and spill lines among it). */
+  log: string;
+  /** The largest "bytes spill stores" ptxas reported (undefined: no report). */
+  spillStores?: number;
+}
+
+/**
+ * Compiles one configuration as the JIT does (nvcc -cubin for sm_90a, -O3) with ptxas -v, into `cubin`.
+ * @param c the configuration
+ * @param cubin where the cubin goes (its .cu is written beside it)
+ * @returns whether it compiled, the log, and the spill stores
+ */
+export async function compileFastKernel(c: FastKernelConfig, cubin: string): Promise<FastKernelCompile> {
+  const cu = cubin.replace(/\.cubin$/, "") + ".cu";
+  await Deno.writeTextFile(cu, fastKernelSource(c));
+  const args = ["-cubin", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xptxas", "-v"];
+  const { ok, log } = await runNvcc([...args, "-I", CUDA_DIR, "-o", cubin, cu]);
+  const spills = [...log.matchAll(/(\d+) bytes spill stores/g)].map((m) => Number(m[1]));
+  return { ok, log, ...(spills.length ? { spillStores: Math.max(...spills) } : {}) };
+}
+
+/** Parses "bm=128 bn=208 stages=3 ..." (every field of FastKernelConfig but debug) into a configuration. */
+export function parseFastKernelConfig(args: string[]): FastKernelConfig {
+  const c: Record<string, number | boolean> = {};
+  for (const a of args) {
+    const m = a.match(/^(bm|bn|stages|mc|sets|n|k|ktma|split|spread)=(\d+)$/);
+    if (!m) throw new Error(`${a}: expected bm=, bn=, stages=, mc=, sets=, n=, k=, ktma=, split=0|1 or spread=0|1`);
+    c[m[1]] = m[1] === "split" || m[1] === "spread" ? m[2] === "1" : Number(m[2]);
+  }
+  if (typeof c.bn !== "number" || typeof c.stages !== "number") throw new Error("bn= and stages= are needed");
+  return c as unknown as FastKernelConfig;
+}
+
+if (import.meta.main) {
+  let config: FastKernelConfig;
+  try {
+    config = parseFastKernelConfig(Deno.args);
+  } catch (e) {
+    console.error(
+      `usage: deno run -A tests/kernels/_fast_kernel_source.ts bm=128 bn=208 stages=3 sets=1 ...: ${
+        e instanceof Error ? e.message : e
+      }`,
+    );
+    Deno.exit(2);
+  }
+  const dir = await Deno.makeTempDir({ prefix: "go-fast-kernel-" });
+  try {
+    const r = await compileFastKernel(config, `${dir}/k.cubin`);
+    console.log(r.log.split("\n").filter((l) => /registers|spill|error/.test(l)).join("\n"));
+    console.log(
+      `${JSON.stringify(config)}: ${r.ok ? `${r.spillStores ?? "?"} bytes spill stores` : "did not compile"}`,
+    );
+    if (!r.ok) Deno.exit(1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 }
