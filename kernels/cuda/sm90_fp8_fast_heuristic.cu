@@ -71,6 +71,17 @@ void block_m_256_by_wave_cost(const Shape& s, const Named&, FastChoice& c) {
   }
 }
 
+// A dense GEMM where BLOCK_M 256 won: 128 x 192 tiles (DeepGEMM's there; one accumulator set, scales hoisted, no
+// multicast) where their waves cost 3 % less. A wave of them costs about 134 in the model above (4096 x 2112 x 7168,
+// 3 waves each, in one process with DeepGEMM: 97.5 us against 108.7 at 256 x 96; 4096 x 576 x 7168, one wave: 33.1
+// against 34.0 at 256 x 80, which the model puts level). 4096 x 4096 x 7168 (6 waves against 4 of 256 x 128) and
+// 4096 x 7168 x 2048 (10 against 7) stay: 212-225 against 190-196 us and 110-111 against 103 (tests/gpu/bench.cpp).
+void block_128x192_for_dense(const Shape& s, const Named&, FastChoice& c) {
+  if (!s.dense() || c.bm != 256) return;
+  const int64_t cost256 = 7 * (c.bn + 53) * s.waves(s.tiles(256, c.bn));
+  if (7 * 134 * s.waves(s.tiles(kFBM, 192)) * 100 < cost256 * 97) c.bm = kFBM, c.bn = 192;
+}
+
 // BLOCK_M <= 128 at BLOCK_N 128: the narrowest of 96 and 112 that needs no more waves (the same work per wave on
 // fewer columns: 128 x 24576 x 1536 516 -> 535 TFLOPS at 96, 64 x 24576 x 1536 307 -> 330).
 void narrow_block_n(const Shape& s, const Named&, FastChoice& c) {
@@ -121,6 +132,7 @@ void spread_for_one_row_block(const Shape& s, const Named&, FastChoice& c) { c.s
 constexpr Rule kTileRules[] = {
     {"BLOCK_N 64 where 128-wide tiles leave SMs idle, 144 where it saves a quarter of the waves", block_n_by_waves},
     {"BLOCK_M 256 with the BLOCK_N whose waves cost least", block_m_256_by_wave_cost},
+    {"128 x 192 for a dense GEMM where its waves cost less than BLOCK_M 256's", block_128x192_for_dense},
     {"BLOCK_N 112 or 96 at BLOCK_M 128 where that needs no more waves", narrow_block_n},
     {"BLOCK_M 64 where A has at most 64 rows", block_m_64_for_short_a},
     {"BLOCK_N 32, then 16, for one row block that fills few SMs", narrow_tiles_for_one_row_block},

@@ -31,9 +31,12 @@ struct FastMath {
   static constexpr int BN = C::BN, NA = BN / 2, kStages = C::kStages, kWaves = C::kWaves, MC = C::kMulticast;
   static constexpr int kStageA = FastRing<C>::L.stage_a, kStageB = FastRing<C>::L.stage_b;
   // Scales read before the wgmmas, so that their latency overlaps them: B's before the stage's wait (from the window
-  // buffer), A's right after it (past BLOCK_N 144 the registers they would hold across the wgmmas are not there: read
-  // at promotion).
-  static constexpr bool kHoist = BN <= 144;
+  // buffer), A's right after it. Up to BLOCK_N 192 (ptxas -v: no spills at 128 x 160, 176 and 192 nor at 64 x 192,
+  // with the K loop unrolled twice past 144). At 128 x 192, against scales read at promotion (H200, in one process
+  // with DeepGEMM, tests/gpu/head_to_head.py, 4 rounds): 4096 x 2112 x 7168 105.5 -> 97.5 us, 4096 x 576 x 7168
+  // 35.4 -> 33.1; contiguous 4 x 8192 x 6144 x 7168 2635 -> 2445 (tests/gpu/bench.cpp). Past 192 they are read at
+  // promotion.
+  static constexpr bool kHoist = BN <= 192;
   using Scales = FastScales<C::kSfbSlots>;
 
   const FastParams& p;
@@ -117,8 +120,10 @@ struct FastMath {
   /// with multicast one per warp and CTA after __syncwarp, which keeps the remote arrivals to 4 per warpgroup and CTA.
   /// One arrival per warp without multicast measured level with one per thread over the 45 benchmark shapes (ours /
   /// DeepGEMM 0.919 against 0.923, H200), and compute-sanitizer's racecheck reported the scale reads of the other lanes
-  /// as racing with the next copies into the stage; it reports the same of the multicast release (6 hazards at
-  /// bm=256,bn=96,mc=2, none at mc=1), which the bits of every multicast configuration do not show.
+  /// as racing with the next copies into the stage; it reports the same of the multicast release (4 hazards at
+  /// bm=256,mc=2, none at mc=1: the producer's cp.async SFA copies against these warps' scale loads in the K loop),
+  /// which the bits of every multicast configuration do not show. __syncwarp orders the lanes' reads before the
+  /// arrival (CUDA C++ Programming Guide, __syncwarp); racecheck does not follow that ordering.
   __device__ __forceinline__ void release(int s) const {
     if constexpr (MC == 1) {
       mbar_arrive_local(ring.empty_u + 8 * s);
@@ -202,7 +207,9 @@ __device__ __forceinline__ void fast_with_straddle(int n0, Fn&& f) {
 ///   contiguous 8 x 4096 x 7168 x 3072 1202.6 -> 1203.9, masked 6 x 1024 x 7168 x 3072 230.9 -> 228.5. Elsewhere 8
 ///   lost: 4096 x 576 x 7168 (BLOCK_N 80, one loop per straddle point) 35.1 -> 44.2, and with 4 K blocks (4096 x 32768
 ///   x 512) only the loop's remainder runs, 156.2 -> 163.2 over two calls.
-/// Not unrolled past BLOCK_N 144 (scales read at promotion) nor in kernels of run-time K: ptxas spilled 868 bytes at
+/// - 2 times past BLOCK_N 144, for the hoisted scales' registers (ptxas -v: no spills at 128 x 192; 4 times spilled
+///   176 bytes there under a 56 / 224 register split).
+/// Not unrolled where the scales are read at promotion nor in kernels of run-time K: ptxas spilled 868 bytes at
 /// 128 x 176 and 954 at 256 x 112 (generic).
 /// kIdleLast: the last wave's rows are all idle (fast_idle_waves): it waits for nothing and issues nothing, and the
 /// stage is released after the first wave's wgmmas.
@@ -211,7 +218,10 @@ __device__ __forceinline__ void fast_mainloop_one_set(const FastMath<C>& m, cons
                                                       float (&P)[C::BN / 2], uint32_t& it, int nk,
                                                       const FastWindow& win) {
   constexpr int kBlocks = (C::kK + kFBK - 1) / kFBK;  // the tile's K blocks: one window up to K = 16384
-  constexpr int kUnroll = !FastMath<C>::kHoist || C::kK == 0 ? 1 : C::kSfbSlots == 1 && kBlocks % 8 == 0 ? 8 : 4;
+  constexpr int kUnroll = !FastMath<C>::kHoist || C::kK == 0 ? 1
+                          : C::BN > 144                         ? 2
+                          : C::kSfbSlots == 1 && kBlocks % 8 == 0 ? 8
+                                                                  : 4;
   constexpr int kRun = kIdleLast ? C::kWaves - 1 : C::kWaves;
   static_assert(kRun >= 1, "an idle last wave needs a wave before it");
 #pragma unroll kUnroll
