@@ -191,7 +191,7 @@ export function h2hFamilies(stats: H2hStats[]): H2hFamily[] {
 }
 
 const f3 = (x: number) => Number.isFinite(x) ? x.toFixed(3) : "—";
-const times = (x: number) => Number.isFinite(x) ? `${x.toFixed(3)}×` : "—";
+const times = (x: number) => Number.isFinite(x) ? `${f3(x)}×` : "—";
 
 /**
  * The report: how it was measured, the per-shape table, the family table with the targets, and the lines on the
@@ -243,10 +243,8 @@ export function formatH2h(doc: H2hDoc): string {
       ? "equal"
       : `**${r.bits_differ} of ${r.elements} differ**`;
     lines.push(
-      `| ${s.label} | ${f1(s.oursUs)} | ${f1(s.deepgemmUs)} | ${f3(s.ratio)}× (${f3(s.low)}–${
-        f3(s.high)
-      }) | ${bits} | ` +
-        `${cell(r.config ?? "")} |`,
+      `| ${s.label} | ${f1(s.oursUs)} | ${f1(s.deepgemmUs)} | ${times(s.ratio)} (${f3(s.low)}–${f3(s.high)}) | ` +
+        `${bits} | ${cell(r.config ?? "")} |`,
     );
   }
   const fams = h2hFamilies(stats);
@@ -267,13 +265,13 @@ export function formatH2h(doc: H2hDoc): string {
   lines.push(
     "",
     `- shapes of dense M = 4096, contiguous and masked below ${H2H_TARGETS.floor}×: ` +
-      (below.length ? below.map((s) => `${s.label} ${f3(s.ratio)}×`).join(", ") : "none") +
+      (below.length ? below.map((s) => `${s.label} ${times(s.ratio)}`).join(", ") : "none") +
       ` (target: none; ${below.length ? "not met" : held.length ? "met" : "no shapes"})`,
   );
   const big = stats.find((s) => s.label === "dense 4096×7168×16384");
   if (big) {
     lines.push(
-      `- 4096×7168×16384: **${f3(big.ratio)}×** DeepGEMM (target ≥ ${H2H_TARGETS.big}: ` +
+      `- 4096×7168×16384: **${times(big.ratio)}** DeepGEMM (target ≥ ${H2H_TARGETS.big}: ` +
         `${big.ratio >= H2H_TARGETS.big ? "met" : "not met"})`,
     );
   }

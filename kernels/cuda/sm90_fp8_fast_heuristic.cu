@@ -54,19 +54,22 @@ void block_n_by_waves(const Shape& s, const Named&, FastChoice& c) {
   if (t128 >= s.sms && 4 * s.waves(t144) <= 3 * s.waves(t128)) c.bn = 144;
 }
 
+/// The waves of 256-row tiles BN wide, in the wave-cost model below (x 7).
+int64_t wave_cost_256(const Shape& s, int bn) { return 7 * (bn + 53) * s.waves(s.tiles(256, bn)); }
+
 // BLOCK_M 256 (dense, masked, and contiguous layouts whose groups fit 256-row tiles) with the BLOCK_N of 128, 112, 96
 // or 80 whose waves cost least, where that beats BLOCK_M 128. Per-wave cost: a wave of 256-row tiles BN wide takes
 // time in proportion to BN + 53 (4096 x N x 7168: 53.7 / 44.2 / 38.8 us a wave at BN 128 / 96 / 80), a wave of
 // 128 x 128 tiles 4 / 7 of BN 128's, one of 128 x 144 tiles 144. Only BN that are multiples of 16, whose D boxes are
 // at least 32 bytes wide (88: 825 against 935 TFLOPS for 96). A narrower BLOCK_N must save 3 % (the model's margin).
-// 4096 x 2112 takes 256 x 96, 4096 x 576 256 x 80.
+// 4096 x 2112 takes 256 x 96 (then 128 x 192, the next rule), 4096 x 576 256 x 80.
 void block_m_256_by_wave_cost(const Shape& s, const Named&, FastChoice& c) {
   if (!(c.bn == 128 || c.bn == 144) || !(s.p.mode == kFastNormal || s.p.mode == kFastMasked || s.p.tiles256)) return;
   const int64_t cost_bm128 =
       c.bn == 144 ? 7 * 144 * s.waves(s.tiles(kFBM, 144)) : 4 * 181 * s.waves(s.tiles(kFBM, 128));  // x 7
   int64_t cost = cost_bm128;
   for (const int bn : {128, 112, 96, 80}) {
-    const int64_t k = 7 * (bn + 53) * s.waves(s.tiles(256, bn));
+    const int64_t k = wave_cost_256(s, bn);
     if (k * 100 < cost * (bn == 128 ? 100 : 97)) cost = k, c.bm = 256, c.bn = bn;
   }
 }
@@ -78,8 +81,7 @@ void block_m_256_by_wave_cost(const Shape& s, const Named&, FastChoice& c) {
 // 4096 x 7168 x 2048 (10 against 7) stay: 212-225 against 190-196 us and 110-111 against 103 (tests/gpu/bench.cpp).
 void block_128x192_for_dense(const Shape& s, const Named&, FastChoice& c) {
   if (!s.dense() || c.bm != 256) return;
-  const int64_t cost256 = 7 * (c.bn + 53) * s.waves(s.tiles(256, c.bn));
-  if (7 * 134 * s.waves(s.tiles(kFBM, 192)) * 100 < cost256 * 97) c.bm = kFBM, c.bn = 192;
+  if (7 * 134 * s.waves(s.tiles(kFBM, 192)) * 100 < wave_cost_256(s, c.bn) * 97) c.bm = kFBM, c.bn = 192;
 }
 
 // BLOCK_M <= 128 at BLOCK_N 128: the narrowest of 96 and 112 that needs no more waves (the same work per wave on

@@ -207,8 +207,8 @@ __device__ __forceinline__ void fast_with_straddle(int n0, Fn&& f) {
 ///   contiguous 8 x 4096 x 7168 x 3072 1202.6 -> 1203.9, masked 6 x 1024 x 7168 x 3072 230.9 -> 228.5. Elsewhere 8
 ///   lost: 4096 x 576 x 7168 (BLOCK_N 80, one loop per straddle point) 35.1 -> 44.2, and with 4 K blocks (4096 x 32768
 ///   x 512) only the loop's remainder runs, 156.2 -> 163.2 over two calls.
-/// - 2 times past BLOCK_N 144, for the hoisted scales' registers (ptxas -v: no spills at 128 x 192; 4 times spilled
-///   176 bytes there under a 56 / 224 register split).
+/// - 2 times past BLOCK_N 144, for the hoisted scales' registers (ptxas -v, nvcc 13.0, shape kernels: unrolled 4
+///   times, 128 x 192 spilled 244 bytes and 128 x 176 848; twice, none).
 /// Not unrolled where the scales are read at promotion nor in kernels of run-time K: ptxas spilled 868 bytes at
 /// 128 x 176 and 954 at 256 x 112 (generic).
 /// kIdleLast: the last wave's rows are all idle (fast_idle_waves): it waits for nothing and issues nothing, and the

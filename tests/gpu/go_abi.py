@@ -2,7 +2,7 @@
 
 No torch here: a tensor is anything with data_ptr(), dim(), size(i) and stride(i) in elements (a torch tensor, or
 the numpy adapter of tests/gpu/go_abi_check.py, which runs these calls on the CPU backend in CI). tests/gpu/
-head_to_head_test.ts pins the numbers and argument counts below to gemm_oracle.h.
+go_abi_test.ts pins the numbers and argument counts below to gemm_oracle.h.
 """
 
 import ctypes
@@ -18,16 +18,21 @@ MK_ALIGNMENT = 128  # the contiguous layout's row alignment (DeepGEMM's default,
 # strides. A [rows, K] (masked [G, Mmax, K]) and B [N, K] ([G, N, K]) e4m3 K-major; A's scales MN-major [rows, K / 128]
 # (masked [G, Mmax, K / 128]; rows and Mmax multiples of 4 here, so each column is 16-byte aligned: the layout our
 # kernel loads by TMA and DeepGEMM's required one); B's [N / 128, K / 128] ([G, ...]) row-major; D bf16 [rows, N]. Mmax
-# is m rounded up to 128; contiguous rows are G * m. tests/gpu/bench.cpp lays its sets out the same way.
+# is m rounded up to 128 (a_rows); contiguous rows are G * m. tests/gpu/bench.cpp lays its sets out the same way.
+def a_rows(kind, g, m):
+    """A's rows as the GEMM call sees them: dense m, contiguous G * m, masked Mmax (m rounded up to 128) a batch."""
+    return m if kind == "dense" else g * m if kind == "contiguous" else (m + 127) // 128 * 128
+
+
 def set_layout(kind, g, m, n, k):
     kb, nb = (k + 127) // 128, (n + 127) // 128
-    mmax = (m + 127) // 128 * 128
     if kind == "masked":
+        mmax = a_rows(kind, g, m)
         a = ("a", "e4m3", (g, mmax, k), (mmax * k, k, 1))
         sfa = ("sfa", "f32", (g, mmax, kb), (mmax * kb, 1, mmax))
         d = ("d", "bf16", (g, mmax, n), (mmax * n, n, 1))
     else:
-        rows = m if kind == "dense" else g * m
+        rows = a_rows(kind, g, m)
         a = ("a", "e4m3", (rows, k), (k, 1))
         sfa = ("sfa", "f32", (rows, kb), (1, rows))
         d = ("d", "bf16", (rows, n), (n, 1))

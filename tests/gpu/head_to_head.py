@@ -41,7 +41,7 @@ import torch  # noqa: E402 - after the environment above
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_torch as bt  # noqa: E402 - the shapes, `timed`, DeepGEMM's loading and JIT pool
 from go_abi import (  # noqa: E402
-    GO_DTYPE, GO_I32, KIND_MODE, Backend, extent_bytes, gemm_call, go_tensor, index_values, set_layout)
+    GO_DTYPE, GO_I32, KIND_MODE, Backend, a_rows, extent_bytes, gemm_call, go_tensor, index_values, set_layout)
 
 
 class Buffer:
@@ -98,7 +98,7 @@ def dg_call(dg, kind, g, m, index):
 
 def dg_scales_untouched(dg, kind, g, m, k, sa):
     """Whether DeepGEMM takes A's scales as they are (its layout transform returns the same storage)."""
-    mn = m if kind == "dense" else (m * g if kind == "contiguous" else (m + 127) // 128 * 128)
+    mn = a_rows(kind, g, m)
     if not bt.dg_sfa_layout_ok(sa, mn):
         return False
     if hasattr(dg, "transform_sf_into_required_layout"):
@@ -116,8 +116,7 @@ def prepare_ours(ours, shapes):
 
     def one(s):
         kind, g, m, n, k = s
-        rows = m if kind == "dense" else g * m if kind == "contiguous" else (m + 127) // 128 * 128
-        st = ours.prepare(KIND_MODE[kind], rows, n, k, 1 if kind == "dense" else g)
+        st = ours.prepare(KIND_MODE[kind], a_rows(kind, g, m), n, k, 1 if kind == "dense" else g)
         return s, (None if st == 0 else f"status {st}: {ours.error()}")
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=min(16, len(shapes))) as pool:
@@ -217,9 +216,11 @@ def main():
             row = {"kind": s[0], "g": s[1], "m": s[2], "n": s[3], "k": s[4], "error": bt.first_line(exc)}
             print(f"{name}: {row['error']}", flush=True)
         else:
+            # The ratio bench/h2h_table.ts reports: the median of the per-round ratios.
             o, d = bt.median(row["ours_us"]), bt.median(row["deepgemm_us"])
+            ratio = bt.median([dd / oo for oo, dd in zip(row["ours_us"], row["deepgemm_us"])])
             bits = "equal" if row["bits_equal"] else f"DIFFER ({row['bits_differ']})"
-            print(f"{name}: ours {o:.1f} us, DeepGEMM {d:.1f} us, ratio {d / o:.3f}, bits {bits}, {row['config']}",
+            print(f"{name}: ours {o:.1f} us, DeepGEMM {d:.1f} us, ratio {ratio:.3f}, bits {bits}, {row['config']}",
                   flush=True)
         doc["rows"].append(row)
         write()

@@ -73,7 +73,7 @@ IFS=':' read -r -a ab_dirs <<<"${AB_SOURCES:-}"
 
 CUDA_SO=$B/libgo_cuda.so
 CPU_SO=$B/libgo_cpu.so
-PROF_SO=$B/prof/libgo_cuda_prof.so  # the profiling build (-DGO_FAST_PROFILING: dbg= switches), for pdl_check only
+PROF_SO=$B/prof/libgo_cuda_prof.so  # the profiling build (-DGO_FAST_PROFILING: dbg= switches): pdl_check, trace
 if has build; then
   {
     set -x
@@ -81,7 +81,7 @@ if has build; then
     (g++ -O2 -std=c++17 -fPIC -shared -pthread -o "$CPU_SO" kernels/cpu/*.cpp && echo "cpu backend ok") &
     (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/pdl_check" tests/gpu/pdl_check.cu -ldl && echo "drivers ok") &
     # The profiling build of the CUDA backend (sm90_fp8_fast_profile.cuh), which alone accepts dbg=: pdl_check's
-    # hazard run (check step) compiles griddepcontrol.wait out with it.
+    # hazard run (check step) compiles griddepcontrol.wait out with it, and the trace step records cycles with it.
     (has check || has trace) &&
       (build_cuda_so "$PWD/kernels/cuda" "$B/prof" "$PROF_SO" -DGO_FAST_PROFILING && echo "profiling build ok") &
     # The ab step's B libraries: kernels/ as copied into each directory of AB_SOURCES (':'-separated; gemm_oracle.h and
