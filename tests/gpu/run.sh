@@ -383,7 +383,7 @@ if has profile && [ -z "${HUNG:-}" ]; then
   # its stall samples. PROFILE_SHAPES and PROFILE_CFGS (GO_CUDA_FAST_CFG strings, ';'-separated, "default" for the
   # heuristic) pick them; PROFILE_SET (default "full") the sections. Where python3 imports deep_gemm, DeepGEMM's kernel
   # on the same dense shapes too (tests/gpu/profile_deepgemm.py, the benchmark's call). Per profile: the details page,
-  # the SASS page (ours) and every metric as CSV (raw page). Everything comes back in ncu.tgz.
+  # the SASS page with its stall samples and every metric as CSV (raw page). Everything comes back in ncu.tgz.
   mkdir -p "$OUT/ncu"
   IFS=';' read -r -a pcfgs <<<"${PROFILE_CFGS:-default}"
   n=0
@@ -416,6 +416,7 @@ if has profile && [ -z "${HUNG:-}" ]; then
       note "ncu $tag DeepGEMM dense $shape: exit $?"
       if [ -f "$OUT/ncu/$tag.ncu-rep" ]; then
         ncu -i "$OUT/ncu/$tag.ncu-rep" --page details >"$OUT/ncu/$tag.details.txt" 2>&1
+        ncu -i "$OUT/ncu/$tag.ncu-rep" --page source --print-source sass --csv >"$OUT/ncu/$tag.sass.csv" 2>&1
         ncu -i "$OUT/ncu/$tag.ncu-rep" --page raw --csv >"$OUT/ncu/$tag.raw.csv" 2>&1
         grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|L2 Cache Throughput|Issue Slots Busy|Eligible Warps" \
           "$OUT/ncu/$tag.details.txt" | head -12 >>"$OUT/ncu/summary.txt"
