@@ -1,10 +1,12 @@
 /**
  * The instantiation text the CUDA backend's JIT compiles for one configuration of the fast SM90 FP8 kernel
  * (kernels/cuda/sm90_fp8_fast.cu, `jit_source`), for the tests that compile it without a GPU, and its compile with
- * ptxas's report. Run as a program, it prints that report for one configuration (the register spills that
- * docs/performance-history.md and the validity rules quote):
+ * ptxas's report. Run as a program, it prints that report for one configuration (the register spills and the
+ * kernel's instruction count that docs/performance-history.md and the validity rules quote), from kernels/cuda or from
+ * a copy of it (`--cuda-dir`, e.g. a variant under .ab/):
  *
  *     deno run -A tests/kernels/_fast_kernel_source.ts bm=128 bn=208 stages=3 sets=1 [n=N k=K mc=2 ktma=2 spread=1]
+ *         [--cuda-dir=.ab/short/kernels/cuda]
  *
  * @module
  */
@@ -72,6 +74,39 @@ export interface FastKernelCompile {
   log: string;
   /** The largest "bytes spill stores" ptxas reported (undefined: no report). */
   spillStores?: number;
+  /** SASS instructions of the kernel: its `.text.go_fp8_fast` section's bytes / 16 (undefined: no cubin). */
+  instructions?: number;
+}
+
+/**
+ * The size in bytes of the ELF64 section called `name` (undefined: none), read from the section headers.
+ * @param elf the file's bytes
+ * @param name the section's name
+ * @returns its size
+ * @example
+ * ```ts
+ * import { elfSectionSize } from "./_fast_kernel_source.ts";
+ * if (elfSectionSize(new Uint8Array(64), ".text") !== undefined) throw new Error();
+ * ```
+ */
+export function elfSectionSize(elf: Uint8Array, name: string): number | undefined {
+  const v = new DataView(elf.buffer, elf.byteOffset, elf.byteLength);
+  const elf64 = elf.length >= 64 && v.getUint32(0) === 0x7f454c46 && elf[4] === 2;
+  if (!elf64) return undefined;
+  const shoff = Number(v.getBigUint64(0x28, true)), shentsize = v.getUint16(0x3a, true);
+  const shnum = v.getUint16(0x3c, true), shstrndx = v.getUint16(0x3e, true);
+  const header = (i: number) => shoff + i * shentsize;
+  if (shstrndx >= shnum || header(shnum) > elf.length) return undefined;
+  const strtab = Number(v.getBigUint64(header(shstrndx) + 0x18, true));
+  const decoder = new TextDecoder();
+  for (let i = 0; i < shnum; ++i) {
+    const at = strtab + v.getUint32(header(i), true);
+    const end = elf.indexOf(0, at);
+    if (end > at && decoder.decode(elf.subarray(at, end)) === name) {
+      return Number(v.getBigUint64(header(i) + 0x20, true));
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -80,13 +115,23 @@ export interface FastKernelCompile {
  * @param cubin where the cubin goes (its .cu is written beside it)
  * @returns whether it compiled, the log, and the spill stores
  */
-export async function compileFastKernel(c: FastKernelConfig, cubin: string): Promise<FastKernelCompile> {
+export async function compileFastKernel(
+  c: FastKernelConfig,
+  cubin: string,
+  cudaDir = CUDA_DIR,
+): Promise<FastKernelCompile> {
   const cu = cubin.replace(/\.cubin$/, "") + ".cu";
   await Deno.writeTextFile(cu, fastKernelSource(c));
   const args = ["-cubin", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xptxas", "-v"];
-  const { ok, log } = await runNvcc([...args, "-I", CUDA_DIR, "-o", cubin, cu]);
+  const { ok, log } = await runNvcc([...args, "-I", cudaDir, "-o", cubin, cu]);
   const spills = [...log.matchAll(/(\d+) bytes spill stores/g)].map((m) => Number(m[1]));
-  return { ok, log, ...(spills.length ? { spillStores: Math.max(...spills) } : {}) };
+  const text = ok ? elfSectionSize(await Deno.readFile(cubin), ".text.go_fp8_fast") : undefined;
+  return {
+    ok,
+    log,
+    ...(spills.length ? { spillStores: Math.max(...spills) } : {}),
+    ...(text !== undefined ? { instructions: text / 16 } : {}),
+  };
 }
 
 /** Parses "bm=128 bn=208 stages=3 ..." (every field of FastKernelConfig but debug) into a configuration. */
@@ -103,8 +148,10 @@ export function parseFastKernelConfig(args: string[]): FastKernelConfig {
 
 if (import.meta.main) {
   let config: FastKernelConfig;
+  const dirArg = Deno.args.find((a) => a.startsWith("--cuda-dir="));
+  const cudaDir = dirArg ? dirArg.slice("--cuda-dir=".length) : CUDA_DIR;
   try {
-    config = parseFastKernelConfig(Deno.args);
+    config = parseFastKernelConfig(Deno.args.filter((a) => a !== dirArg));
   } catch (e) {
     console.error(
       `usage: deno run -A tests/kernels/_fast_kernel_source.ts bm=128 bn=208 stages=3 sets=1 ...: ${
@@ -115,10 +162,12 @@ if (import.meta.main) {
   }
   const dir = await Deno.makeTempDir({ prefix: "go-fast-kernel-" });
   try {
-    const r = await compileFastKernel(config, `${dir}/k.cubin`);
+    const r = await compileFastKernel(config, `${dir}/k.cubin`, cudaDir);
     console.log(r.log.split("\n").filter((l) => /registers|spill|error/.test(l)).join("\n"));
     console.log(
-      `${JSON.stringify(config)}: ${r.ok ? `${r.spillStores ?? "?"} bytes spill stores` : "did not compile"}`,
+      `${JSON.stringify(config)}: ${
+        r.ok ? `${r.spillStores ?? "?"} bytes spill stores, ${r.instructions ?? "?"} instructions` : "did not compile"
+      }`,
     );
     if (!r.ok) Deno.exit(1);
   } finally {

@@ -1,8 +1,9 @@
 // The fast SM90 FP8 kernel template (kernels/cuda/sm90_fp8_fast_kernel.cuh) compiles, as the CUDA backend's JIT
 // compiles it at run time (kernels/cuda/jit.h: nvcc -cubin for sm_90a), in the configurations the heuristic and the
 // GPU checks use, without register spills at the producer / math split of 64 / 216 (an accumulator spill would cost
-// hundreds of bytes) or serialised wgmmas; a normal build refuses the profiling switches. Runs wherever nvcc exists (CI
-// has nvcc 13.0 and no GPU); the kernels themselves run in tests/gpu/run.sh on an H200.
+// hundreds of bytes) or serialised wgmmas, each with its SASS instruction count; a normal build refuses the profiling
+// switches. Runs wherever nvcc exists (CI has nvcc 13.0 and no GPU); the kernels themselves run in tests/gpu/run.sh
+// on an H200.
 import assert from "node:assert/strict";
 import { nvccTest, runNvcc } from "./_nvcc.ts";
 import { compileFastKernel, type FastKernelConfig, fastKernelSource } from "./_fast_kernel_source.ts";
@@ -67,6 +68,9 @@ await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {
         // DeepGEMM's 40-register producer spilled its barrier and descriptor addresses (8 to 24 bytes, nvcc 13.0);
         // 64 / 216 has room for them and for the SFB loader warp.
         assert.equal(r.spillStores, 0, `${name(r.c)} spills:\n${r.log}`);
+        // The kernel's size, read from the cubin's .text section, which the history quotes (at 256 x 128, K = 512, 3800
+        // instructions against DeepGEMM's 1448).
+        assert.ok(Number.isInteger(r.instructions) && r.instructions! > 500, `${name(r.c)}: ${r.instructions}`);
       }
     },
   );
