@@ -383,7 +383,9 @@ if has profile && [ -z "${HUNG:-}" ]; then
   # its stall samples. PROFILE_SHAPES and PROFILE_CFGS (GO_CUDA_FAST_CFG strings, ';'-separated, "default" for the
   # heuristic) pick them; PROFILE_SET (default "full") the sections. Where python3 imports deep_gemm, DeepGEMM's kernel
   # on the same dense shapes too (tests/gpu/profile_deepgemm.py, the benchmark's call). Per profile: the details page,
-  # the SASS page with its stall samples and every metric as CSV (raw page). Everything comes back in ncu.tgz.
+  # the SASS page with its stall samples and every metric as CSV (raw page). Everything comes back in ncu.tgz. bench's
+  # watchdog is off there (--stall 0): the profiled launch's replay passes took longer than its 30 s, and it exited 3
+  # after the report was written; the step's timeout still bounds it.
   mkdir -p "$OUT/ncu"
   IFS=';' read -r -a pcfgs <<<"${PROFILE_CFGS:-default}"
   n=0
@@ -396,7 +398,7 @@ if has profile && [ -z "${HUNG:-}" ]; then
       echo "==== ncu $tag: dense $shape [$cfg] ====" >>"$OUT/ncu/summary.txt"
       env "${envs[@]}" timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --kernel-name go_fp8_fast \
         --launch-count 1 --set "${PROFILE_SET:-full}" --import-source no -f -o "$OUT/ncu/$tag" \
-        "$B/bench" "$CUDA_SO" --filter "dense $shape" --samples 1 --no-prepare >"$OUT/ncu/$tag.run.txt" 2>&1
+        "$B/bench" "$CUDA_SO" --filter "dense $shape" --samples 1 --no-prepare --stall 0 >"$OUT/ncu/$tag.run.txt" 2>&1
       note "ncu $tag dense $shape [$cfg]: exit $?"
       if [ -f "$OUT/ncu/$tag.ncu-rep" ]; then
         ncu -i "$OUT/ncu/$tag.ncu-rep" --page details >"$OUT/ncu/$tag.details.txt" 2>&1
