@@ -113,7 +113,8 @@ export function elfSectionSize(elf: Uint8Array, name: string): number | undefine
  * Compiles one configuration as the JIT does (nvcc -cubin for sm_90a, -O3) with ptxas -v, into `cubin`.
  * @param c the configuration
  * @param cubin where the cubin goes (its .cu is written beside it)
- * @returns whether it compiled, the log, and the spill stores
+ * @param cudaDir the kernel headers' directory (kernels/cuda, or a copy of it)
+ * @returns whether it compiled, the log, the spill stores and the kernel's instruction count
  */
 export async function compileFastKernel(
   c: FastKernelConfig,
