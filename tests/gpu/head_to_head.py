@@ -127,9 +127,14 @@ def prepare_ours(ours, shapes):
     return errors
 
 
+def shape_fields(shape):
+    """A row's shape fields, as the bench JSONs name them."""
+    return dict(zip(("kind", "g", "m", "n", "k"), shape))
+
+
 def run_shape(ours, dg, shape, rounds, samples, target):
     kind, g, m, n, k = shape
-    row = {"kind": kind, "g": g, "m": m, "n": n, "k": k, "ours_us": [], "deepgemm_us": [], "order": []}
+    row = {**shape_fields(shape), "ours_us": [], "deepgemm_us": [], "order": []}
     index, values = None, index_values(kind, g, m)
     if values is not None:  # our calls need it in one of our allocations (the view keeps its buffer)
         index = Buffer(ours, 4 * len(values)).view(torch.int32, (len(values),), (1,))
@@ -207,13 +212,13 @@ def main():
     for s in shapes:
         name = bt.shape_name(*s)
         if s in errors:
-            doc["rows"].append({"kind": s[0], "g": s[1], "m": s[2], "n": s[3], "k": s[4], "error": errors[s]})
+            doc["rows"].append({**shape_fields(s), "error": errors[s]})
             print(f"{name}: ours: {errors[s]}", flush=True)
             continue
         try:
             row = run_shape(ours, dg, s, args.rounds, args.samples, target)
         except Exception as exc:  # noqa: BLE001 - the row says why; the other shapes go on
-            row = {"kind": s[0], "g": s[1], "m": s[2], "n": s[3], "k": s[4], "error": bt.first_line(exc)}
+            row = {**shape_fields(s), "error": bt.first_line(exc)}
             print(f"{name}: {row['error']}", flush=True)
         else:
             # The ratio bench/h2h_table.ts reports: the median of the per-round ratios.

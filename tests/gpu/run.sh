@@ -382,11 +382,22 @@ if has profile && [ -z "${HUNG:-}" ]; then
   # section set (speed of light, pipes, memory tables, warp states, scheduler) and the per-instruction SASS page with
   # its stall samples. PROFILE_SHAPES and PROFILE_CFGS (GO_CUDA_FAST_CFG strings, ';'-separated, "default" for the
   # heuristic) pick them; PROFILE_SET (default "full") the sections. Where python3 imports deep_gemm, DeepGEMM's kernel
-  # on the same dense shapes too (tests/gpu/profile_deepgemm.py, the benchmark's call). Per profile: the details page,
-  # the SASS page with its stall samples and every metric as CSV (raw page). Everything comes back in ncu.tgz. bench's
-  # watchdog is off there (--stall 0): the profiled launch's replay passes took longer than its 30 s, and it exited 3
-  # after the report was written; the step's timeout still bounds it.
+  # on the same dense shapes too (tests/gpu/profile_deepgemm.py, the benchmark's call). Each report's pages as text
+  # (ncu_pages) come back in ncu.tgz. bench's watchdog is off there (--stall 0): the profiled launch's replay passes
+  # took longer than its 30 s, and it exited 3 after the report was written; the step's timeout still bounds it.
   mkdir -p "$OUT/ncu"
+  # A report's pages as text (details, SASS with stall samples, raw metrics as CSV), its headline metrics into
+  # summary.txt; the report itself is dropped.
+  ncu_pages() {
+    local rep=$OUT/ncu/$1.ncu-rep
+    [ -f "$rep" ] || return 0
+    ncu -i "$rep" --page details >"$OUT/ncu/$1.details.txt" 2>&1
+    ncu -i "$rep" --page source --print-source sass --csv >"$OUT/ncu/$1.sass.csv" 2>&1
+    ncu -i "$rep" --page raw --csv >"$OUT/ncu/$1.raw.csv" 2>&1
+    grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|L2 Cache Throughput|Issue Slots Busy|Eligible Warps" \
+      "$OUT/ncu/$1.details.txt" | head -12 >>"$OUT/ncu/summary.txt"
+    rm -f "$rep"
+  }
   IFS=';' read -r -a pcfgs <<<"${PROFILE_CFGS:-default}"
   n=0
   for shape in ${PROFILE_SHAPES:-4096x7168x16384 128x7168x16384}; do
@@ -400,14 +411,7 @@ if has profile && [ -z "${HUNG:-}" ]; then
         --launch-count 1 --set "${PROFILE_SET:-full}" --import-source no -f -o "$OUT/ncu/$tag" \
         "$B/bench" "$CUDA_SO" --filter "dense $shape" --samples 1 --no-prepare --stall 0 >"$OUT/ncu/$tag.run.txt" 2>&1
       note "ncu $tag dense $shape [$cfg]: exit $?"
-      if [ -f "$OUT/ncu/$tag.ncu-rep" ]; then
-        ncu -i "$OUT/ncu/$tag.ncu-rep" --page details >"$OUT/ncu/$tag.details.txt" 2>&1
-        ncu -i "$OUT/ncu/$tag.ncu-rep" --page source --print-source sass --csv >"$OUT/ncu/$tag.sass.csv" 2>&1
-        ncu -i "$OUT/ncu/$tag.ncu-rep" --page raw --csv >"$OUT/ncu/$tag.raw.csv" 2>&1
-        grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|L2 Cache Throughput|Issue Slots Busy|Eligible Warps" \
-          "$OUT/ncu/$tag.details.txt" | head -12 >>"$OUT/ncu/summary.txt"
-        rm -f "$OUT/ncu/$tag.ncu-rep"
-      fi
+      ncu_pages "$tag"
     done
     if python3 -c 'import deep_gemm' >/dev/null 2>&1; then
       tag="dg_$shape"
@@ -416,14 +420,7 @@ if has profile && [ -z "${HUNG:-}" ]; then
         --launch-count 1 --set "${PROFILE_SET:-full}" --import-source no -f -o "$OUT/ncu/$tag" \
         python3 tests/gpu/profile_deepgemm.py "dense $shape" >"$OUT/ncu/$tag.run.txt" 2>&1
       note "ncu $tag DeepGEMM dense $shape: exit $?"
-      if [ -f "$OUT/ncu/$tag.ncu-rep" ]; then
-        ncu -i "$OUT/ncu/$tag.ncu-rep" --page details >"$OUT/ncu/$tag.details.txt" 2>&1
-        ncu -i "$OUT/ncu/$tag.ncu-rep" --page source --print-source sass --csv >"$OUT/ncu/$tag.sass.csv" 2>&1
-        ncu -i "$OUT/ncu/$tag.ncu-rep" --page raw --csv >"$OUT/ncu/$tag.raw.csv" 2>&1
-        grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|L2 Cache Throughput|Issue Slots Busy|Eligible Warps" \
-          "$OUT/ncu/$tag.details.txt" | head -12 >>"$OUT/ncu/summary.txt"
-        rm -f "$OUT/ncu/$tag.ncu-rep"
-      fi
+      ncu_pages "$tag"
     fi
   done
   (cd "$OUT" && tar czf ncu.tgz ncu && rm -rf ncu)

@@ -1,0 +1,221 @@
+/**
+ * Where a kernel's warps stalled, from the SASS page of an Nsight Compute report (tests/gpu/run.sh's profile step
+ * writes one per report as `<tag>.sass.csv`, ours and DeepGEMM's): the kernel's size (instructions on the page,
+ * executed at all, executed at least `--hot` times), each stall reason's share of the samples, optionally the opcode
+ * and reason shares of the instructions executed a given number of times (`--executions LO-HI`: at 4096×32768×512
+ * with 256 × 128 tiles, 4096 tiles × 8 math warps puts the math warps' per-tile code at 32768), and the instructions
+ * that hold the most samples.
+ *
+ *     deno run -A bench/sass_stalls.ts ncu/p1.sass.csv [--hot 16000] [--executions 32000-34000] [--top 20]
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+
+/** One instruction of the SASS page. */
+export interface SassInstruction {
+  address: string;
+  /** The instruction as disassembled (predicate, opcode, operands). */
+  source: string;
+  /** Its opcode without predicate and modifiers (`BRA`, `WARPGROUP`, `FFMA`). */
+  opcode: string;
+  /** Warp stall samples at it, all reasons. */
+  samples: number;
+  /** Warp-level executions. */
+  executed: number;
+  /** Samples per stall reason (`barrier`, `long_sb`, ...; the page's `stall_*` columns, issued or not). */
+  reasons: Record<string, number>;
+}
+
+/** The fields of one CSV line (double-quoted fields may hold commas; `""` is a quote). */
+function csvFields(line: string): string[] {
+  const out: string[] = [];
+  let field = "", quoted = false;
+  for (let i = 0; i < line.length; ++i) {
+    const ch = line[i];
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') field += '"', ++i;
+      else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") out.push(field), field = "";
+    else field += ch;
+  }
+  out.push(field);
+  return out;
+}
+
+const count = (s: string | undefined) => {
+  const x = Number((s ?? "").replaceAll(",", ""));
+  return Number.isFinite(x) ? x : 0;
+};
+
+/**
+ * Parses `ncu --page source --print-source sass --csv`: a kernel-name line, the header, one line per instruction.
+ * Throws a TypeError naming the missing column where the header is not the SASS page's.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseSassCsv } from "./sass_stalls.ts";
+ * const csv = [
+ *   '"Kernel Name","k",',
+ *   '"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed","stall_long_sb","stall_long_sb (Not Issued)"',
+ *   '"0x10","  @!P0  BRA 0x50","7","4,096","6","6"',
+ * ].join("\n");
+ * const [i] = parseSassCsv(csv);
+ * assert.deepEqual([i.opcode, i.samples, i.executed, i.reasons.long_sb], ["BRA", 7, 4096, 6]);
+ * ```
+ */
+export function parseSassCsv(text: string): SassInstruction[] {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  const at = lines.findIndex((l) => l.startsWith('"Address"'));
+  if (at < 0) throw new TypeError('SASS page CSV: no header line starting with "Address"');
+  const header = csvFields(lines[at]);
+  const column = (name: string) => {
+    const c = header.indexOf(name);
+    if (c < 0) throw new TypeError(`SASS page CSV: no column "${name}"`);
+    return c;
+  };
+  const address = column("Address"), source = column("Source");
+  const samples = column("Warp Stall Sampling (All Samples)"), executed = column("Instructions Executed");
+  const reasons = header.flatMap((h, c) =>
+    h.startsWith("stall_") && !h.includes("(Not Issued)") ? [[h.slice(6), c]] : []
+  );
+  return lines.slice(at + 1).map((line) => {
+    const f = csvFields(line);
+    const tokens = (f[source] ?? "").trim().split(/\s+/);
+    const op = tokens[0]?.startsWith("@") ? tokens[1] ?? "" : tokens[0] ?? "";
+    return {
+      address: f[address],
+      source: (f[source] ?? "").trim(),
+      opcode: op.split(".")[0],
+      samples: count(f[samples]),
+      executed: count(f[executed]),
+      reasons: Object.fromEntries(reasons.map(([name, c]) => [name, count(f[c as number])])),
+    };
+  });
+}
+
+/** A kernel's size and stall figures. */
+export interface SassSummary {
+  instructions: number;
+  executed: number;
+  hot: number;
+  hotThreshold: number;
+  samples: number;
+  /** Reasons by share of all samples, largest first. */
+  reasons: [string, number][];
+  /** With `executions`: the samples of the instructions executed that many times, and their shares by opcode and
+   * reason, largest first. */
+  band?: { low: number; high: number; samples: number; shares: [string, number][] };
+  /** The instructions with the most samples, most first. */
+  top: SassInstruction[];
+}
+
+const shares = (m: Map<string, number>, total: number): [string, number][] =>
+  [...m].map(([k, v]): [string, number] => [k, total > 0 ? v / total : 0]).sort((a, b) => b[1] - a[1]);
+
+const add = (m: Map<string, number>, k: string, v: number) => v && m.set(k, (m.get(k) ?? 0) + v);
+
+/**
+ * The figures of one page.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { summarizeSass } from "./sass_stalls.ts";
+ * const i = (opcode: string, executed: number, barrier: number, long_sb: number) =>
+ *   ({ address: "", source: opcode, opcode, executed, samples: barrier + long_sb, reasons: { barrier, long_sb } });
+ * const s = summarizeSass([i("WARPGROUP", 100, 6, 0), i("BRA", 100, 0, 2), i("EXIT", 0, 0, 0), i("UCGABAR_WAIT", 1, 2, 0)],
+ *   { hot: 50, executions: [100, 100], top: 1 });
+ * assert.deepEqual([s.instructions, s.executed, s.hot, s.samples], [4, 3, 2, 10]);
+ * assert.deepEqual(s.reasons, [["barrier", 0.8], ["long_sb", 0.2]]);
+ * assert.deepEqual(s.band!.shares, [["WARPGROUP barrier", 0.75], ["BRA long_sb", 0.25]]);
+ * assert.equal(s.top[0].opcode, "WARPGROUP");
+ * ```
+ */
+export function summarizeSass(
+  rows: SassInstruction[],
+  options: { hot?: number; executions?: [number, number]; top?: number } = {},
+): SassSummary {
+  const hotThreshold = options.hot ?? 16000;
+  const samples = rows.reduce((s, r) => s + r.samples, 0);
+  const byReason = new Map<string, number>();
+  for (const r of rows) for (const [k, v] of Object.entries(r.reasons)) add(byReason, k, v);
+  let band: SassSummary["band"];
+  if (options.executions) {
+    const [low, high] = options.executions;
+    const inBand = rows.filter((r) => r.executed >= low && r.executed <= high);
+    const byOp = new Map<string, number>();
+    for (const r of inBand) for (const [k, v] of Object.entries(r.reasons)) add(byOp, `${r.opcode} ${k}`, v);
+    const total = inBand.reduce((s, r) => s + r.samples, 0);
+    band = { low, high, samples: total, shares: shares(byOp, total) };
+  }
+  return {
+    instructions: rows.length,
+    executed: rows.filter((r) => r.executed > 0).length,
+    hot: rows.filter((r) => r.executed >= hotThreshold).length,
+    hotThreshold,
+    samples,
+    reasons: shares(byReason, samples),
+    ...(band ? { band } : {}),
+    top: [...rows].sort((a, b) => b.samples - a.samples).slice(0, options.top ?? 20),
+  };
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+
+/** The summary as text. */
+export function formatSass(s: SassSummary): string {
+  const lines = [
+    `instructions: ${s.instructions} on the page, ${s.executed} executed, ${s.hot} executed at least ` +
+    `${s.hotThreshold} times`,
+    `samples: ${s.samples}; by reason: ${s.reasons.slice(0, 10).map(([k, v]) => `${k} ${pct(v)}`).join(", ")}`,
+  ];
+  if (s.band) {
+    lines.push(
+      `instructions executed ${s.band.low}-${s.band.high} times: ${s.band.samples} samples; by opcode and reason: ` +
+        s.band.shares.slice(0, 18).map(([k, v]) => `${k} ${pct(v)}`).join(", "),
+    );
+  }
+  lines.push("", "| samples | share | executed | instruction | leading reasons |", "|---|---|---|---|---|");
+  for (const r of s.top) {
+    const lead = Object.entries(r.reasons).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]).slice(0, 3);
+    lines.push(
+      `| ${r.samples} | ${pct(s.samples ? r.samples / s.samples : 0)} | ${r.executed} | \`${r.source}\` | ` +
+        `${lead.map(([k, v]) => `${k} ${v}`).join(", ")} |`,
+    );
+  }
+  return lines.join("\n") + "\n";
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    options: { hot: { type: "string" }, executions: { type: "string" }, top: { type: "string" } },
+    allowPositionals: true,
+  });
+  const usage = "usage: deno run -A bench/sass_stalls.ts PAGE.sass.csv [--hot N] [--executions LO-HI] [--top N]";
+  const band = values.executions?.match(/^(\d+)-(\d+)$/);
+  const hot = values.hot === undefined ? undefined : Number(values.hot);
+  const top = values.top === undefined ? undefined : Number(values.top);
+  if (
+    positionals.length !== 1 || (values.executions !== undefined && !band) ||
+    (hot !== undefined && !Number.isInteger(hot)) || (top !== undefined && !Number.isInteger(top))
+  ) {
+    console.error(usage);
+    Deno.exit(2);
+  }
+  let rows: SassInstruction[];
+  try {
+    rows = parseSassCsv(await Deno.readTextFile(positionals[0]));
+  } catch (e) {
+    console.error(`${positionals[0]}: ${e instanceof Error ? e.message : e}`);
+    Deno.exit(2);
+  }
+  const executions: [number, number] | undefined = band ? [Number(band[1]), Number(band[2])] : undefined;
+  console.log(formatSass(summarizeSass(rows, { hot, executions, top })));
+}
+
+if (import.meta.main) await main();
