@@ -187,7 +187,8 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   c.shape = false;
   fill_blocks(&p, c);
   CUtensorMap ma, mb, msfa, md;
-  if (!make_map(&ma, a, a_rows, p.K, a_stride, kFBM) || !make_map(&mb, b, b_rows, p.K, b_stride, c.bn)) {
+  const int a_box = fast_a_by_chunk(p.mode, p.split_k, kFBM, 1, 1) ? 64 : kFBM;
+  if (!make_map(&ma, a, a_rows, p.K, a_stride, a_box) || !make_map(&mb, b, b_rows, p.K, b_stride, c.bn)) {
     return cudaSuccess;
   }
   make_sfa_map(&p, c.bm, 1, c.sfa_tma, &msfa);
@@ -308,7 +309,8 @@ bool prepare_maps(Prepared* k, const void* a, int64_t a_rows, int64_t a_row_stri
   FastChoice& c = k->c;
   FastParams& p = k->p;
   fill_blocks(&p, c);
-  if (!make_map(&k->ma, a, a_rows, p.K, a_row_stride, c.bm / c.multicast, c.ktma) ||
+  const int a_box = fast_a_by_chunk(p.mode, p.split_k, c.bm, c.multicast, c.ktma) ? 64 : c.bm / c.multicast;
+  if (!make_map(&k->ma, a, a_rows, p.K, a_row_stride, a_box, c.ktma) ||
       !make_map(&k->mb, b, b_rows, p.K, b_row_stride, c.bn, c.ktma))
     return false;
   make_sfa_map(&p, c.bm, c.ktma, c.sfa_tma, &k->msfa);

@@ -73,6 +73,16 @@ struct FastConfig {
   static_assert(kKtma == 1 || (kMulticast == 1 && !kSplitK), "ktma=N: not with multicast or split K");
 };
 
+/// Whether A is loaded by 64-row chunk (a TMA box of 64 rows; else BLOCK_M / multicast rows): masked GEMMs at BLOCK_M
+/// 128 without multicast, deep boxes or split K, where the producer leaves out the second chunk where it starts at or
+/// past masked_m. No math warpgroup reads those rows (fast_idle_waves skips their wgmmas) and the epilogue writes them
+/// as zeros, so the bits are unchanged; at masked_m 20 (Mmax 128) a stage's A bytes halve (H200, in one process with
+/// DeepGEMM, alternating: the eight 20-row masked shapes 0.940x -> 0.957x DeepGEMM, 32 x 20 x 6144 x 7168 383.4 ->
+/// 373.2 us). The launcher (the map's box) and the producer (the copies and the bytes to expect) both ask this.
+__host__ __device__ constexpr bool fast_a_by_chunk(int mode, int split_k, int bm, int mc, int ktma) {
+  return mode == kFastMasked && split_k <= 1 && bm == kFBM && mc == 1 && ktma == 1;
+}
+
 /// Columns of one TMA store box of D for BLOCK_N `bn`: the widest of 64, 32, 16, 8 that divides it, so a box row is
 /// 128, 64, 32 or 16 bytes and takes the swizzle of that span (none for 16). Each of a warp's 4-byte writes then
 /// falls in its own bank (the 8 rows of an accumulator fragment land in 8 different 16-byte chunks).

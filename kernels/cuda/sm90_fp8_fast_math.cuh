@@ -201,7 +201,9 @@ __device__ __forceinline__ void fast_with_straddle(int n0, Fn&& f) {
 /// this one's promotion. The loop is unrolled, with the B scales read before the stage's wait (H200, same run, us):
 /// - 4 times: not unrolled -> 4, 4096 x 2112 x 7168 123.9 -> 109.1, 4096 x 7168 x 16384 830.9 -> 793.4, 4096 x 4096 x
 ///   7168 216.1 -> 202.2, masked 6 x 1024 x 7168 x 3072 259.4 -> 230.9 (4096 x 32768 x 512, 4 K blocks, 167.9 ->
-///   173.6); 2 times gained less.
+///   173.6 in that run; in one process with DeepGEMM, not unrolled where a tile has at most 4 K blocks ran 0.875x
+///   DeepGEMM against 0.905x / 0.923x unrolled, with 2856 instructions against 3800); 2 times gained less (also
+///   twice up to 24 K blocks: 11-shape geomean 0.975x against 0.985x / 0.990x).
 /// - 8 times where BLOCK_N divides 128 (one straddle instantiation) and the K blocks are a multiple of 8: BLOCK_M 256 x
 ///   BLOCK_N 128, two runs each, 4 -> 8, 4096 x 7168 x 16384 769.0 -> 750.9, 4096 x 7168 x 2048 99.9 -> 97.6,
 ///   contiguous 8 x 4096 x 7168 x 3072 1202.6 -> 1203.9, masked 6 x 1024 x 7168 x 3072 230.9 -> 228.5. Elsewhere 8

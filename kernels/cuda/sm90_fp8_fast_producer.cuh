@@ -74,10 +74,14 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
   // issuing thread does not call this (fp8_fast_body's `issues`, the same rule per warp).
   const bool idle = spread ? !(tid == 0 || tid == 64) : (p.sfa_tma && tid != 0);
   const uint32_t a_u = smem_addr(ring.a), b_u = smem_addr(ring.b), sfa_u = smem_addr(ring.sfa);
+  const bool by_chunk = fast_a_by_chunk(p.mode, p.split_k, BM, MC, kKtma);  // constant false but at BLOCK_M 128
   uint32_t it = 0;
   for (int u = cluster; u < p.units; u += clusters) {
     const FastTile ti = fast_tile<C>(p, u, rank, N);
     if (!ti.valid || !ti.compute || idle) continue;
+    // By chunk: rows 64 .. 127 only where they start below masked_m (else nothing reads them).
+    const bool a_hi = by_chunk && !ti.zero[1];
+    const int tx_a = by_chunk && !a_hi ? kTxA / 2 : kTxA;
     const float* sfa_base = p.sfa + ti.z * p.sfa_s_batch + static_cast<int64_t>(ti.m0) * p.sfa_s_row;
     for (int kb = ti.kb0; kb < ti.kb1; kb += kKtma, it += kKtma) {
       const int s = it % kStages;
@@ -92,6 +96,7 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
           tma_load_3d(a_u + s * kStageA, &map_a, full, 0, ti.a_row, kb);
         } else if constexpr (MC == 1) {
           tma_load_2d(a_u + s * kStageA, &map_a, full, kb * kFBK, ti.a_row);
+          if (a_hi) tma_load_2d(a_u + s * kStageA + 64 * kFBK, &map_a, full, kb * kFBK, ti.a_row + 64);
         } else {
           constexpr int rows = BM / MC;
           tma_load_2d_multicast(a_u + s * kStageA + rank * rows * kFBK, &map_a, full, kb * kFBK, ti.a_row + rank * rows,
@@ -106,7 +111,7 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
       auto load_sfa = [&] { tma_load_2d(sfa_u + s * BM * 4, &map_sfa, full, ti.m0, ti.z * nkb + kb); };
       if (spread) {
         if (tid == 0) {
-          mbar_arrive_expect_tx(full, kTxA + kTxSfa);
+          mbar_arrive_expect_tx(full, tx_a + kTxSfa);
           load_sfa();
           load_a();
         } else {
@@ -114,13 +119,13 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
           load_b();
         }
       } else if (p.sfa_tma) {
-        mbar_arrive_expect_tx(full, kTxA + kTxB + kTxSfa);
+        mbar_arrive_expect_tx(full, tx_a + kTxB + kTxSfa);
         load_sfa();
         load_a();
         load_b();
       } else {
         if (tid == 0) {
-          mbar_expect_tx(full, kTxA + kTxB);
+          mbar_expect_tx(full, tx_a + kTxB);
           load_a();
           load_b();
         }
