@@ -39,6 +39,8 @@ struct FastParams {
   // The tile walk's divisors (fast_tile), filled with the blocks: a plane of units (m_blocks x N groups; masked
   // batches and split K stack planes), a run of 8 M blocks (8 x N groups), and the last run's M blocks where fewer.
   FastDiv walk_plane, walk_run, walk_last;
+  // Units from tail_start on are halves of the last round's 256-row tiles (fast_split_tail; units: none split).
+  int tail_start;
   const float* sfa;
   int64_t sfa_s_row, sfa_s_kb, sfa_s_batch;
   int sfa_vec;  // SFA is MN-major with 16-byte aligned columns: 4 rows per 16-byte copy
@@ -82,6 +84,19 @@ inline void fast_fill_blocks(FastParams& p, int bm, int bn, int multicast, int s
   p.walk_plane = FastDiv::of(static_cast<uint32_t>(plane > 1 ? plane : 1));
   p.walk_run = FastDiv::of(static_cast<uint32_t>(8 * (ngroups > 1 ? ngroups : 1)));
   p.walk_last = FastDiv::of(static_cast<uint32_t>(last == 0 ? 8 : last));
+  p.tail_start = p.units;
+}
+
+/// The last round of a persistent grid of `clusters` clusters over p.units units, split: where that round has t units
+/// and 2t of them fit in one (0 < 2t <= clusters), its tiles run as 2t halves, each on its own cluster (fast_tile:
+/// unit tail_start + v is half v / t of tile tail_start + v % t, 128 of its 256 rows), so the round takes about half a
+/// tile's time. Sets p.tail_start and p.units; the launcher asks first whether the configuration allows it
+/// (fast_tail_halves), and launches min(p.units, clusters) clusters after.
+inline void fast_split_tail(FastParams& p, int clusters) {
+  const int t = clusters > 0 ? p.units % clusters : 0;
+  if (t == 0 || 2 * t > clusters) return;
+  p.tail_start = p.units - t;
+  p.units += t;
 }
 
 /// Whether 256-row tiles (BLOCK_M 256) can run a contiguous layout (host copy `gl` of grouped_layout: M row groups,
@@ -114,6 +129,8 @@ struct FastChoice {
   int ktma = 1;          // ktma=1|2|4: one TMA copy (a box this many K blocks deep) fills as many consecutive stages
   bool spread = false;   // spread=0|1: a stage's copies issued by two producer threads (A and SFA; B) instead of one
   int debug = 0;         // dbg=: profiling switches (sm90_fp8_fast_profile.cuh); the profiling build only
+  int sms = 0;           // sms=: at most this many SMs for the persistent grid (0: all), so that tests/gpu/check.cpp's
+                         // small shapes walk several tiles a CTA and split their last round (fast_split_tail)
 };
 
 /// The configuration a call of this shape class gets: GO_CUDA_FAST_CFG ("bn=112,stages=6,mc=2,acc=single,shape=0",

@@ -368,9 +368,13 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
 cudaError_t launch_prepared(Prepared& k, int sms, cudaStream_t stream, std::string* err) {
   FastChoice& c = k.c;
   FastParams& p = k.p;
-  // Persistent grid: one CTA per SM, as many clusters as can be resident together (a cluster must fit in one GPC).
-  int clusters = std::min(p.units, sms / c.multicast);
+  // Persistent grid: one CTA per SM (sms= caps them), as many clusters as can be resident together (a cluster must fit
+  // in one GPC); a last round that fills at most half of them runs its tiles as halves on twice the clusters.
+  int clusters = (c.sms > 0 ? std::min(c.sms, sms) : sms) / c.multicast;
   if (k.facts.max_clusters > 0) clusters = std::min(clusters, k.facts.max_clusters);
+  clusters = std::max(clusters, 1);
+  if (fast_tail_halves(c.bm, c.bn, c.split_k)) fast_split_tail(p, clusters);
+  clusters = std::min(p.units, clusters);
   if (c.split_k > 1) {
     // The workspace holds every K block's f32 result of the padded tiles (ws[kb][row][col]).
     p.ws_pitch = static_cast<int64_t>(p.n_blocks) * c.bn;

@@ -263,6 +263,7 @@ bool apply_override(const char* text, FastChoice* c, Named* named, std::string* 
     else if (k == "split" && num && n >= 1 && n <= 64) c->split_k = static_cast<int>(n), named->split = true;
     else if (k == "ktma" && num && (n == 1 || n == 2 || n == 4)) c->ktma = static_cast<int>(n), named->ktma = true;
     else if (k == "spread" && num && (n == 0 || n == 1)) c->spread = n == 1;
+    else if (k == "sms" && num && n >= 1 && n <= 1024) c->sms = static_cast<int>(n);
 #ifdef GO_FAST_PROFILING
     else if (k == "dbg" && num && (n & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependencyWait | kProfTrace)) == 0)
       c->debug = static_cast<int>(n);
@@ -276,7 +277,7 @@ bool apply_override(const char* text, FastChoice* c, Named* named, std::string* 
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
              "\" (expected bm=64|128|256, bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|triple, shape=0|1, "
-             "sfa=tma|copy, split=1..64, ktma=1|2|4, spread=0|1"
+             "sfa=tma|copy, split=1..64, ktma=1|2|4, spread=0|1, sms=1..1024"
 #ifdef GO_FAST_PROFILING
              ", dbg=1|4|8|64 and their sums"
 #endif
@@ -365,6 +366,7 @@ std::string describe_fast_config(const FastChoice& c, const char* how) {
   if (c.spread) s << " spread=1";
   if (c.ktma > 1) s << " ktma=" << c.ktma;
   if (c.split_k > 1) s << " split=" << c.split_k;
+  if (c.sms > 0) s << " sms=" << c.sms;
   if (c.debug) s << " dbg=" << c.debug << " (profiling: timing only)";
   return s.str();
 }

@@ -8,7 +8,8 @@
 // (sm90_fp8_fast_tiles.cuh), profiling switches (sm90_fp8_fast_profile.cuh); the heuristic:
 // sm90_fp8_fast_heuristic.cu.
 //
-// A persistent grid walks the tiles. Each CTA has three warpgroups:
+// A persistent grid walks the tiles (a last round that fills at most half the grid as 128-row halves of its tiles:
+// fast_split_tail). Each CTA has three warpgroups:
 //   - the producer (fast_producer): TMA copies of A (multicast across a cluster of kMulticast CTAs that share the M
 //     block, each loading BLOCK_M / kMulticast rows), B and, where its layout allows, SFA (else cp.async), into a
 //     kStages-deep shared-memory ring on mbarriers; its last warp copies each tile's B scales, a window of up to 128

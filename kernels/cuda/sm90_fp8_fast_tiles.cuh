@@ -10,7 +10,8 @@ namespace go_sm90 {
 constexpr int kFBM = 128, kFBK = 128;  // kFBM: rows of one wave (two math warpgroups of 64); kFBK: K per block
 
 /// Where one CTA's tile lies. A cluster walks units of (batch, M block, group of kMulticast N blocks); CTA `rank`
-/// takes N block group * kMulticast + rank. A tile whose N block lies past N still runs (its A half feeds the peer)
+/// takes N block group * kMulticast + rank. Units from p.tail_start on are 128-row halves of 256-row tiles
+/// (fast_split_tail): m0 is the half's first row, and only its two chunks have rows. A tile whose N block lies past N still runs (its A half feeds the peer)
 /// but stores nothing.
 struct FastTile {
   bool valid;
@@ -35,14 +36,23 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
   ti.compute = true;
   ti.z = 0;
   ti.g = 0;
-  const int ngroups = (p.n_blocks + C::kMulticast - 1) / C::kMulticast;
   // Every division below is by a divisor fast_fill_blocks prepared (FastDiv, one multiply-high): the math warps, the
   // producer warps that issue and the SFB loader walk each tile. Against integer division, same call, two runs each
-  // (13 shapes): geomean 1.012x; contiguous 4 x 8192 x 4096 x 2048 520.5 -> 497.4 us.
-  const int plane = p.m_blocks * ngroups;
+  // (13 shapes): geomean 1.012x; contiguous 4 x 8192 x 4096 x 2048 520.5 -> 497.4 us. The divisors are the plane
+  // (M blocks x N groups of kMulticast N blocks) and the run (8 M blocks x N groups).
+  const int plane = static_cast<int>(p.walk_plane.d);
   const int nkb = ((C::kK ? C::kK : p.K) + kFBK - 1) / kFBK;  // a constant in shape-specialised kernels
   ti.kb0 = 0;
   ti.kb1 = nkb;
+  // The last round split in halves (fast_split_tail): this unit is rows 128 * half .. + 127 of the tile of unit u.
+  int half = -1;
+  if constexpr (C::BM == 256) {
+    if (u >= p.tail_start) {
+      const int t = (p.units - p.tail_start) / 2, v = u - p.tail_start;
+      half = v >= t ? 1 : 0;
+      u = p.tail_start + v - half * t;
+    }
+  }
   if (p.mode == kFastMasked) {
     ti.z = static_cast<int>(p.walk_plane.quotient(static_cast<uint32_t>(u)));
     u -= ti.z * plane;
@@ -55,17 +65,18 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
   // Grouped rasterisation: runs of 8 M blocks, N groups within a run, so co-resident tiles share A and B panels.
   const int run = static_cast<int>(p.walk_run.quotient(static_cast<uint32_t>(u))), first_m = run * 8;
   const int gm = min(8, p.m_blocks - first_m);  // 8 but in a last, shorter run (p.walk_last's divisor)
-  const int in = u - run * 8 * ngroups;
+  const int in = u - run * static_cast<int>(p.walk_run.d);
   const int ng = gm == 8 ? in >> 3 : static_cast<int>(p.walk_last.quotient(static_cast<uint32_t>(in)));
   const int mb = first_m + in - ng * gm;
-  ti.m0 = mb * C::BM;
+  const int tile_m0 = mb * C::BM;
+  ti.m0 = tile_m0 + (half > 0 ? kFBM : 0);
   ti.n0 = (ng * C::kMulticast + rank) * C::BN;
   int rows_end = p.M;  // rows below this are stored
   switch (p.mode) {
     case kFastNormal:
       break;
     case kFastClassic: {
-      const int first = p.gl[(ti.m0 / p.mk_align) * p.mk_align];
+      const int first = p.gl[(tile_m0 / p.mk_align) * p.mk_align];  // a half: its tile's group
       ti.g = first < 0 ? 0 : first;
       break;
     }
@@ -102,12 +113,16 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
   // min(max(rows_end - r0, 0), 64) == 64, into a VIMNMX.RELU whose predicate branched the wrong way, so chunks
   // that end inside a psum group at BLOCK_M 64 were stored whole (tests/gpu/check.cpp, rows 100-127 of
   // psum G4 m=[100,0,1,257]; the SASS of the JIT kernel shows the fused compare). Every slot is set.
+  // A half has the tile's first two chunks' slots (its second wave idles: fast_idle_waves).
+  const int chunks = half >= 0 ? 2 : C::BM / 64;
   for (int w = 0; w < 4; ++w) {
     const int r0 = ti.m0 + 64 * w;
-    ti.rows_left[w] = w < C::BM / 64 ? rows_end - r0 : 0;
-    ti.zero[w] = kZero && w < C::BM / 64 && ((p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
-                                    (p.mode == kFastMasked && r0 >= p.masked_m[ti.z]));
+    ti.rows_left[w] = w < chunks ? rows_end - r0 : 0;
+    ti.zero[w] = kZero && w < chunks && ((p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
+                                (p.mode == kFastMasked && r0 >= p.masked_m[ti.z]));
   }
+  // A half with no rows to store (past its group's end or M) has nothing to do.
+  if (half > 0 && ti.rows_left[0] <= 0) ti.valid = false;
   return ti;
 }
 

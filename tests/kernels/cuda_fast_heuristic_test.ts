@@ -223,7 +223,14 @@ Deno.test({
         assert.doesNotMatch(config(Mode.Masked, 20, 4096, 7168, 8), /spread/, "grouped calls");
         assert.match(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "spread=1" }), / jit=shape spread=1$/);
         assert.match(config(Mode.Dense, 64, 4096, 7168, 1, { override: "spread=0" }), / jit=shape ktma=2$/);
-        assert.match(choose(Mode.Dense, 64, 4096, 7168, 1, { override: "spread=3" }).message, /spread=0\|1\)/);
+        assert.match(choose(Mode.Dense, 64, 4096, 7168, 1, { override: "spread=3" }).message, /spread=0\|1, sms=/);
+      });
+      await t.step("sms= caps the persistent grid and is described, the tile choice unchanged", () => {
+        // A test knob (tests/gpu/run.sh's check configurations): check.cpp's small shapes walk several tiles a CTA and
+        // split their last round in halves (fast_split_tail).
+        const plain = config(Mode.Dense, 4096, 7168, 16384);
+        assert.equal(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "sms=8" }), `${plain} sms=8`);
+        assert.match(choose(Mode.Dense, 4096, 7168, 16384, 1, { override: "sms=0" }).message, /sms=1\.\.1024\)/);
       });
       await t.step("ktma=2 is the default at BLOCK_N 16 and 32 where spread=1 is, and where K allows it", () => {
         // Boxes two K blocks deep halve the TMA instructions per K block (the issuing thread's bound at these tiles);

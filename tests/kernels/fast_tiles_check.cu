@@ -2,8 +2,8 @@
 // mode (dense, contiguous classic and psum, masked) and a spread of layouts, BLOCK_M 64 and 256 (where the launcher
 // allows it: contiguous only when fast_tiles256 says so), BLOCK_N 64 / 128 / 144 and multicast 1 / 2 must write
 // exactly the elements that BLOCK_M 128 with BLOCK_N 128 writes, each once, with the same B group and the same
-// kind (computed or zero). BLOCK_M 128 is the tiling checked bit for bit on an H200 (tests/gpu/check.cpp); this pins
-// the other tilings to it without a GPU. Split K (dense): the units of S splits must run every (tile, K block) of the
+// kind (computed or zero), also with the last round of a grid split in halves (fast_split_tail). BLOCK_M 128 is the
+// tiling checked bit for bit on an H200 (tests/gpu/check.cpp); this pins the other tilings to it without a GPU. Split K (dense): the units of S splits must run every (tile, K block) of the
 // unsplit walk exactly once. The TMA-store epilogue: replayed per math warpgroup, no staging buffer may be rewritten
 // while one of its stores may still read it (and the waiting rule it replaced must be caught doing so). The index
 // rules and error words that the device check of grouped calls shares with the host check (grouped_gate.h). The B
@@ -36,10 +36,13 @@ struct Layout {
   std::vector<int32_t> idx;  // grouped_layout or masked_m (p points into it)
 };
 
-template <class C>
+// kClusters > 0: the walk of a grid of that many clusters, its last round split in halves where fast_split_tail does
+// (BLOCK_M 256).
+template <class C, int kClusters = 0>
 WriteMap walk(FastParams p) {
   const int Z = p.mode == kFastMasked ? p.G : 1;
   fast_fill_blocks(p, C::BM, C::BN, C::kMulticast, 1);  // the launcher's units and walk divisors
+  if (kClusters > 0) fast_split_tail(p, kClusters);
   WriteMap w(static_cast<size_t>(Z) * p.M * p.N, 0);
   for (int u = 0; u < p.units; ++u) {
     for (int rank = 0; rank < C::kMulticast; ++rank) {
@@ -89,10 +92,11 @@ std::string split_walk(FastParams p, int nkb, int S) {
 // clusters) and checks that no staging buffer is rewritten while a TMA store (bulk group) may still read it, the
 // warpgroup waiting as `pending` says (the kernel's rule: fast_epi_pending). Every chunk's TMA choice is the kernel's
 // (fast_chunk_tma, D with a map). Empty when no buffer is rewritten early, else the first that is.
-template <class C>
+template <class C, bool kSplitTail = false>
 std::string epi_buffers(FastParams p, int ctas, int (*pending)(bool, int)) {
   p.d_tma = 1;
   fast_fill_blocks(p, C::BM, C::BN, C::kMulticast, 1);
+  if (kSplitTail) fast_split_tail(p, ctas);
   for (int cluster = 0; cluster < ctas; ++cluster)
     for (int rank = 0; rank < C::kMulticast; ++rank)
       for (int w = 0; w < C::kMathWGs; ++w) {
@@ -240,7 +244,7 @@ int main() {
       masked({37, 77, 200}, 200, 256),
       masked({64, 3}, 64, 200),
   };
-  int cases = 0, failures = 0, old_rule_hazards = 0;
+  int cases = 0, failures = 0, old_rule_hazards = 0, split_walks = 0;
   for (auto& l : layouts) {
     if (l.p.mode == kFastMasked) l.p.masked_m = l.idx.data();
     else if (!l.idx.empty()) l.p.gl = l.idx.data();
@@ -261,7 +265,20 @@ int main() {
         {"bm128 bn144", &walk<FastConfig<128, 144, 4, 1, 1>>, false},
         {"bm256 bn128", &walk<FastConfig<256, 128, 3, 1, 1>>, true},
         {"bm256 bn64 mc2", &walk<FastConfig<256, 64, 3, 2, 1>>, true},
+        // The last round in halves (fast_split_tail), over grids where it splits some tiles or all of them.
+        {"bm256 bn128 /4", &walk<FastConfig<256, 128, 3, 1, 1>, 4>, true},
+        {"bm256 bn128 /7", &walk<FastConfig<256, 128, 3, 1, 1>, 7>, true},
+        {"bm256 bn64 mc2 /3", &walk<FastConfig<256, 64, 3, 2, 1>, 3>, true},
+        {"bm256 bn128 /64", &walk<FastConfig<256, 128, 3, 1, 1>, 64>, true},
     };
+    // Where the split happens at all (the variants above must meet some).
+    for (const int clusters : {4, 7, 64}) {
+      FastParams q = l.p;
+      fast_fill_blocks(q, 256, 128, 1, 1);
+      const int units = q.units;
+      fast_split_tail(q, clusters);
+      if (t256 && q.units != units) ++split_walks;
+    }
     for (const auto& v : variants) {
       if (v.needs256 && !t256) continue;  // the launcher keeps BLOCK_M 128 for this layout
       ++cases;
@@ -281,13 +298,14 @@ int main() {
     for (const auto& [name, check, needs256] :
          {std::tuple<const char*, EpiCheck, bool>{"bm64 bn48 tma", &epi_buffers<FastConfig<64, 48, 4, 1, 2>>, false},
           {"bm128 bn64 mc2 tma", &epi_buffers<FastConfig<128, 64, 4, 2, 2>>, false},
-          {"bm256 bn128 tma", &epi_buffers<FastConfig<256, 128, 3, 1, 1>>, true}}) {
+          {"bm256 bn128 tma", &epi_buffers<FastConfig<256, 128, 3, 1, 1>>, true},
+          {"bm256 bn128 tma /3", &epi_buffers<FastConfig<256, 128, 3, 1, 1>, true>, true}}) {
       if (needs256 && !t256) continue;
       ++cases;
       const std::string diff = check(l.p, 3, &kernel_pending);
       if (!diff.empty()) ++failures;
       std::printf("%-52s %-16s %s\n", l.name.c_str(), name, diff.empty() ? "no buffer rewritten early" : ("HAZARD: " + diff).c_str());
-      if (!diff.empty() || !needs256) continue;
+      if (!diff.empty() || !needs256 || std::string(name).find('/') != std::string::npos) continue;
       // BLOCK_M 256 is where chunks of one tile can go both ways; the old rule's hazards, where the layout has them,
       // are counted below (the check must be able to see one).
       if (!check(l.p, 3, &always_waves_minus_one).empty()) ++old_rule_hazards;
@@ -308,6 +326,10 @@ int main() {
       }
     }
   }
+  // The split walks above split something: the last round in halves met some layouts.
+  ++cases;
+  if (split_walks == 0) ++failures;
+  std::printf("last round in halves: %d (layout, grid) pairs split (must be > 0)\n", split_walks);
   // The replay has teeth: waiting as if the previous chunk always went by TMA rewrites a buffer early somewhere.
   ++cases;
   if (old_rule_hazards == 0) ++failures;
