@@ -10,9 +10,9 @@ namespace go_sm90 {
 constexpr int kFBM = 128, kFBK = 128;  // kFBM: rows of one wave (two math warpgroups of 64); kFBK: K per block
 
 /// Where one CTA's tile lies. A cluster walks units of (batch, M block, group of kMulticast N blocks); CTA `rank`
-/// takes N block group * kMulticast + rank. Units from p.tail_start on are 128-row halves of 256-row tiles
-/// (fast_split_tail): m0 is the half's first row, and only its two chunks have rows. A tile whose N block lies past N still runs (its A half feeds the peer)
-/// but stores nothing.
+/// takes N block group * kMulticast + rank. A tile whose N block lies past N still runs (its A half feeds the peer)
+/// but stores nothing. Units from p.tail_start on are 128-row halves of 256-row tiles (fast_split_tail): m0 is the
+/// half's first row, and only its two chunks have rows.
 struct FastTile {
   bool valid;
   bool compute;      // false: every row of the tile is written as zeros, nothing is loaded (masked, BLOCK_M 64)
