@@ -4,8 +4,9 @@
  * Per shape: each run's ratio (the median over its rounds of DeepGEMM µs / our µs), each side's geometric mean over
  * its runs, and B's gain (B / A); over the shapes both sides timed, each side's geometric mean, B's gain and how many
  * shapes B was faster or slower on. DeepGEMM is the yardstick each round carries with it, so a side's drift between
- * runs (clocks, the other tenant of the machine) cancels in the ratio. The eighth round's tables in
- * docs/performance-history.md come from this.
+ * runs (clocks, the other tenant of the machine) cancels in the ratio; the summary also gives each kernel's own time,
+ * B's runs against A's (geomean over the shapes of the time ratios), which says which of the two moved when the same
+ * library is compared across calls. The eighth round's tables in docs/performance-history.md come from this.
  *
  *     deno run -A bench/h2h_ab.ts tree.json,tree2.json head.json,head2.json [--label-a halves] [--label-b HEAD]
  *       [--filter "dense 4096|masked 6×1024"]
@@ -13,7 +14,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { type H2hDoc, h2hStats, parseH2h } from "./h2h_table.ts";
+import { f3, type H2hDoc, h2hStats, parseH2h } from "./h2h_table.ts";
 import { geomean } from "./gpu_table.ts";
 
 /** One shape both sides timed. */
@@ -27,6 +28,9 @@ export interface H2hAbRow {
   bMean: number;
   /** bMean / aMean: above 1 where B is faster against DeepGEMM. */
   gain: number;
+  /** Geometric means over each side's runs of our median µs and DeepGEMM's. */
+  ours: [number, number];
+  deepgemm: [number, number];
 }
 
 /** The comparison over the shapes both sides timed. */
@@ -39,6 +43,9 @@ export interface H2hAb {
   /** Shapes where B's gain is above 1, below 1. */
   faster: number;
   slower: number;
+  /** Geometric means over the shapes of B's time / A's: our kernel's and DeepGEMM's. */
+  oursTime: number;
+  deepgemmTime: number;
 }
 
 /**
@@ -58,21 +65,33 @@ export interface H2hAb {
  */
 export function compareH2h(a: H2hDoc[], b: H2hDoc[], filter?: RegExp): H2hAb {
   if (a.length === 0 || b.length === 0) throw new TypeError("h2h A/B: each side needs at least one run");
-  const ratios = (doc: H2hDoc) => {
-    const m = new Map<string, number>();
+  const stats = (doc: H2hDoc) => {
+    const m = new Map<string, NonNullable<ReturnType<typeof h2hStats>>>();
     for (const r of doc.rows) {
       const s = h2hStats(r);
-      if (s && (!filter || filter.test(s.label))) m.set(s.label, s.ratio);
+      if (s && (!filter || filter.test(s.label))) m.set(s.label, s);
     }
     return m;
   };
-  const ra = a.map(ratios), rb = b.map(ratios);
+  const sa = a.map(stats), sb = b.map(stats);
   const rows: H2hAbRow[] = [];
-  for (const shape of ra[0].keys()) {
-    if (![...ra, ...rb].every((m) => m.has(shape))) continue;
-    const av = ra.map((m) => m.get(shape)!), bv = rb.map((m) => m.get(shape)!);
+  for (const shape of sa[0].keys()) {
+    if (![...sa, ...sb].every((m) => m.has(shape))) continue;
+    const side = (runs: typeof sa) => runs.map((m) => m.get(shape)!);
+    const as = side(sa), bs = side(sb);
+    const av = as.map((s) => s.ratio), bv = bs.map((s) => s.ratio);
     const aMean = geomean(av), bMean = geomean(bv);
-    rows.push({ shape, a: av, b: bv, aMean, bMean, gain: bMean / aMean });
+    const us = (ss: typeof as, pick: (s: typeof as[0]) => number) => geomean(ss.map(pick));
+    rows.push({
+      shape,
+      a: av,
+      b: bv,
+      aMean,
+      bMean,
+      gain: bMean / aMean,
+      ours: [us(as, (s) => s.oursUs), us(bs, (s) => s.oursUs)],
+      deepgemm: [us(as, (s) => s.deepgemmUs), us(bs, (s) => s.deepgemmUs)],
+    });
   }
   const am = geomean(rows.map((r) => r.aMean)), bm = geomean(rows.map((r) => r.bMean));
   return {
@@ -82,10 +101,10 @@ export function compareH2h(a: H2hDoc[], b: H2hDoc[], filter?: RegExp): H2hAb {
     gain: bm / am,
     faster: rows.filter((r) => r.gain > 1).length,
     slower: rows.filter((r) => r.gain < 1).length,
+    oursTime: geomean(rows.map((r) => r.ours[1] / r.ours[0])),
+    deepgemmTime: geomean(rows.map((r) => r.deepgemm[1] / r.deepgemm[0])),
   };
 }
-
-const f3 = (x: number) => Number.isFinite(x) ? x.toFixed(3) : "—";
 
 /**
  * The markdown table of a comparison: per shape each side's runs and mean, and B's gain in percent.
@@ -93,9 +112,12 @@ const f3 = (x: number) => Number.isFinite(x) ? x.toFixed(3) : "—";
  * @example
  * ```ts
  * import { formatH2hAb } from "./h2h_ab.ts";
- * const row = { shape: "dense 1×64×576×7168", a: [1.1], b: [1.21], aMean: 1.1, bMean: 1.21, gain: 1.1 };
- * const md = formatH2hAb({ rows: [row], a: 1.1, b: 1.21, gain: 1.1, faster: 1, slower: 0 }, "tree", "head");
+ * const row = { shape: "dense 1×64×576×7168", a: [1.1], b: [1.21], aMean: 1.1, bMean: 1.21, gain: 1.1,
+ *   ours: [10, 9] as [number, number], deepgemm: [11, 10.9] as [number, number] };
+ * const ab = { rows: [row], a: 1.1, b: 1.21, gain: 1.1, faster: 1, slower: 0, oursTime: 0.9, deepgemmTime: 0.991 };
+ * const md = formatH2hAb(ab, "tree", "head");
  * if (!md.includes("| dense 1×64×576×7168 | 1.100 | 1.210 | +10.0 % |")) throw new Error(md);
+ * if (!md.includes("ours 0.900×, DeepGEMM 0.991×")) throw new Error(md);
  * ```
  */
 export function formatH2hAb(ab: H2hAb, labelA = "A", labelB = "B"): string {
@@ -109,6 +131,9 @@ export function formatH2hAb(ab: H2hAb, labelA = "A", labelB = "B"): string {
     `${ab.rows.length} shapes: ${labelA} ${f3(ab.a)}×, ${labelB} ${f3(ab.b)}× DeepGEMM (geomean), ${labelB} ${
       pct(ab.gain)
     }; faster on ${ab.faster}, slower on ${ab.slower}.`,
+    `Time, ${labelB}'s runs against ${labelA}'s (geomean of the ratios): ours ${f3(ab.oursTime)}×, DeepGEMM ${
+      f3(ab.deepgemmTime)
+    }×.`,
   ].join("\n") + "\n";
 }
 

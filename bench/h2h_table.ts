@@ -190,7 +190,8 @@ export function h2hFamilies(stats: H2hStats[]): H2hFamily[] {
   });
 }
 
-const f3 = (x: number) => Number.isFinite(x) ? x.toFixed(3) : "—";
+/** A number with three decimals, "—" where not finite. */
+export const f3 = (x: number) => Number.isFinite(x) ? x.toFixed(3) : "—";
 const times = (x: number) => Number.isFinite(x) ? `${f3(x)}×` : "—";
 
 /**

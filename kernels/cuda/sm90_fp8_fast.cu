@@ -161,6 +161,11 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
 
 void fill_blocks(FastParams* p, const FastChoice& c) { fast_fill_blocks(*p, c.bm, c.bn, c.multicast, c.split_k); }
 
+// Rows of A's TMA box: BLOCK_M / multicast, or 64 where the producer loads A by 64-row chunk (fast_a_by_chunk).
+int a_box_rows(const FastParams& p, const FastChoice& c) {
+  return fast_a_by_chunk(p.mode, p.split_k, c.bm, c.multicast, c.ktma) ? 64 : c.bm / c.multicast;
+}
+
 // Grouped calls (p->gate_kind set): the gate kernel checks the index tensor on the device ahead of the GEMM kernels,
 // which read its verdict (grouped_gate.h), instead of the host copying it and waiting for the GPU.
 cudaError_t start_gate(FastParams* p, bool pdl, cudaStream_t stream) {
@@ -187,8 +192,7 @@ cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_st
   c.shape = false;
   fill_blocks(&p, c);
   CUtensorMap ma, mb, msfa, md;
-  const int a_box = fast_a_by_chunk(p.mode, p.split_k, kFBM, 1, 1) ? 64 : kFBM;
-  if (!make_map(&ma, a, a_rows, p.K, a_stride, a_box) || !make_map(&mb, b, b_rows, p.K, b_stride, c.bn)) {
+  if (!make_map(&ma, a, a_rows, p.K, a_stride, a_box_rows(p, c)) || !make_map(&mb, b, b_rows, p.K, b_stride, c.bn)) {
     return cudaSuccess;
   }
   make_sfa_map(&p, c.bm, 1, c.sfa_tma, &msfa);
@@ -309,8 +313,7 @@ bool prepare_maps(Prepared* k, const void* a, int64_t a_rows, int64_t a_row_stri
   FastChoice& c = k->c;
   FastParams& p = k->p;
   fill_blocks(&p, c);
-  const int a_box = fast_a_by_chunk(p.mode, p.split_k, c.bm, c.multicast, c.ktma) ? 64 : c.bm / c.multicast;
-  if (!make_map(&k->ma, a, a_rows, p.K, a_row_stride, a_box, c.ktma) ||
+  if (!make_map(&k->ma, a, a_rows, p.K, a_row_stride, a_box_rows(p, c), c.ktma) ||
       !make_map(&k->mb, b, b_rows, p.K, b_row_stride, c.bn, c.ktma))
     return false;
   make_sfa_map(&p, c.bm, c.ktma, c.sfa_tma, &k->msfa);

@@ -86,7 +86,7 @@ __host__ __device__ constexpr bool fast_a_by_chunk(int mode, int split_k, int bm
 /// Whether the launcher may split the last round's tiles in halves (fast_split_tail): BLOCK_M 256 tiles whose K loop
 /// issues nothing for an idle second wave (one B scale slot: fast_mainloop_one_set's kIdleLast), without split K, so a
 /// half's K loop runs half the wgmmas of a tile. H200, in one process with DeepGEMM, alternating against the whole last
-/// round: the six shapes it splits 0.944x -> 0.952x DeepGEMM (masked 6 x 1024 x 7168 x 3072, 24 tiles in the last of
+/// round: the six shapes it splits 0.943x -> 0.952x DeepGEMM (masked 6 x 1024 x 7168 x 3072, 24 tiles in the last of
 /// 11 rounds: 0.904x -> 0.921x), none slower.
 __host__ __device__ constexpr bool fast_tail_halves(int bm, int bn, int split_k) {
   return bm == 256 && fast_sfb_slots(bn) == 1 && split_k <= 1;

@@ -26,6 +26,9 @@ Deno.test("h2h_ab takes each run's median ratio, the side's geomean over its run
   assert.deepEqual([r.a, r.b], [[0.9, 1.0], [1.0, 1.0]], "the median of the rounds (0.9 × 100/90 is an outlier)");
   assert.ok(Math.abs(r.gain - 1 / Math.sqrt(0.9)) < 1e-12);
   assert.deepEqual([ab.faster, ab.slower], [1, 0]);
+  // Times: ours 100 µs in every run; DeepGEMM's median 100 x ratio, so B's runs against A's: sqrt(1 / 0.9).
+  assert.equal(ab.oursTime, 1);
+  assert.ok(Math.abs(ab.deepgemmTime - 1 / Math.sqrt(0.9)) < 1e-12);
   const md = formatH2hAb(ab, "HEAD", "halves");
   assert.match(
     md,
@@ -35,6 +38,7 @@ Deno.test("h2h_ab takes each run's median ratio, the side's geomean over its run
     md,
     /^1 shapes: HEAD 0\.949×, halves 1\.000× DeepGEMM \(geomean\), halves \+5\.4 %; faster on 1, slower on 0\.$/m,
   );
+  assert.match(md, /^Time, halves's runs against HEAD's \(geomean of the ratios\): ours 1\.000×, DeepGEMM 1\.054×\.$/m);
 });
 
 Deno.test("h2h_ab's filter picks shapes by label, and a slower B shows as a loss", () => {

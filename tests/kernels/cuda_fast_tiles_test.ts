@@ -3,7 +3,7 @@
 // for bit on an H200, for dense, contiguous (classic, psum) and masked layouts; split K runs every (tile, K block) of a
 // dense walk exactly once; the TMA-store epilogue never rewrites a staging buffer that a store of its may still read;
 // the grouped index rules and error words of grouped_gate.h hold at their bounds; the walk's divisions by prepared
-// divisors (FastDiv) are exact.
+// divisors (FastDiv) are exact; a last round split in halves writes the same elements.
 // tests/kernels/fast_tiles_check.cu runs the kernel header's fast_tile, fast_chunk_tma and fast_epi_pending on the
 // host: nvcc, no GPU, so CI runs it.
 import assert from "node:assert/strict";
@@ -48,6 +48,13 @@ await nvccTest("fast FP8 GEMM tile walk", "go-fast-tiles-", async (t, dir) => {
       assert.ok(/dense M300 N520 +bm256 bn128 tma +no buffer rewritten early/.test(out));
       assert.ok(/psum m=\[100,0,1,257\] mk128 N384 +bm64 bn48 tma +no buffer rewritten early/.test(out));
       assert.ok(/masked Mmax384 .* +bm128 bn64 mc2 tma +no buffer rewritten early/.test(out));
+      // The last round in halves (fast_split_tail) writes what BLOCK_M 128 writes, over grids that split some tiles or
+      // all of them, and its epilogue replay holds; some (layout, grid) pairs must split at all.
+      assert.ok(/dense M300 N520 +bm256 bn128 \/4 +same writes/.test(out));
+      assert.ok(/masked Mmax384 .* +bm256 bn64 mc2 \/3 same writes/.test(out));
+      assert.ok(/dense M300 N520 +bm256 bn128 tma \/3 no buffer rewritten early/.test(out));
+      const halves = out.match(/^last round in halves: (\d+) \(layout, grid\) pairs split/m);
+      assert.ok(halves && Number(halves[1]) > 0, "the split walks must split something");
       const oldRule = out.match(/waiting as if every chunk went by TMA: (\d+) layouts with a hazard/);
       assert.ok(oldRule && Number(oldRule[1]) > 0, "the replay must catch the old waiting rule");
       // The grouped index rules (grouped_gate.h): 12 entries at their bounds, the three messages, 256-row fits.

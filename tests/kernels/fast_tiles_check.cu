@@ -3,8 +3,8 @@
 // allows it: contiguous only when fast_tiles256 says so), BLOCK_N 64 / 128 / 144 and multicast 1 / 2 must write
 // exactly the elements that BLOCK_M 128 with BLOCK_N 128 writes, each once, with the same B group and the same
 // kind (computed or zero), also with the last round of a grid split in halves (fast_split_tail). BLOCK_M 128 is the
-// tiling checked bit for bit on an H200 (tests/gpu/check.cpp); this pins the other tilings to it without a GPU. Split K (dense): the units of S splits must run every (tile, K block) of the
-// unsplit walk exactly once. The TMA-store epilogue: replayed per math warpgroup, no staging buffer may be rewritten
+// tiling checked bit for bit on an H200 (tests/gpu/check.cpp); this pins the other tilings to it without a GPU. Split
+// K (dense): the units of S splits must run every (tile, K block) of the unsplit walk exactly once. The TMA-store epilogue: replayed per math warpgroup, no staging buffer may be rewritten
 // while one of its stores may still read it (and the waiting rule it replaced must be caught doing so). The index
 // rules and error words that the device check of grouped calls shares with the host check (grouped_gate.h). The B
 // scale windows and slots of the K loop (fast_windows, fast_sfb_slots, fast_straddle_step). The walk's divisions by
