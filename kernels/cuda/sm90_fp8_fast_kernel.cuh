@@ -199,11 +199,10 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const int cluster = blockIdx.x / MC, clusters = gridDim.x / MC;
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs) : "memory");
-    // With SFA by TMA only warp 0 issues (and warp 2 with spread; fast_producer's `idle` names the threads, and the
-    // two rules change together): warps 1 and 2 would walk every tile for nothing.
-    // Skipping the walk, same call, two runs each (13 shapes): geomean 1.013x; contiguous 4 x 8192 x 4096 x 2048
-    // 520.5 -> 490.2 us, 4096 x 24576 x 1536 293.1 -> 282.0 us.
-    const bool issues = !p.sfa_tma || tid < 32 || (C::kSpread && tid >= 64);
+    // A warp whose threads issue no loads (fast_issues, asked of its first thread: with SFA by TMA warp 1, and warp 2
+    // without spread) would walk every tile for nothing. Skipping the walk, same call, two runs each (13 shapes):
+    // geomean 1.013x; contiguous 4 x 8192 x 4096 x 2048 520.5 -> 490.2 us, 4096 x 24576 x 1536 293.1 -> 282.0 us.
+    const bool issues = fast_issues<C>(p, tid & ~31);
     if (tid < 96) {
       if (issues) fast_producer<C>(map_a, map_b, map_sfa, p, ring, tid, rank, cluster, clusters, N, nkb);
     } else if constexpr (!C::kSplitK) {

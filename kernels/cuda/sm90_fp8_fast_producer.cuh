@@ -53,6 +53,14 @@ __device__ __forceinline__ void fast_sfb_loader(const FastParams& p, const FastR
   asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
 }
 
+/// Whether producer thread `tid` (0 .. 95) issues loads: with SFA copied all 96 threads copy its rows; with SFA by TMA
+/// only thread 0 issues, and thread 64 too with spread (B's copies). fp8_fast_body asks it of each warp's first thread:
+/// a warp with no issuing thread does not walk the tiles.
+template <class C>
+__device__ __forceinline__ bool fast_issues(const FastParams& p, int tid) {
+  return !p.sfa_tma || tid == 0 || (C::kSpread && tid == 64);
+}
+
 /// The producer's first three warps: for each tile of this CTA and each K block (ktma=N: each N K blocks), wait for
 /// free stages and issue their loads, all completing on the first stage's full barrier. Thread 0 issues the TMA copies
 /// of A (this CTA's share, multicast), B and, by TMA, SFA, and arrives with the bytes to expect; with SFA copied, the
@@ -71,8 +79,8 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
   // Only the issuing threads load. Each arrives on every stage's full barrier: one that waited for free stages without
   // arriving could be lapped by the others (a parity wait tells only two phases apart). The others walk the tiles
   // without loading (returning here instead made ptxas spill 60 bytes at BLOCK_M 256 with multicast). A warp with no
-  // issuing thread does not call this (fp8_fast_body's `issues`, the same rule per warp).
-  const bool idle = spread ? !(tid == 0 || tid == 64) : (p.sfa_tma && tid != 0);
+  // issuing thread does not call this (fast_issues).
+  const bool idle = !fast_issues<C>(p, tid);
   const uint32_t a_u = smem_addr(ring.a), b_u = smem_addr(ring.b), sfa_u = smem_addr(ring.sfa);
   const bool by_chunk = fast_a_by_chunk(p.mode, p.split_k, BM, MC, kKtma);  // constant false but at BLOCK_M 128
   uint32_t it = 0;
