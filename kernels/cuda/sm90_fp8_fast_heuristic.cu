@@ -173,8 +173,9 @@ void contiguous_keeps_128_rows(const Shape& s, const Named&, FastChoice& c) {
 // -> 115.1, 4096 x 4096 x 7168 213.4 -> 199.9, 4096 x 7168 x 16384 837.5 -> 809.1, 4096 x 7168 x 2048 109.4 -> 106.8,
 // 4096 x 576 x 7168 37.1 -> 35.8, level at K = 512 and 1536; contiguous 4 x 8192 x 6144 x 7168 2602 -> 2520, 6 of 8
 // shapes faster (8 x 4096 x 7168 x 3072 1326 -> 1422 slower). Masked at BLOCK_M 256 stays at mc=1: 32 x 192 x 4096
-// x 4096 252.7 -> 264.3, the others level. Before the SFB change multicast was slower (846 against 824 us at 4096 x
-// 7168 x 16384).
+// x 4096 252.7 -> 264.3, the others level; again with the last round in halves (head_to_head.py, five alternating
+// pairs over the 8 masked BLOCK_M 256 shapes, docs/performance-history.md, ninth round): mc=2 -0.3 %, 4 faster and 4
+// slower. Before the SFB change multicast was slower (846 against 824 us at 4096 x 7168 x 16384).
 void multicast_a_at_block_m_256(const Shape& s, const Named& named, FastChoice& c) {
   // A named ktma= or split= needs mc=1 (fast_config_invalid), so it keeps it.
   if (named.mc || named.ktma || named.split || c.bm != 256 || s.p.mode == kFastMasked) return;
