@@ -3,7 +3,8 @@
 // GO_FAST_DBG N into the kernels it JIT-compiles; a normal library refuses dbg=, and a normal kernel that saw
 // GO_FAST_DBG would not compile. Bits 0 and 2 give wrong results, for timing only:
 //   1  the math warps wait for each stage and release it without wgmma or promotion (times the feed alone);
-//   4  no epilogue (nothing is stored; with the results dead the compiler drops the promotion too);
+//   4  no epilogue (nothing is stored; with the results dead the compiler drops the promotion and the wgmmas too:
+//      Nsight Compute counts no tensor-pipe cycle at 4096 x 7168 x 16384, so it times the feed and the waits);
 //   8  no griddepcontrol.wait: a launch may read its inputs before the kernel ahead of it wrote them
 //      (tests/gpu/pdl_check.cu --expect-hazard shows that its check sees this);
 //  64  a cycle trace of CTA 0 (go_fast_trace below; bench/trace_table.ts reads what the launcher prints).
