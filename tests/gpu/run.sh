@@ -73,7 +73,7 @@ IFS=':' read -r -a ab_dirs <<<"${AB_SOURCES:-}"
 
 CUDA_SO=$B/libgo_cuda.so
 CPU_SO=$B/libgo_cpu.so
-PROF_SO=$B/prof/libgo_cuda_prof.so  # the profiling build (-DGO_FAST_PROFILING: dbg= switches): pdl_check, trace
+PROF_SO=$B/prof/libgo_cuda_prof.so  # the profiling build (-DGO_FAST_PROFILING: dbg= switches): pdl_check, trace, profile (dbg=)
 if has build; then
   {
     set -x
@@ -81,8 +81,9 @@ if has build; then
     (g++ -O2 -std=c++17 -fPIC -shared -pthread -o "$CPU_SO" kernels/cpu/*.cpp && echo "cpu backend ok") &
     (g++ -O2 -std=c++17 -ffp-contract=off -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/pdl_check" tests/gpu/pdl_check.cu -ldl && echo "drivers ok") &
     # The profiling build of the CUDA backend (sm90_fp8_fast_profile.cuh), which alone accepts dbg=: pdl_check's
-    # hazard run (check step) compiles griddepcontrol.wait out with it, and the trace step records cycles with it.
-    (has check || has trace) &&
+    # hazard run (check step) compiles griddepcontrol.wait out with it, the trace step records cycles with it, and the
+    # profile step runs its dbg= configurations on it.
+    (has check || has trace || has profile) &&
       (build_cuda_so "$PWD/kernels/cuda" "$B/prof" "$PROF_SO" -DGO_FAST_PROFILING && echo "profiling build ok") &
     # The ab step's B libraries: kernels/ as copied into each directory of AB_SOURCES (':'-separated; gemm_oracle.h and
     # cuda/), the i-th built into $B/ab/i, its JIT reading the headers there and caching into $B/ab/i/jit (the cache
@@ -382,7 +383,10 @@ if has profile && [ -z "${HUNG:-}" ]; then
   # Nsight Compute (clocks left alone, as the device notes ask) on one launch per shape and configuration: the full
   # section set (speed of light, pipes, memory tables, warp states, scheduler) and the per-instruction SASS page with
   # its stall samples. PROFILE_SHAPES and PROFILE_CFGS (GO_CUDA_FAST_CFG strings, ';'-separated, "default" for the
-  # heuristic) pick them; PROFILE_SET (default "full") the sections. Where python3 imports deep_gemm, DeepGEMM's kernel
+  # heuristic; one with dbg= runs on the profiling build: dbg=1 times the feed alone, dbg=4 without promotion and
+  # wgmmas) pick them; PROFILE_SET (default "full") the sections, or PROFILE_METRICS a comma-separated metric list
+  # (a few passes instead of the full set's dozens: one CSV per run, ncu/<tag>.metrics.csv, no report pages).
+  # Where python3 imports deep_gemm, DeepGEMM's kernel
   # on the same dense shapes too (tests/gpu/profile_deepgemm.py, the benchmark's call). Each report's pages as text
   # (ncu_pages) come back in ncu.tgz. bench's watchdog is off there (--stall 0): the profiled launch's replay passes
   # took longer than its 30 s, and it exited 3 after the report was written; the step's timeout still bounds it.
@@ -399,6 +403,13 @@ if has profile && [ -z "${HUNG:-}" ]; then
       "$OUT/ncu/$1.details.txt" | head -12 >>"$OUT/ncu/summary.txt"
     rm -f "$rep"
   }
+  # A metrics run's values (PROFILE_METRICS), one "name = value" per line, into summary.txt under the run's title.
+  ncu_metrics() {
+    local csv=$OUT/ncu/$1.metrics.csv
+    [ -f "$csv" ] || return 0
+    echo "==== $1: $2" >>"$OUT/ncu/summary.txt"
+    grep '^"[0-9]' "$csv" | awk -F'","' '{ v = $NF; gsub(/"/, "", v); print "  " $(NF - 2) " = " v }' >>"$OUT/ncu/summary.txt"
+  }
   IFS=';' read -r -a pcfgs <<<"${PROFILE_CFGS:-default}"
   n=0
   for shape in ${PROFILE_SHAPES:-4096x7168x16384 128x7168x16384}; do
@@ -408,20 +419,36 @@ if has profile && [ -z "${HUNG:-}" ]; then
       envs=()
       [ "$cfg" != default ] && envs=("GO_CUDA_FAST_CFG=$cfg")
       echo "==== ncu $tag: dense $shape [$cfg] ====" >>"$OUT/ncu/summary.txt"
-      env "${envs[@]}" timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --kernel-name go_fp8_fast \
-        --launch-count 1 --set "${PROFILE_SET:-full}" --import-source no -f -o "$OUT/ncu/$tag" \
-        "$B/bench" "$CUDA_SO" --filter "dense $shape" --samples 1 --no-prepare --stall 0 >"$OUT/ncu/$tag.run.txt" 2>&1
-      note "ncu $tag dense $shape [$cfg]: exit $?"
+      lib=$CUDA_SO
+      [[ "$cfg" == *dbg=* ]] && lib=$PROF_SO
+      if [ -n "${PROFILE_METRICS:-}" ]; then
+        env "${envs[@]}" timeout "${PROFILE_TIMEOUT:-150}" ncu --clock-control none --kernel-name go_fp8_fast \
+          --launch-count 1 --metrics "$PROFILE_METRICS" --csv \
+          "$B/bench" "$lib" --filter "dense $shape" --samples 1 --no-prepare --stall 0 >"$OUT/ncu/$tag.metrics.csv" 2>&1
+      else
+        env "${envs[@]}" timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --kernel-name go_fp8_fast \
+          --launch-count 1 --set "${PROFILE_SET:-full}" --import-source no -f -o "$OUT/ncu/$tag" \
+          "$B/bench" "$lib" --filter "dense $shape" --samples 1 --no-prepare --stall 0 >"$OUT/ncu/$tag.run.txt" 2>&1
+      fi
+      note "ncu $tag dense $shape [$cfg]: exit $? (the metrics of the profiled launch are written before the run ends)"
       ncu_pages "$tag"
+      ncu_metrics "$tag" "dense $shape [$cfg]"
     done
     if python3 -c 'import deep_gemm' >/dev/null 2>&1; then
       tag="dg_$shape"
       echo "==== ncu $tag: DeepGEMM dense $shape ====" >>"$OUT/ncu/summary.txt"
-      timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --kernel-name regex:sm90_fp8_gemm_1d2d --launch-skip 1 \
-        --launch-count 1 --set "${PROFILE_SET:-full}" --import-source no -f -o "$OUT/ncu/$tag" \
-        python3 tests/gpu/profile_deepgemm.py "dense $shape" >"$OUT/ncu/$tag.run.txt" 2>&1
+      if [ -n "${PROFILE_METRICS:-}" ]; then
+        timeout "${PROFILE_TIMEOUT:-150}" ncu --clock-control none --kernel-name regex:sm90_fp8_gemm_1d2d --launch-skip 1 \
+          --launch-count 1 --metrics "$PROFILE_METRICS" --csv \
+          python3 tests/gpu/profile_deepgemm.py "dense $shape" >"$OUT/ncu/$tag.metrics.csv" 2>&1
+      else
+        timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --kernel-name regex:sm90_fp8_gemm_1d2d --launch-skip 1 \
+          --launch-count 1 --set "${PROFILE_SET:-full}" --import-source no -f -o "$OUT/ncu/$tag" \
+          python3 tests/gpu/profile_deepgemm.py "dense $shape" >"$OUT/ncu/$tag.run.txt" 2>&1
+      fi
       note "ncu $tag DeepGEMM dense $shape: exit $?"
       ncu_pages "$tag"
+      ncu_metrics "$tag" "DeepGEMM dense $shape"
     fi
   done
   (cd "$OUT" && tar czf ncu.tgz ncu && rm -rf ncu)
