@@ -403,12 +403,14 @@ if has profile && [ -z "${HUNG:-}" ]; then
       "$OUT/ncu/$1.details.txt" | head -12 >>"$OUT/ncu/summary.txt"
     rm -f "$rep"
   }
-  # A metrics run's values (PROFILE_METRICS), one "name = value" per line, into summary.txt under the run's title.
+  # A metrics run's values (PROFILE_METRICS), one "name = value unit" per line, into summary.txt under the run's title
+  # (ncu's CSV rows among the profiled program's own output; a kernel name may hold commas, never '","').
   ncu_metrics() {
     local csv=$OUT/ncu/$1.metrics.csv
     [ -f "$csv" ] || return 0
     echo "==== $1: $2" >>"$OUT/ncu/summary.txt"
-    grep '^"[0-9]' "$csv" | awk -F'","' '{ v = $NF; gsub(/"/, "", v); print "  " $(NF - 2) " = " v }' >>"$OUT/ncu/summary.txt"
+    grep '^"[0-9]' "$csv" | awk -F'","' '{ v = $NF; gsub(/"/, "", v); print "  " $(NF - 2) " = " v " " $(NF - 1) }' \
+      >>"$OUT/ncu/summary.txt"
   }
   IFS=';' read -r -a pcfgs <<<"${PROFILE_CFGS:-default}"
   n=0
