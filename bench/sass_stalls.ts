@@ -2,11 +2,14 @@
  * Where a kernel's warps stalled, from the SASS page of an Nsight Compute report (tests/gpu/run.sh's profile step
  * writes one per report as `<tag>.sass.csv`, ours and DeepGEMM's): the kernel's size (instructions on the page,
  * executed at all, executed at least `--hot` times), each stall reason's share of the samples, optionally the opcode
- * and reason shares of the instructions executed a given number of times (`--executions LO-HI`: at 4096×32768×512
- * with 256 × 128 tiles, 4096 tiles × 8 math warps puts the math warps' per-tile code at 32768), and the instructions
- * that hold the most samples.
+ * and reason shares of the instructions executed a given number of times, and how many instructions that band holds
+ * (`--executions LO-HI`: at 4096×32768×512 with 256 × 128 tiles, 4096 tiles × 8 math warps puts the math warps'
+ * per-tile code at 32768), the instructions that hold the most samples, and optionally every instruction whose text
+ * matches `--grep` in page order, with its executions and samples (`--grep TRYWAIT`: each barrier wait, the
+ * out-of-line retry paths among them, executed once per retry).
  *
  *     deno run -A bench/sass_stalls.ts ncu/p1.sass.csv [--hot 16000] [--executions 32000-34000] [--top 20]
+ *       [--grep REGEX]
  *
  * @module
  */
@@ -106,11 +109,13 @@ export interface SassSummary {
   samples: number;
   /** Reasons by share of all samples, largest first. */
   reasons: [string, number][];
-  /** With `executions`: the samples of the instructions executed that many times, and their shares by opcode and
-   * reason, largest first. */
-  band?: { low: number; high: number; samples: number; shares: [string, number][] };
+  /** With `executions`: how many instructions were executed that many times, their samples, and the samples' shares
+   * by opcode and reason, largest first. */
+  band?: { low: number; high: number; instructions: number; samples: number; shares: [string, number][] };
   /** The instructions with the most samples, most first. */
   top: SassInstruction[];
+  /** With `grep`: the instructions whose text matches, in page order. */
+  matches?: SassInstruction[];
 }
 
 const shares = (m: Map<string, number>, total: number): [string, number][] =>
@@ -137,7 +142,7 @@ const add = (m: Map<string, number>, k: string, v: number) => v && m.set(k, (m.g
  */
 export function summarizeSass(
   rows: SassInstruction[],
-  options: { hot?: number; executions?: [number, number]; top?: number } = {},
+  options: { hot?: number; executions?: [number, number]; top?: number; grep?: RegExp } = {},
 ): SassSummary {
   const hotThreshold = options.hot ?? 16000;
   const samples = rows.reduce((s, r) => s + r.samples, 0);
@@ -150,7 +155,7 @@ export function summarizeSass(
     const byOp = new Map<string, number>();
     for (const r of inBand) for (const [k, v] of Object.entries(r.reasons)) add(byOp, `${r.opcode} ${k}`, v);
     const total = inBand.reduce((s, r) => s + r.samples, 0);
-    band = { low, high, samples: total, shares: shares(byOp, total) };
+    band = { low, high, instructions: inBand.length, samples: total, shares: shares(byOp, total) };
   }
   return {
     instructions: rows.length,
@@ -161,6 +166,7 @@ export function summarizeSass(
     reasons: shares(byReason, samples),
     ...(band ? { band } : {}),
     top: [...rows].sort((a, b) => b.samples - a.samples).slice(0, options.top ?? 20),
+    ...(options.grep ? { matches: rows.filter((r) => options.grep!.test(r.source)) } : {}),
   };
 }
 
@@ -175,7 +181,8 @@ export function formatSass(s: SassSummary): string {
   ];
   if (s.band) {
     lines.push(
-      `instructions executed ${s.band.low}-${s.band.high} times: ${s.band.samples} samples; by opcode and reason: ` +
+      `instructions executed ${s.band.low}-${s.band.high} times: ${s.band.instructions}, ${s.band.samples} samples; ` +
+        "by opcode and reason: " +
         s.band.shares.slice(0, 18).map(([k, v]) => `${k} ${pct(v)}`).join(", "),
     );
   }
@@ -187,16 +194,26 @@ export function formatSass(s: SassSummary): string {
         `${lead.map(([k, v]) => `${k} ${v}`).join(", ")} |`,
     );
   }
+  if (s.matches) {
+    lines.push("", "| address | executed | samples | instruction |", "|---|---|---|---|");
+    for (const r of s.matches) lines.push(`| ${r.address} | ${r.executed} | ${r.samples} | \`${r.source}\` |`);
+  }
   return lines.join("\n") + "\n";
 }
 
 async function main() {
   const { values, positionals } = parseArgs({
     args: Deno.args,
-    options: { hot: { type: "string" }, executions: { type: "string" }, top: { type: "string" } },
+    options: {
+      hot: { type: "string" },
+      executions: { type: "string" },
+      top: { type: "string" },
+      grep: { type: "string" },
+    },
     allowPositionals: true,
   });
-  const usage = "usage: deno run -A bench/sass_stalls.ts PAGE.sass.csv [--hot N] [--executions LO-HI] [--top N]";
+  const usage =
+    "usage: deno run -A bench/sass_stalls.ts PAGE.sass.csv [--hot N] [--executions LO-HI] [--top N] [--grep REGEX]";
   const band = values.executions?.match(/^(\d+)-(\d+)$/);
   const hot = values.hot === undefined ? undefined : Number(values.hot);
   const top = values.top === undefined ? undefined : Number(values.top);
@@ -207,6 +224,13 @@ async function main() {
     console.error(usage);
     Deno.exit(2);
   }
+  let grep: RegExp | undefined;
+  try {
+    grep = values.grep === undefined ? undefined : new RegExp(values.grep);
+  } catch (e) {
+    console.error(`--grep: ${e instanceof Error ? e.message : e}`);
+    Deno.exit(2);
+  }
   let rows: SassInstruction[];
   try {
     rows = parseSassCsv(await Deno.readTextFile(positionals[0]));
@@ -215,7 +239,7 @@ async function main() {
     Deno.exit(2);
   }
   const executions: [number, number] | undefined = band ? [Number(band[1]), Number(band[2])] : undefined;
-  console.log(formatSass(summarizeSass(rows, { hot, executions, top })));
+  console.log(formatSass(summarizeSass(rows, { hot, executions, top, grep })));
 }
 
 if (import.meta.main) await main();

@@ -30,11 +30,20 @@ Deno.test("sass_stalls gives the kernel's size, the reasons' shares and one exec
   assert.deepEqual([s.instructions, s.executed, s.hot, s.samples], [5, 4, 3, 47]);
   assert.deepEqual(s.reasons.map(([k]) => k), ["barrier", "long_sb", "wait"]);
   assert.equal(s.band!.samples, 46);
+  assert.equal(s.band!.instructions, 3);
   assert.deepEqual(s.band!.shares[0], ["WARPGROUP barrier", 30 / 46]);
   assert.deepEqual(s.top.map((r) => r.address), ["0x10", "0x20"]);
   const text = formatSass(s);
   assert.match(text, /^instructions: 5 on the page, 4 executed, 3 executed at least 16000 times$/m);
   assert.match(text, /\| 12 \| 25\.5 % \| 32768 \| `@!P0 {2}BRA 0x50` \| long_sb 12 \|/);
+  assert.match(text, /^instructions executed 32000-34000 times: 3, 46 samples; by opcode and reason: /m);
+  assert.equal(s.matches, undefined, "no listing without --grep");
+});
+
+Deno.test("sass_stalls --grep lists the matching instructions in page order with their executions", () => {
+  const s = summarizeSass(parseSassCsv(PAGE), { grep: /BRA|EXIT/ });
+  assert.deepEqual(s.matches!.map((r) => [r.address, r.executed, r.samples]), [["0x20", 32768, 12], ["0x40", 0, 0]]);
+  assert.match(formatSass(s), /^\| 0x20 \| 32768 \| 12 \| `@!P0 {2}BRA 0x50` \|$/m);
 });
 
 Deno.test("sass_stalls' command exits 2 naming the file that is not a SASS page", async () => {
@@ -54,6 +63,10 @@ Deno.test("sass_stalls' command exits 2 naming the file that is not a SASS page"
       /raw\.csv: SASS page CSV: no column "Warp Stall Sampling \(All Samples\)"/,
     );
     assert.equal((await run(`${dir}/raw.csv`, "--executions", "12")).code, 2);
+    await Deno.writeTextFile(`${dir}/p1.sass.csv`, PAGE);
+    const badGrep = await run(`${dir}/p1.sass.csv`, "--grep", "(");
+    assert.equal(badGrep.code, 2);
+    assert.match(new TextDecoder().decode(badGrep.stderr), /^--grep: /);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -386,10 +386,10 @@ if has profile && [ -z "${HUNG:-}" ]; then
   # heuristic; one with dbg= runs on the profiling build: dbg=1 times the feed alone, dbg=4 without promotion and
   # wgmmas) pick them; PROFILE_SET (default "full") the sections, or PROFILE_METRICS a comma-separated metric list
   # (a few passes instead of the full set's dozens: one CSV per run, ncu/<tag>.metrics.csv, no report pages).
-  # Where python3 imports deep_gemm, DeepGEMM's kernel
-  # on the same dense shapes too (tests/gpu/profile_deepgemm.py, the benchmark's call). Each report's pages as text
-  # (ncu_pages) come back in ncu.tgz. bench's watchdog is off there (--stall 0): the profiled launch's replay passes
-  # took longer than its 30 s, and it exited 3 after the report was written; the step's timeout still bounds it.
+  # Where python3 imports deep_gemm, DeepGEMM's kernel on the same dense shapes too (tests/gpu/profile_deepgemm.py, the
+  # benchmark's call). Everything comes back in ncu.tgz, with ncu/summary.txt's headline figures per run. bench's
+  # watchdog is off there (--stall 0): the profiled launch's replay passes took longer than its 30 s, and it exited 3
+  # after the report was written; the step's timeout still bounds it (the profiled launch's figures are written first).
   mkdir -p "$OUT/ncu"
   # A report's pages as text (details, SASS with stall samples, raw metrics as CSV), its headline metrics into
   # summary.txt; the report itself is dropped.
@@ -403,54 +403,47 @@ if has profile && [ -z "${HUNG:-}" ]; then
       "$OUT/ncu/$1.details.txt" | head -12 >>"$OUT/ncu/summary.txt"
     rm -f "$rep"
   }
-  # A metrics run's values (PROFILE_METRICS), one "name = value unit" per line, into summary.txt under the run's title
-  # (ncu's CSV rows among the profiled program's own output; a kernel name may hold commas, never '","').
+  # A metrics run's values (PROFILE_METRICS), one "name = value unit" per line, into summary.txt (ncu's CSV rows among
+  # the profiled program's own output; a kernel name may hold commas, never '","').
   ncu_metrics() {
     local csv=$OUT/ncu/$1.metrics.csv
     [ -f "$csv" ] || return 0
-    echo "==== $1: $2" >>"$OUT/ncu/summary.txt"
     grep '^"[0-9]' "$csv" | awk -F'","' '{ v = $NF; gsub(/"/, "", v); print "  " $(NF - 2) " = " v " " $(NF - 1) }' \
       >>"$OUT/ncu/summary.txt"
+  }
+  # One profiled run: ncu_run TAG TITLE NCU-KERNEL-OPTIONS... -- PROGRAM ARGS..., with the full set (or PROFILE_SET)
+  # into a report and its pages, or with PROFILE_METRICS into a CSV; its title and figures go into summary.txt.
+  ncu_run() {
+    local tag=$1 title=$2
+    shift 2
+    echo "==== ncu $tag: $title ====" >>"$OUT/ncu/summary.txt"
+    if [ -n "${PROFILE_METRICS:-}" ]; then
+      timeout "${PROFILE_TIMEOUT:-150}" ncu --clock-control none --metrics "$PROFILE_METRICS" --csv "$@" \
+        >"$OUT/ncu/$tag.metrics.csv" 2>&1
+    else
+      timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --set "${PROFILE_SET:-full}" --import-source no -f \
+        -o "$OUT/ncu/$tag" "$@" >"$OUT/ncu/$tag.run.txt" 2>&1
+    fi
+    note "ncu $tag $title: exit $?"
+    ncu_pages "$tag"
+    ncu_metrics "$tag"
   }
   IFS=';' read -r -a pcfgs <<<"${PROFILE_CFGS:-default}"
   n=0
   for shape in ${PROFILE_SHAPES:-4096x7168x16384 128x7168x16384}; do
     for cfg in "${pcfgs[@]}"; do
       n=$((n + 1))
-      tag="p${n}"
-      envs=()
-      [ "$cfg" != default ] && envs=("GO_CUDA_FAST_CFG=$cfg")
-      echo "==== ncu $tag: dense $shape [$cfg] ====" >>"$OUT/ncu/summary.txt"
       lib=$CUDA_SO
       [[ "$cfg" == *dbg=* ]] && lib=$PROF_SO
-      if [ -n "${PROFILE_METRICS:-}" ]; then
-        env "${envs[@]}" timeout "${PROFILE_TIMEOUT:-150}" ncu --clock-control none --kernel-name go_fp8_fast \
-          --launch-count 1 --metrics "$PROFILE_METRICS" --csv \
-          "$B/bench" "$lib" --filter "dense $shape" --samples 1 --no-prepare --stall 0 >"$OUT/ncu/$tag.metrics.csv" 2>&1
-      else
-        env "${envs[@]}" timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --kernel-name go_fp8_fast \
-          --launch-count 1 --set "${PROFILE_SET:-full}" --import-source no -f -o "$OUT/ncu/$tag" \
-          "$B/bench" "$lib" --filter "dense $shape" --samples 1 --no-prepare --stall 0 >"$OUT/ncu/$tag.run.txt" 2>&1
-      fi
-      note "ncu $tag dense $shape [$cfg]: exit $? (the metrics of the profiled launch are written before the run ends)"
-      ncu_pages "$tag"
-      ncu_metrics "$tag" "dense $shape [$cfg]"
+      (
+        [ "$cfg" != default ] && export GO_CUDA_FAST_CFG=$cfg
+        ncu_run "p$n" "dense $shape [$cfg]" --kernel-name go_fp8_fast --launch-count 1 \
+          "$B/bench" "$lib" --filter "dense $shape" --samples 1 --no-prepare --stall 0
+      )
     done
     if python3 -c 'import deep_gemm' >/dev/null 2>&1; then
-      tag="dg_$shape"
-      echo "==== ncu $tag: DeepGEMM dense $shape ====" >>"$OUT/ncu/summary.txt"
-      if [ -n "${PROFILE_METRICS:-}" ]; then
-        timeout "${PROFILE_TIMEOUT:-150}" ncu --clock-control none --kernel-name regex:sm90_fp8_gemm_1d2d --launch-skip 1 \
-          --launch-count 1 --metrics "$PROFILE_METRICS" --csv \
-          python3 tests/gpu/profile_deepgemm.py "dense $shape" >"$OUT/ncu/$tag.metrics.csv" 2>&1
-      else
-        timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --kernel-name regex:sm90_fp8_gemm_1d2d --launch-skip 1 \
-          --launch-count 1 --set "${PROFILE_SET:-full}" --import-source no -f -o "$OUT/ncu/$tag" \
-          python3 tests/gpu/profile_deepgemm.py "dense $shape" >"$OUT/ncu/$tag.run.txt" 2>&1
-      fi
-      note "ncu $tag DeepGEMM dense $shape: exit $?"
-      ncu_pages "$tag"
-      ncu_metrics "$tag" "DeepGEMM dense $shape"
+      ncu_run "dg_$shape" "DeepGEMM dense $shape" --kernel-name regex:sm90_fp8_gemm_1d2d --launch-skip 1 --launch-count 1 \
+        python3 tests/gpu/profile_deepgemm.py "dense $shape"
     fi
   done
   (cd "$OUT" && tar czf ncu.tgz ncu && rm -rf ncu)

@@ -1,15 +1,17 @@
 // run.sh's profile step with PROFILE_METRICS: ncu's CSV (`--metrics ... --csv`) comes mixed with the profiled program's
-// own output, and ncu_metrics turns its rows into "name = value unit" lines of ncu/summary.txt under the run's title.
+// own output; ncu_run titles the run in ncu/summary.txt and ncu_metrics turns the rows into "name = value unit" lines.
 import assert from "node:assert/strict";
 
 const root = new URL("../../", import.meta.url).pathname;
 
-/** run.sh's ncu_metrics function, as the profile step defines it. */
-async function ncuMetricsFunction(): Promise<string> {
+/** run.sh's profile-step functions (ncu_pages, ncu_metrics, ncu_run), as the step defines them. */
+async function profileFunctions(): Promise<string> {
   const runSh = await Deno.readTextFile(`${root}tests/gpu/run.sh`);
-  const m = /\n( *ncu_metrics\(\) \{[\s\S]*?\n {2}\}\n)/.exec(runSh);
-  assert.ok(m, "run.sh has no ncu_metrics function");
-  return m[1];
+  const fns = ["ncu_pages", "ncu_metrics", "ncu_run"].map((f) =>
+    new RegExp(`\\n( *${f}\\(\\) \\{[\\s\\S]*?\\n {2}\\}\\n)`).exec(runSh)
+  );
+  assert.ok(fns.every((m) => m), "run.sh lacks ncu_pages, ncu_metrics or ncu_run");
+  return fns.map((m) => m![1]).join("");
 }
 
 // What `ncu --metrics ... --csv python3 tests/gpu/profile_deepgemm.py ...` printed on the H200: ncu's notes, the
@@ -30,24 +32,41 @@ const captured = [
   row("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", "%", "93.16"),
 ].join("\n") + "\n";
 
-Deno.test("run.sh's profile step writes a metrics run's values, one per line, under the run's title", async () => {
+Deno.test("run.sh's profile step with PROFILE_METRICS writes a run's title and values, one per line", async () => {
   const dir = await Deno.makeTempDir({ prefix: "go-ncu-metrics-" });
   try {
     await Deno.mkdir(`${dir}/ncu`);
-    await Deno.writeTextFile(`${dir}/ncu/dg_4096x7168x16384.metrics.csv`, captured);
-    const script = `${await ncuMetricsFunction()}ncu_metrics dg_4096x7168x16384 "DeepGEMM dense 4096x7168x16384"\n` +
-      `ncu_metrics p9 "a run that wrote no CSV"\n`;
-    const out = await new Deno.Command("bash", { args: ["-c", script], env: { OUT: dir }, stderr: "piped" }).output();
+    await Deno.mkdir(`${dir}/bin`);
+    // A stand-in for ncu: records its arguments and prints what the H200's ncu printed.
+    await Deno.writeTextFile(`${dir}/captured.txt`, captured);
+    await Deno.writeTextFile(`${dir}/bin/ncu`, `#!/bin/sh\necho "$@" >"${dir}/args.txt"\ncat "${dir}/captured.txt"\n`);
+    await Deno.chmod(`${dir}/bin/ncu`, 0o755);
+    const script = `note() { echo "$*" >>"$OUT/summary.txt"; }\n${await profileFunctions()}` +
+      `ncu_run dg_4096x7168x16384 "DeepGEMM dense 4096x7168x16384" --kernel-name K --launch-count 1 prog arg\n` +
+      `ncu_metrics p9\n`;
+    const out = await new Deno.Command("bash", {
+      args: ["-c", script],
+      env: { OUT: dir, PROFILE_METRICS: "gpu__time_duration.sum", PATH: `${dir}/bin:${Deno.env.get("PATH")}` },
+      stderr: "piped",
+    }).output();
     assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    assert.equal(
+      await Deno.readTextFile(`${dir}/args.txt`),
+      "--clock-control none --metrics gpu__time_duration.sum --csv --kernel-name K --launch-count 1 prog arg\n",
+    );
     assert.equal(
       await Deno.readTextFile(`${dir}/ncu/summary.txt`),
       [
-        "==== dg_4096x7168x16384: DeepGEMM dense 4096x7168x16384",
+        "==== ncu dg_4096x7168x16384: DeepGEMM dense 4096x7168x16384 ====",
         "  gpu__time_duration.sum = 654,112 ns",
         "  sm__cycles_active.avg = 955,008.70 cycle",
         "  sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active = 93.16 %",
       ].join("\n") + "\n",
       "the header, ncu's notes and the program's own lines are left out; a run without a CSV adds nothing",
+    );
+    assert.equal(
+      await Deno.readTextFile(`${dir}/summary.txt`),
+      "ncu dg_4096x7168x16384 DeepGEMM dense 4096x7168x16384: exit 0\n",
     );
   } finally {
     await Deno.remove(dir, { recursive: true });

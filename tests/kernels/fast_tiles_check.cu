@@ -1,15 +1,15 @@
 // Host-side check of the fast SM90 FP8 GEMM's tile walk (kernels/cuda/sm90_fp8_fast_kernel.cuh, fast_tile): for every
 // mode (dense, contiguous classic and psum, masked) and a spread of layouts, BLOCK_M 64 and 256 (where the launcher
-// allows it: contiguous only when fast_tiles256 says so), BLOCK_N 64 / 128 / 144 and multicast 1 / 2 must write
-// exactly the elements that BLOCK_M 128 with BLOCK_N 128 writes, each once, with the same B group and the same
-// kind (computed or zero), also with the last round of a grid split in halves (fast_split_tail). BLOCK_M 128 is the
-// tiling checked bit for bit on an H200 (tests/gpu/check.cpp); this pins the other tilings to it without a GPU. Split
-// K (dense): the units of S splits must run every (tile, K block) of the unsplit walk exactly once. The TMA-store epilogue: replayed per math warpgroup, no staging buffer may be rewritten
-// while one of its stores may still read it (and the waiting rule it replaced must be caught doing so). The index
-// rules and error words that the device check of grouped calls shares with the host check (grouped_gate.h). The B
-// scale windows and slots of the K loop (fast_windows, fast_sfb_slots, fast_straddle_step). The walk's divisions by
-// divisors the launcher prepares (FastDiv, fast_fill_blocks, which fills every walk below). Run by
-// tests/kernels/cuda_fast_tiles_test.ts (nvcc, host code only).
+// allows it: contiguous only when fast_tiles256 says so), BLOCK_N 64 / 128 / 144 and multicast 1 / 2 must write exactly
+// the elements that BLOCK_M 128 with BLOCK_N 128 writes, each once, with the same B group and the same kind (computed
+// or zero), also with the last round of a grid split in halves (fast_split_tail). BLOCK_M 128 is the tiling checked bit
+// for bit on an H200 (tests/gpu/check.cpp); this pins the other tilings to it without a GPU. Split K (dense): the units
+// of S splits must run every (tile, K block) of the unsplit walk exactly once. The TMA-store epilogue: replayed per
+// math warpgroup, no staging buffer may be rewritten while one of its stores may still read it (and the waiting rule it
+// replaced must be caught doing so). The index rules and error words that the device check of grouped calls shares with
+// the host check (grouped_gate.h). The B scale windows and slots of the K loop (fast_windows, fast_sfb_slots,
+// fast_straddle_step). The walk's divisions by divisors the launcher prepares (FastDiv, fast_fill_blocks, which fills
+// every walk below). Run by tests/kernels/cuda_fast_tiles_test.ts (nvcc, host code only).
 //
 // build: nvcc -std=c++17 -O2 -I kernels/cuda -o fast_tiles_check tests/kernels/fast_tiles_check.cu
 // usage: fast_tiles_check   (prints one line per case, then "SUMMARY cases=N failures=F"; exit 1 on a failure)
