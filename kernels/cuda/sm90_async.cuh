@@ -60,6 +60,17 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int by
 __device__ __forceinline__ void cp_async_arrive(uint32_t bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
+// Elects one thread of a converged warp (PTX ISA 8.0, elect.sync): code under its predicate runs on one thread, which
+// ptxas knows, so the operands of a TMA copy there move to uniform registers directly, without the loop over the
+// active threads' values it emits under a plain per-thread condition (ELECT, R2UR, BRA.U.ANY per copy).
+__device__ __forceinline__ bool elect_one() {
+  uint32_t pred = 0;
+  asm volatile(
+      "{\n.reg .pred p;\n.reg .b32 r;\nelect.sync r|p, %1;\nselp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(pred)
+      : "r"(0xffffffffu));
+  return pred != 0;
+}
 // Fetches a tensor map into the TMA unit's descriptor cache ahead of its first copy (PTX ISA, "prefetch.tensormap").
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");

@@ -204,7 +204,14 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     // geomean 1.013x; contiguous 4 x 8192 x 4096 x 2048 520.5 -> 490.2 us, 4096 x 24576 x 1536 293.1 -> 282.0 us.
     const bool issues = fast_issues<C>(p, tid & ~31);
     if (tid < 96) {
-      if (issues) fast_producer<C>(map_a, map_b, map_sfa, p, ring, tid, rank, cluster, clusters, N, nkb);
+      // With SFA by TMA one elected thread of each issuing warp walks the tiles and loads (fast_producer says why
+      // elected); it passes its warp's first thread index. Each SFA path is its own instance.
+      if (p.sfa_tma) {
+        if (issues && elect_one())
+          fast_producer<C, true>(map_a, map_b, map_sfa, p, ring, tid & ~31, rank, cluster, clusters, N, nkb);
+      } else {
+        fast_producer<C, false>(map_a, map_b, map_sfa, p, ring, tid, rank, cluster, clusters, N, nkb);
+      }
     } else if constexpr (!C::kSplitK) {
       fast_sfb_loader<C>(p, ring, tid - 96, rank, cluster, clusters, N);
     }

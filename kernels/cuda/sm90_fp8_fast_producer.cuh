@@ -53,21 +53,28 @@ __device__ __forceinline__ void fast_sfb_loader(const FastParams& p, const FastR
   asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
 }
 
-/// Whether producer thread `tid` (0 .. 95) issues loads: with SFA copied all 96 threads copy its rows; with SFA by TMA
-/// only thread 0 issues, and thread 64 too with spread (B's copies). fp8_fast_body asks it of each warp's first thread:
-/// a warp with no issuing thread does not walk the tiles.
+/// Whether the producer warp whose first thread is `tid` (0, 32, 64) issues loads: with SFA copied all three copy its
+/// rows; with SFA by TMA warp 0 issues, and warp 2 too with spread (B's copies). fp8_fast_body asks it of each warp: a
+/// warp that issues nothing does not walk the tiles.
 template <class C>
 __device__ __forceinline__ bool fast_issues(const FastParams& p, int tid) {
   return !p.sfa_tma || tid == 0 || (C::kSpread && tid == 64);
 }
 
 /// The producer's first three warps: for each tile of this CTA and each K block (ktma=N: each N K blocks), wait for
-/// free stages and issue their loads, all completing on the first stage's full barrier. Thread 0 issues the TMA copies
-/// of A (this CTA's share, multicast), B and, by TMA, SFA, and arrives with the bytes to expect; with SFA copied, the
-/// 96 threads copy its rows and arrive once they have landed. With spread (SFA by TMA), thread 0 copies SFA and A,
-/// thread 64 B: the single issuing thread bounded the K loop at small M (a trace of CTA 0 at 64 x 4096 x 7168 showed
-/// about 500 cycles per K block from one free stage to the next, the stages all free long before).
-template <class C>
+/// free stages and issue their loads, all completing on the first stage's full barrier. With SFA by TMA (kSfaTma) the
+/// caller is one thread, elected in warp 0 (elect_one): it issues the TMA copies of A (this CTA's share, multicast), B
+/// and SFA, and arrives with the bytes to expect; with spread, warp 0's thread copies SFA and A, warp 2's B (a single
+/// issuing thread bounded the K loop at small M: a trace of CTA 0 at 64 x 4096 x 7168 showed about 500 cycles per K
+/// block from one free stage to the next, the stages all free long before). With SFA copied (!kSfaTma) all 96 threads
+/// call: warp 0's elected thread issues A and B, and every thread copies SFA rows and arrives once they have landed.
+///
+/// Why elected: under a per-thread condition (tid == 0) ptxas wraps each TMA copy in a loop over the active threads'
+/// operand values (ELECT, R2UR, UTMALDG, BRA.U.ANY); the ninth round's trace had 429 cycles from a free stage to its
+/// copies issued. Under elect.sync it knows one thread runs and moves the operands to uniform registers once. Same
+/// call, against the per-thread producer, 20 shapes: 1.038x -> 1.069x DeepGEMM (geomean; ours 0.984x the time),
+/// 128 x 2112 x 7168 1.080x -> 1.175x; docs/performance-history.md, "Issue 26, tenth round".
+template <class C, bool kSfaTma>
 __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CUtensorMap& map_b,
                                               const CUtensorMap& map_sfa, const FastParams& p, const FastRing<C>& ring,
                                               int tid, int rank, int cluster, int clusters, int N, int nkb) {
@@ -75,18 +82,13 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
   constexpr int kStageA = FastRing<C>::L.stage_a, kStageB = FastRing<C>::L.stage_b;
   // Bytes per copy (ktma=N: N stages' worth).
   constexpr int kTxA = kKtma * kStageA, kTxB = kKtma * kStageB, kTxSfa = kKtma * BM * 4;
-  const bool spread = C::kSpread && p.sfa_tma;
-  // Only the issuing threads load. Each arrives on every stage's full barrier: one that waited for free stages without
-  // arriving could be lapped by the others (a parity wait tells only two phases apart). The others walk the tiles
-  // without loading (returning here instead made ptxas spill 60 bytes at BLOCK_M 256 with multicast). A warp with no
-  // issuing thread does not call this (fast_issues).
-  const bool idle = !fast_issues<C>(p, tid);
+  constexpr bool spread = C::kSpread && kSfaTma;
   const uint32_t a_u = smem_addr(ring.a), b_u = smem_addr(ring.b), sfa_u = smem_addr(ring.sfa);
   const bool by_chunk = fast_a_by_chunk(p.mode, p.split_k, BM, MC, kKtma);  // constant false but at BLOCK_M 128
   uint32_t it = 0;
   for (int u = cluster; u < p.units; u += clusters) {
     const FastTile ti = fast_tile<C>(p, u, rank, N);
-    if (!ti.valid || !ti.compute || idle) continue;
+    if (!ti.valid || !ti.compute) continue;
     // By chunk: rows 64 .. 127 only where they start below masked_m (else nothing reads them).
     const bool a_hi = by_chunk && !ti.zero[1];
     const int tx_a = by_chunk && !a_hi ? kTxA / 2 : kTxA;
@@ -117,8 +119,8 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
       };
       // SFA by TMA: a box of BM rows x ktma K blocks into stages s .. s + ktma - 1.
       auto load_sfa = [&] { tma_load_2d(sfa_u + s * BM * 4, &map_sfa, full, ti.m0, ti.z * nkb + kb); };
-      if (spread) {
-        if (tid == 0) {
+      if constexpr (spread) {
+        if (tid == 0) {  // warp 0's elected thread; warp 2's passes 64
           mbar_arrive_expect_tx(full, tx_a + kTxSfa);
           load_sfa();
           load_a();
@@ -126,13 +128,14 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
           mbar_arrive_expect_tx(full, kTxB);
           load_b();
         }
-      } else if (p.sfa_tma) {
+      } else if constexpr (kSfaTma) {
         mbar_arrive_expect_tx(full, tx_a + kTxB + kTxSfa);
         load_sfa();
         load_a();
         load_b();
       } else {
-        if (tid == 0) {
+        __syncwarp();
+        if (tid < 32 && elect_one()) {  // warp 0's elected thread issues A and B (elect_one: no per-copy loop)
           mbar_expect_tx(full, tx_a + kTxB);
           load_a();
           load_b();

@@ -424,7 +424,15 @@ if has profile && [ -z "${HUNG:-}" ]; then
       timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --set "${PROFILE_SET:-full}" --import-source no -f \
         -o "$OUT/ncu/$tag" "$@" >"$OUT/ncu/$tag.run.txt" 2>&1
     fi
-    note "ncu $tag $title: exit $?"
+    local rc=$?
+    note "ncu $tag $title: exit $rc"
+    # On a timeout `timeout` ends the ncu launcher script at once, while the ncu process it started shuts the profiled
+    # program down and writes its results after (a metrics run at 4096x7168x16384 under a 90 s limit: its rows landed
+    # after the step had read the CSV). Wait for it (up to 60 s), so that its rows are read and no profile overlaps it.
+    if [ "$rc" = 124 ]; then
+      local i
+      for i in $(seq 60); do pgrep -x ncu >/dev/null || break; sleep 1; done
+    fi
     ncu_pages "$tag"
     ncu_metrics "$tag"
   }

@@ -32,6 +32,15 @@ const captured = [
   row("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", "%", "93.16"),
 ].join("\n") + "\n";
 
+/** ncu/summary.txt as ncu_run writes it for `captured`'s rows under the run's title. */
+const summaryOf = (title: string) =>
+  [
+    `==== ncu ${title} ====`,
+    "  gpu__time_duration.sum = 654,112 ns",
+    "  sm__cycles_active.avg = 955,008.70 cycle",
+    "  sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active = 93.16 %",
+  ].join("\n") + "\n";
+
 Deno.test("run.sh's profile step with PROFILE_METRICS writes a run's title and values, one per line", async () => {
   const dir = await Deno.makeTempDir({ prefix: "go-ncu-metrics-" });
   try {
@@ -56,18 +65,49 @@ Deno.test("run.sh's profile step with PROFILE_METRICS writes a run's title and v
     );
     assert.equal(
       await Deno.readTextFile(`${dir}/ncu/summary.txt`),
-      [
-        "==== ncu dg_4096x7168x16384: DeepGEMM dense 4096x7168x16384 ====",
-        "  gpu__time_duration.sum = 654,112 ns",
-        "  sm__cycles_active.avg = 955,008.70 cycle",
-        "  sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active = 93.16 %",
-      ].join("\n") + "\n",
+      summaryOf("dg_4096x7168x16384: DeepGEMM dense 4096x7168x16384"),
       "the header, ncu's notes and the program's own lines are left out; a run without a CSV adds nothing",
     );
     assert.equal(
       await Deno.readTextFile(`${dir}/summary.txt`),
       "ncu dg_4096x7168x16384 DeepGEMM dense 4096x7168x16384: exit 0\n",
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("run.sh's profile step reads a timed-out run's rows once the ncu process behind the launcher has written them", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "go-ncu-timeout-" });
+  try {
+    await Deno.mkdir(`${dir}/ncu`);
+    await Deno.mkdir(`${dir}/bin`);
+    await Deno.mkdir(`${dir}/real`);
+    await Deno.writeTextFile(`${dir}/captured.txt`, captured);
+    // The launcher script starts the profiler as a child (not exec), as CUDA's bin/ncu does; `timeout` ends the
+    // launcher at once, while the profiler, told to stop, writes its rows a second later.
+    await Deno.writeTextFile(`${dir}/bin/ncu`, `#!/bin/sh\n"${dir}/real/ncu" "$@"\n`);
+    await Deno.writeTextFile(
+      `${dir}/real/ncu`,
+      `#!/bin/bash\ntrap 'sleep 1; cat "${dir}/captured.txt"; exit 0' TERM\nwhile :; do sleep 0.1; done\n`,
+    );
+    await Deno.chmod(`${dir}/bin/ncu`, 0o755);
+    await Deno.chmod(`${dir}/real/ncu`, 0o755);
+    const script = `note() { echo "$*" >>"$OUT/summary.txt"; }\n${await profileFunctions()}` +
+      `ncu_run p1 "dense 4096x7168x16384 [default]" --kernel-name K --launch-count 1 prog arg\n`;
+    const out = await new Deno.Command("bash", {
+      args: ["-c", script],
+      env: {
+        OUT: dir,
+        PROFILE_METRICS: "gpu__time_duration.sum",
+        PROFILE_TIMEOUT: "1",
+        PATH: `${dir}/bin:${Deno.env.get("PATH")}`,
+      },
+      stderr: "piped",
+    }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    assert.equal(await Deno.readTextFile(`${dir}/summary.txt`), "ncu p1 dense 4096x7168x16384 [default]: exit 124\n");
+    assert.equal(await Deno.readTextFile(`${dir}/ncu/summary.txt`), summaryOf("p1: dense 4096x7168x16384 [default]"));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
