@@ -1627,6 +1627,14 @@ int main(int argc, char** argv) {
                                     ? 1
                                     : 0,
           1);
+    // Two bad counts: the first is named.
+    const int32_t mm2[2] = {-3, 400};
+    cuda.copy_in(pi, mm2, sizeof mm2);
+    st = cuda.masked_fp8(&a, &sfa, &b, &sfb, &d, &gl, 1, 128, 128, 128, GO_MODEL_SM90_1D2D);
+    probe("masked_m with two bad counts names the first",
+          st == GO_ERR_INVALID_ARGUMENT && message("masked_m[0] = -3 is outside [0, 128]") && d_kept(G * Mmax * N) ? 1
+                                                                                                               : 0,
+          1);
     for (void* q : {pa, pb, psf, pd, pi}) cuda.free_(q);
   }
   // The device check's verdict on 256-row tiles (go_ext_grouped_gate) against this file's own reading of the rule:
