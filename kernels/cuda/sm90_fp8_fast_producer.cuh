@@ -70,10 +70,10 @@ __device__ __forceinline__ bool fast_issues(const FastParams& p, int tid) {
 /// call: warp 0's elected thread issues A and B, and every thread copies SFA rows and arrives once they have landed.
 ///
 /// Why elected: under a per-thread condition (tid == 0) ptxas wraps each TMA copy in a loop over the active threads'
-/// operand values (ELECT, R2UR, UTMALDG, BRA.U.ANY); the ninth round's trace had 429 cycles from a free stage to its
-/// copies issued. Under elect.sync it knows one thread runs and moves the operands to uniform registers once. Same
-/// call, against the per-thread producer, 20 shapes: 1.038x -> 1.069x DeepGEMM (geomean; ours 0.984x the time),
-/// 128 x 2112 x 7168 1.080x -> 1.175x; docs/performance-history.md, "Issue 26, tenth round".
+/// operand values (ELECT, R2UR, UTMALDG, BRA.U.ANY); a cycle trace at 4096 x 7168 x 16384 had 429 cycles from a free
+/// stage to its copies issued. Under elect.sync it knows one thread runs and moves the operands to uniform registers
+/// once. Same call, against the per-thread producer, 20 shapes: 1.038x -> 1.069x DeepGEMM (geomean; ours 0.984x the
+/// time), 128 x 2112 x 7168 1.080x -> 1.175x (docs/performance-history.md, "Issue 26, tenth round").
 template <class C, bool kSfaTma>
 __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CUtensorMap& map_b,
                                               const CUtensorMap& map_sfa, const FastParams& p, const FastRing<C>& ring,
