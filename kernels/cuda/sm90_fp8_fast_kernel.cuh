@@ -199,15 +199,14 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const int cluster = blockIdx.x / MC, clusters = gridDim.x / MC;
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs) : "memory");
-    // A warp whose threads issue no loads (fast_issues, asked of its first thread: with SFA by TMA warp 1, and warp 2
-    // without spread) would walk every tile for nothing. Skipping the walk, same call, two runs each (13 shapes):
-    // geomean 1.013x; contiguous 4 x 8192 x 4096 x 2048 520.5 -> 490.2 us, 4096 x 24576 x 1536 293.1 -> 282.0 us.
-    const bool issues = fast_issues<C>(p, tid & ~31);
     if (tid < 96) {
-      // With SFA by TMA one elected thread of each issuing warp walks the tiles and loads (fast_producer says why
-      // elected); it passes its warp's first thread index. Each SFA path is its own instance.
+      // Each SFA path is its own instance. With SFA by TMA a warp that issues no loads (fast_issues: warp 1, and warp
+      // 2 without spread) would walk every tile for nothing. Skipping the walk, same call, two runs each (13 shapes):
+      // geomean 1.013x; contiguous 4 x 8192 x 4096 x 2048 520.5 -> 490.2 us, 4096 x 24576 x 1536 293.1 -> 282.0 us.
+      // One elected thread of each issuing warp walks the tiles and loads (fast_producer says why elected), passing
+      // its warp's first thread index. With SFA copied all 96 threads walk them.
       if (p.sfa_tma) {
-        if (issues && elect_one())
+        if (fast_issues<C>(tid & ~31) && elect_one())
           fast_producer<C, true>(map_a, map_b, map_sfa, p, ring, tid & ~31, rank, cluster, clusters, N, nkb);
       } else {
         fast_producer<C, false>(map_a, map_b, map_sfa, p, ring, tid, rank, cluster, clusters, N, nkb);

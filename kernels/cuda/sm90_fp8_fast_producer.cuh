@@ -53,12 +53,12 @@ __device__ __forceinline__ void fast_sfb_loader(const FastParams& p, const FastR
   asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
 }
 
-/// Whether the producer warp whose first thread is `tid` (0, 32, 64) issues loads: with SFA copied all three copy its
-/// rows; with SFA by TMA warp 0 issues, and warp 2 too with spread (B's copies). fp8_fast_body asks it of each warp: a
-/// warp that issues nothing does not walk the tiles.
+/// Whether the producer warp whose first thread is `tid` (0, 32, 64) issues loads when SFA comes by TMA: warp 0, and
+/// warp 2 too with spread (B's copies). fp8_fast_body asks it of each warp: a warp that issues nothing does not walk
+/// the tiles. (With SFA copied all three warps copy its rows.)
 template <class C>
-__device__ __forceinline__ bool fast_issues(const FastParams& p, int tid) {
-  return !p.sfa_tma || tid == 0 || (C::kSpread && tid == 64);
+__device__ __forceinline__ bool fast_issues(int tid) {
+  return tid == 0 || (C::kSpread && tid == 64);
 }
 
 /// The producer's first three warps: for each tile of this CTA and each K block (ktma=N: each N K blocks), wait for
