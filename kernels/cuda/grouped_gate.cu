@@ -71,27 +71,30 @@ __device__ int32_t g_gate_block[kGateSlots];
 
 struct DeviceGate {
   int32_t* block = nullptr;
-  bool looked = true;  // no check launched since the host last looked
+  bool looked = true;  // no check launched (or block handed to a kernel) since the host last looked
 };
 std::mutex g_mu;
 std::map<int, DeviceGate> g_gates;
 
 }  // namespace
 
-cudaError_t launch_gate_check(GateKind kind, const int32_t* v, int64_t n, int64_t M, int64_t G, int mk, bool pdl,
-                              cudaStream_t stream, int32_t** gate) {
+cudaError_t gate_block(int32_t** gate) {
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
-  {
-    std::lock_guard<std::mutex> lk(g_mu);
-    DeviceGate& g = g_gates[dev];
-    if (g.block == nullptr) {
-      if ((e = cudaGetSymbolAddress(reinterpret_cast<void**>(&g.block), g_gate_block)) != cudaSuccess) return e;
-    }
-    g.looked = false;
-    *gate = g.block;
+  std::lock_guard<std::mutex> lk(g_mu);
+  DeviceGate& g = g_gates[dev];
+  if (g.block == nullptr) {
+    if ((e = cudaGetSymbolAddress(reinterpret_cast<void**>(&g.block), g_gate_block)) != cudaSuccess) return e;
   }
+  g.looked = false;
+  *gate = g.block;
+  return cudaSuccess;
+}
+
+cudaError_t launch_gate_check(GateKind kind, const int32_t* v, int64_t n, int64_t M, int64_t G, int mk, bool pdl,
+                              cudaStream_t stream, int32_t** gate) {
+  if (const cudaError_t e = gate_block(gate); e != cudaSuccess) return e;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(1);
   cfg.blockDim = dim3(1024);

@@ -1,10 +1,11 @@
 // The index tensors of grouped GEMMs (grouped_layout, masked_m), checked on the device for the fast FP8 kernels, so
-// that a call never waits for the GPU to copy them to the host: one small kernel reads them, writes what the call's
-// GEMM kernels need (is the layout valid, do its groups fit 256-row tiles) into a per-device gate block, and keeps the
-// first error it finds until the host looks (after the call's synchronisation, or go_synchronize under
-// GO_CUDA_ASYNC=1). The GEMM kernels read the gate first and launch no work on a bad layout (D is left as it was) or
-// when they were launched for the other tile height (sm90_fp8_fast.cu launches a BLOCK_M 256 kernel and a BLOCK_M 128
-// one where the host cannot know which fits, and one of them returns at once).
+// that a call never waits for the GPU to copy them to the host. A contiguous layout: one small kernel reads it, writes
+// what the call's GEMM kernels need (is the layout valid, do its groups fit 256-row tiles) into a per-device gate
+// block, and keeps the first error it finds until the host looks (after the call's synchronisation, or go_synchronize
+// under GO_CUDA_ASYNC=1); the GEMM kernels read the gate first and launch no work on a bad layout (D is left as it was)
+// or when they were launched for the other tile height (sm90_fp8_fast.cu launches a BLOCK_M 256 kernel and a BLOCK_M
+// 128 one where the host cannot know which fits, and one of them returns at once). masked_m: no gate kernel; the GEMM
+// kernel checks its G counts itself by the same rule and keeps the first error in the same block (fast_masked_bad).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -69,6 +70,11 @@ inline std::string gate_message(int kind, int64_t index, int64_t value, int64_t 
 /// v or writing the block), and it lets the GEMM kernel after it be scheduled at once.
 cudaError_t launch_gate_check(GateKind kind, const int32_t* v, int64_t n, int64_t M, int64_t G, int mk, bool pdl,
                               cudaStream_t stream, int32_t** gate);
+
+/// This device's gate block, into *gate, for a GEMM kernel that checks its index tensor itself (masked_m: the fast
+/// kernel reads its G counts anyway, fp8_fast_body), so that the host looks at the block after the call. Launches
+/// nothing.
+cudaError_t gate_block(int32_t** gate);
 
 /// The first error the gate kernels of this device found since the last look, as the host check of the simple path
 /// words it ("grouped_layout[7] = 9 is neither -1 nor a group in [0, 4)"); empty if none. The device must have

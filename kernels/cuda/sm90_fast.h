@@ -56,12 +56,13 @@ struct FastParams {
   int psum_flags;  // bit 1: ensure_zero_padding
   int tiles256;    // contiguous layouts, for choose_fast_config: the groups fit 256-row tiles (BLOCK_M 256 may be
                    // chosen); the launcher chooses with 1 and 0 and the device check picks the kernel that runs
-  // Grouped calls: the index tensor is checked on the device (grouped_gate.h). gate_kind (GateKind, host side) says
-  // which check the launcher runs; the kernel reads the gate block `gate` first and returns unless the layout is
-  // valid and, per gate_want (GateWant), its groups fit (or do not fit) 256-row tiles. gate == nullptr: no gate.
+  // Grouped calls: the index tensor is checked on the device (grouped_gate.h). gate_kind (GateKind) says which check:
+  // for a contiguous layout the launcher runs the gate kernel, and the kernel reads the gate block `gate` first and
+  // returns unless the layout is valid and, per gate_want (GateWant), its groups fit (or do not fit) 256-row tiles;
+  // masked_m the kernel checks itself, recording a bad count in `gate` (fast_masked_bad). gate == nullptr: no gate.
   int gate_kind;
   int gate_want;
-  const int32_t* gate;
+  int32_t* gate;
   // Split K (dense only; split_k > 1): unit u works on K blocks [ks * nkb / split_k, (ks + 1) * nkb / split_k) of its
   // tile and writes each block's raw wgmma result P (f32) to ws[kb][row][col] (row pitch ws_pitch, block plane
   // ws_plane floats); fp8_fast_splitk_promote then runs the promotion chain F = fma(fl32(sa * sb), P, F) in K order

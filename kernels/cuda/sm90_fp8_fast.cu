@@ -166,19 +166,16 @@ int a_box_rows(const FastParams& p, const FastChoice& c) {
   return fast_a_by_chunk(p.mode, p.split_k, c.bm, c.multicast, c.ktma) ? 64 : c.bm / c.multicast;
 }
 
-// Grouped calls (p->gate_kind set): the gate kernel checks the index tensor on the device ahead of the GEMM kernels,
-// which read its verdict (grouped_gate.h), instead of the host copying it and waiting for the GPU.
+// Grouped calls (p->gate_kind set): the index tensor is checked on the device (grouped_gate.h), instead of the host
+// copying it and waiting for the GPU. A contiguous layout by the gate kernel ahead of the GEMM kernels, which read its
+// verdict; masked_m by the GEMM kernel itself (fast_masked_bad), which only needs the gate block to record an error.
 cudaError_t start_gate(FastParams* p, bool pdl, cudaStream_t stream) {
   if (p->gate_kind == kGateNone) return cudaSuccess;
-  const bool masked = p->gate_kind == kGateMasked, psum = p->gate_kind == kGatePsum;
-  const int32_t* v = masked ? p->masked_m : p->gl;
-  const int64_t n = masked || psum ? p->G : p->M;
-  int32_t* gate = nullptr;
-  const cudaError_t e = launch_gate_check(static_cast<GateKind>(p->gate_kind), v, n, p->M, p->G, p->mk_align, pdl,
-                                          stream, &gate);
-  p->gate = gate;
   p->gate_want = kWantValid;
-  return e;
+  if (p->gate_kind == kGateMasked) return gate_block(&p->gate);
+  const int64_t n = p->gate_kind == kGatePsum ? p->G : p->M;
+  return launch_gate_check(static_cast<GateKind>(p->gate_kind), p->gl, n, p->M, p->G, p->mk_align, pdl, stream,
+                           &p->gate);
 }
 
 cudaError_t launch_aot(FastParams p, const void* a, int64_t a_rows, int64_t a_stride, const void* b, int64_t b_rows,

@@ -146,6 +146,36 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
   GO_FAST_TRACE_AT(128, 3, (p.units - cluster + clusters - 1) / clusters);  // units walked: row 5's tiles
 }
 
+/// Whether masked_m holds a count outside [0, Mmax] (grouped_gate.h's rule), checked by every CTA of a masked call
+/// after the grid dependency wait, in place of a gate kernel: that one-CTA kernel sat on each call's critical path (it
+/// could start only when the kernel before it had completed, and this grid waited for it). The G counts are loaded
+/// once here (the tile walk reads them again); with a bad one the whole grid returns. In CTA 0 the thread holding the
+/// first bad entry records it in the gate block, unless an earlier error waits there for the host (gate_take_error).
+/// The record sits inside the check's loop: the same code after the loop, even a single store, made ptxas spill 352
+/// bytes at 256 x 128, 3 stages, mc=2, K = 16384; here it spills nothing (5528 -> 5624 instructions with the check).
+/// Against the gate kernel (H200, tests/gpu/head_to_head.py, alternating twice, 6 rounds each, the 16 masked shapes):
+/// ours / DeepGEMM 0.985 -> 1.005 geomean, faster on all 16 (32 x 192 x 7168 x 3072 1.014 -> 1.062, 6 x 20 x 4096 x
+/// 2048 0.961 -> 1.002, 32 x 192 x 6144 x 7168 0.999 -> 1.000).
+__device__ __forceinline__ bool fast_masked_bad(const FastParams& p) {
+  bool bad = false;
+  for (int g = threadIdx.x; g < p.G; g += blockDim.x) {
+    const int32_t x = p.masked_m[g];
+    if (gate_entry_bad(kGateMasked, x, 0, p.M, p.G)) {
+      bad = true;
+      if (blockIdx.x == 0) {
+        int h = 0;
+        while (h < g && !gate_entry_bad(kGateMasked, p.masked_m[h], 0, p.M, p.G)) ++h;
+        if (h == g && atomicCAS(p.gate + kGateErrKind, 0, kGateMasked) == 0) {
+          p.gate[kGateErrIndex] = g;
+          p.gate[kGateErrValue] = x;
+          p.gate[kGateErrBound] = static_cast<int32_t>(gate_bound(kGateMasked, p.M, p.G));
+        }
+      }
+    }
+  }
+  return __syncthreads_or(bad) != 0;
+}
+
 /// The kernel body; map_a's box is BM / kMulticast rows x 128 K, map_b's BN rows x 128 K (both 128B-swizzled; with
 /// ktma=N both are 3D maps of [K / 128][rows][128] with boxes N K blocks deep), map_sfa's (p.sfa_tma only) BM rows x
 /// ktma K blocks of f32 over [M rows, batches x K blocks], map_d's (p.d_tma only) fast_epi_box_cols(BN) columns x 64
@@ -189,11 +219,16 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   // above until this grid has completed.
   grid_launch_dependents();
   GO_FAST_TRACE_AT(0, 0, clock64());
-  // Grouped calls: the gate kernel (grouped_gate.h) ran first on this stream. A bad layout, or groups that this
-  // kernel's tile height was not launched for, and the whole grid returns here (every CTA of a cluster alike).
+  // Grouped calls: a bad masked_m (fast_masked_bad), or, after the gate kernel (grouped_gate.h) ran on this stream, a
+  // bad contiguous layout or groups that this kernel's tile height was not launched for, and the whole grid returns
+  // here (every CTA of a cluster alike).
   if (p.gate != nullptr) {
-    const bool bad = p.gate[kGateBad] != 0, fits = p.gate[kGateFits256] != 0;
-    if (bad || (p.gate_want == kWantFits256 && !fits) || (p.gate_want == kWantNot256 && fits)) return;
+    if (p.gate_kind == kGateMasked) {
+      if (fast_masked_bad(p)) return;
+    } else {
+      const bool bad = p.gate[kGateBad] != 0, fits = p.gate[kGateFits256] != 0;
+      if (bad || (p.gate_want == kWantFits256 && !fits) || (p.gate_want == kWantNot256 && fits)) return;
+    }
   }
   const int nkb = (K + kFBK - 1) / kFBK;
   const int cluster = blockIdx.x / MC, clusters = gridDim.x / MC;

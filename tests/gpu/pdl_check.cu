@@ -4,7 +4,8 @@
 // kernel may), spins for about 200 us, and only then
 //   1. writes the GEMM's A (read after write): D must equal a run without the writer;
 //   2. reads the GEMM's D into a save buffer (write after read): the save must hold D's previous contents;
-//   3. writes masked_m of a masked grouped GEMM (the gate kernel's input): D must equal a run without the writer.
+//   3. writes masked_m of a masked grouped GEMM (which the GEMM kernel checks and walks): D must equal a run without the
+//      writer.
 // With --expect-hazard (run with the profiling build of the backend under GO_CUDA_FAST_CFG=dbg=8, whose GEMM kernels
 // skip griddepcontrol.wait) case 1 must FAIL: that shows the check can see a missing wait (cases 2 and 3 are then not
 // judged).
@@ -192,7 +193,7 @@ int main(int argc, char** argv) {
     const std::vector<uint8_t> saved = out(d_bytes, psave);
     const bool war_ok = std::memcmp(saved.data(), sentinel.data(), d_bytes) == 0 && out(d_bytes) == d_ref;
 
-    // 3. The gate's input: masked_m is all zero (every tile written as zeros) until the writer copies the real one.
+    // 3. The masked GEMM's counts: masked_m is all zero (every tile written as zeros) until the writer copies the real one.
     api.copy_in(pm, masked_zero, sizeof masked_zero);
     api.copy_in(pd, zeros.data(), gd_bytes);
     api.sync();
