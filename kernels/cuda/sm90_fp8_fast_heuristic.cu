@@ -176,10 +176,16 @@ void contiguous_keeps_128_rows(const Shape& s, const Named&, FastChoice& c) {
 // x 4096 252.7 -> 264.3, the others level; again with the last round in halves (head_to_head.py, five alternating
 // pairs over the 8 masked BLOCK_M 256 shapes, docs/performance-history.md, ninth round): mc=2 -0.3 %, 4 faster and 4
 // slower. Before the SFB change multicast was slower (846 against 824 us at 4096 x 7168 x 16384).
+// Only where the N blocks pair up: a cluster walks pairs of N blocks of one M block, so an odd count runs one tile
+// per M block past N (its A half feeds the peer; it stores nothing). 4096 x 4224 (33 N blocks: 544 tiles, 5 waves,
+// against 528 and 4 at mc=1), head_to_head.py, two alternating pairs, ours / DeepGEMM mc=2 -> mc=1: K = 32768
+// 0.869 / 0.887 -> 0.994 / 0.961, K = 16384 0.872 / 0.878 -> 0.983 / 0.978, K = 4096 0.795 / 0.809 -> 0.990 / 0.980
+// (DeepGEMM runs 256 x 128 in clusters of 2 there too).
 void multicast_a_at_block_m_256(const Shape& s, const Named& named, FastChoice& c) {
   // A named ktma= or split= needs mc=1 (fast_config_invalid), so it keeps it.
   if (named.mc || named.ktma || named.split || c.bm != 256 || s.p.mode == kFastMasked) return;
-  if ((s.p.N + c.bn - 1) / c.bn >= 2) c.multicast = 2;
+  const int64_t n_blocks = (s.p.N + c.bn - 1) / c.bn;
+  if (n_blocks >= 2 && n_blocks % 2 == 0) c.multicast = 2;
 }
 
 // Two accumulator sets up to BLOCK_N 128 at BLOCK_M <= 128 (BLOCK_M 256 has registers for one); three only with the
@@ -234,7 +240,8 @@ void split_k_for_few_tiles(const Shape& s, const Named& named, FastChoice& c) {
 constexpr Rule kDerivedRules[] = {
     {"TMA boxes 2 K blocks deep for narrow or deep tiles of one row block, 4 with three sets at 64 x 16", deep_boxes},
     {"contiguous layouts keep BLOCK_M 128 unless their groups fit 256-row tiles", contiguous_keeps_128_rows},
-    {"TMA multicast of A over clusters of 2 at BLOCK_M 256, dense and contiguous", multicast_a_at_block_m_256},
+    {"TMA multicast of A over clusters of 2 at BLOCK_M 256, dense and contiguous, where the N blocks pair up",
+     multicast_a_at_block_m_256},
     {"two accumulator sets up to BLOCK_N 128 at BLOCK_M <= 128, else one", accumulator_sets},
     {"ktma=N only where K, multicast, split and stages allow it", ktma_where_it_fits},
     {"as many stages as fit", stages_that_fit},

@@ -46,29 +46,8 @@ import time
 
 import torch
 
-DENSE_NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
-GROUPED_NK = [(6144, 7168), (7168, 3072), (4096, 4096), (4096, 2048)]
-
-
-def all_shapes():
-    """(kind, g, m, n, k) in the order of tests/gpu/bench.cpp."""
-    out = [("dense", 1, m, n, k) for m in (64, 128, 4096) for (n, k) in DENSE_NK]
-    out += [("contiguous", g, m, n, k) for (g, m) in ((4, 8192), (8, 4096)) for (n, k) in GROUPED_NK]
-    out += [("masked", g, m, n, k) for (g, m) in ((32, 192), (6, 1024), (32, 20), (6, 20)) for (n, k) in GROUPED_NK]
-    return out
-
-
-QUICK = [("dense", 1, 128, 7168, 2048), ("dense", 1, 4096, 7168, 16384), ("contiguous", 4, 8192, 4096, 7168),
-         ("masked", 32, 192, 4096, 7168)]
-
-
-def shape_name(kind, g, m, n, k):
-    return f"dense {m}x{n}x{k}" if kind == "dense" else f"{kind} {g}x{m}x{n}x{k}"
-
-
-def shape_flops(kind, g, m, n, k):
-    """2 * rows * N * K over the real rows: M (dense) or G * m (grouped; masked: masked_m = m), as bench.cpp counts."""
-    return 2.0 * (m if kind == "dense" else g * m) * n * k
+from shapes import (  # noqa: E402,F401 - re-exported: head_to_head.py and profile_deepgemm.py use them as bt.*
+    DENSE_NK, GROUPED_NK, QUICK, all_shapes, parse_shape_name, shape_flops, shape_name)
 
 
 def first_line(exc):

@@ -3,6 +3,7 @@
 // argument counts of the three GEMM entries, go_ext_fast_prepare's modes) is pinned to kernels/gemm_oracle.h and the
 // CUDA backend, so that an ABI change cannot leave the script calling our kernels with stale arguments; and
 // go_abi.py's calls run on the CPU backend (tests/gpu/go_abi_check.py) against a float64 product of the same operands.
+// The benchmark's shape names (tests/gpu/shapes.py, head_to_head.py's --shape) parse back (tests/gpu/shapes_check.py).
 import assert from "node:assert/strict";
 import { buildBackend } from "../../kernels/build.ts";
 import { PYTHON, pythonMissing } from "../_python.ts";
@@ -82,5 +83,21 @@ Deno.test({
     for (const kind of ["dense", "contiguous", "masked"]) assert.match(text, new RegExp(`^PASS ${kind} `, "m"));
     assert.match(text, /^PASS a refused call raises: go_fp8_gemm: status 1: a: dtype f32/m);
     assert.match(text, /^4 passed, 0 failed$/m);
+  },
+});
+
+Deno.test({
+  name: "head_to_head.py's shape names parse back to the 45 shapes, and a bad --shape name is refused with its fault",
+  ignore: missing !== undefined,
+  fn: async () => {
+    const out = await new Deno.Command(PYTHON, {
+      args: [`${ROOT}tests/gpu/shapes_check.py`],
+      stdout: "piped",
+      stderr: "piped",
+    })
+      .output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, text);
+    assert.match(text, /^shapes_check: ok$/m);
   },
 });

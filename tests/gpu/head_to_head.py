@@ -23,7 +23,7 @@ shapes, in parallel threads), DeepGEMM's by bench_torch.py's process pool.
 The JSON ("gemm-oracle head-to-head", rewritten after every shape) feeds bench/h2h_table.ts.
 
 usage: python3 tests/gpu/head_to_head.py --lib LIBGO_CUDA_SO [--json PATH] [--filter "SUBSTR|SUBSTR"] [--rounds N]
-                                         [--samples N] [--quick] [--dg-jit-workers N]
+                                         [--samples N] [--quick] [--dg-jit-workers N] [--shape NAME ...]
 """
 
 import argparse
@@ -181,10 +181,17 @@ def main():
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--samples", type=int, default=10)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--shape", action="append", default=[],
+                    help="a shape outside the 45, named as the tables name them ('dense 4096x4224x32768'); repeatable; "
+                         "with --shape only the named shapes run (and those --filter picks from the 45)")
     ap.add_argument("--dg-jit-workers", type=int, default=8)
     args = ap.parse_args()
     if args.rounds < 2 or args.samples < 3:
         ap.error("--rounds must be >= 2 and --samples >= 3 (a spread needs rounds, a median samples)")
+    try:
+        extra = [bt.parse_shape_name(name) for name in args.shape]
+    except ValueError as exc:
+        ap.error(str(exc))
     dg, why = bt.load_deep_gemm(False)
     if dg is None:
         print(f"head-to-head: DeepGEMM unavailable: {why}")
@@ -194,6 +201,9 @@ def main():
     if args.filter:
         keys = args.filter.split("|")
         shapes = [s for s in shapes if any(key in bt.shape_name(*s) for key in keys)]
+    elif extra:
+        shapes = []
+    shapes += [s for s in extra if s not in shapes]
     props = torch.cuda.get_device_properties(0)
     target = max(200 << 20, 4 * getattr(props, "L2_cache_size", 50 << 20))
     doc = {"tool": "gemm-oracle head-to-head", "device": props.name, "torch": torch.__version__,

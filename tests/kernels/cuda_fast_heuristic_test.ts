@@ -77,6 +77,20 @@ Deno.test({
           assert.match(config(Mode.Masked, 128, 6144, 7168, 6), /^bm=128 bn=144 stages=5 multicast=1 acc=single /);
         },
       );
+      await t.step("BLOCK_M 256 multicasts A only where the N blocks pair up in clusters of 2", () => {
+        // 4096 x 4224: 33 N blocks of 128; pairs would run a 34th tile per M block past N (5 waves, not 4).
+        assert.match(config(Mode.Dense, 4096, 4224, 32768), /^bm=256 bn=128 stages=3 multicast=1 acc=single /);
+        assert.match(config(Mode.Dense, 4096, 4224, 4096), /^bm=256 bn=128 stages=3 multicast=1 /);
+        // 4096 x 4096: 32 N blocks, 16 pairs.
+        assert.match(config(Mode.Dense, 4096, 4096, 32768), /^bm=256 bn=128 stages=3 multicast=2 /);
+        // 4096 x 576 at BLOCK_N 80: 8 N blocks (the last 16 columns wide) pair up.
+        assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=256 bn=80 stages=4 multicast=2 /);
+        // A named mc=2 still runs an odd count (the peer's tile past N stores nothing).
+        assert.match(
+          config(Mode.Dense, 4096, 4224, 4096, 1, { override: "mc=2" }),
+          /^bm=256 bn=128 stages=3 multicast=2 /,
+        );
+      });
       await t.step("a dense GEMM takes 128 x 192 where its waves cost 3 % less than BLOCK_M 256's", () => {
         // 4096 x 2112: 3 waves of 128 x 192 (cost 3 x 134) against 3 of 256 x 96 (3 x 149), which beat 5 of 128 x 128
         // (5 x 181 x 4 / 7) and 3 of 256 x 128. One accumulator set, no multicast.
