@@ -20,7 +20,10 @@
 // (go_ext_jit_stats) and each shape's kernel configuration (go_ext_fast_last_config) are printed when exported.
 //
 // usage: bench CUDA_SO [--quick] [--json PATH] [--filter "SUBSTR|SUBSTR"] [--sweep "cfg1;cfg2;..."] [--sweep-only]
-//                      [--samples N] [--no-prepare] [--stall S] [--no-floor]
+//                      [--samples N] [--no-prepare] [--stall S] [--no-floor] [--shape NAME ...]
+//   --shape: a shape outside the 45, named as the tables name them ("dense 4096x4224x32768", "masked 32x20x4096x2048";
+//            the rules of tests/gpu/shapes.py's parse_shape_name); repeatable; with --shape only the named shapes run
+//            (and those --filter picks from the 45), so that run.sh's profile step can profile any shape.
 //   --no-floor: skip the streaming floor (stream_floor_kernel), timed by default after each dense shape.
 //   --stall: a watchdog ends the process (exit 3, naming what it was timing) after S seconds without progress
 //            (default 30; 0: off), so that a kernel that never finishes (a profiling build, a bug) does not hold the
@@ -92,6 +95,28 @@ struct Shape {
     return r * k + gg * n * k + r * n * 2.0 + r * kb * 4.0 + gg * nb * kb * 4.0;
   }
 };
+
+/// The shape a name stands for, by tests/gpu/shapes.py's rules (positive; M a multiple of 4, N of 64, K of 128; a
+/// contiguous group's rows of 128); false with *why naming the fault.
+static bool parse_shape(const std::string& name, Shape* out, std::string* why) {
+  char kind[16] = {0};
+  long long d[4] = {0, 0, 0, 0};
+  char tail = 0;
+  int dims = 0;
+  if (std::sscanf(name.c_str(), "%15s %lldx%lldx%lldx%lld%c", kind, &d[0], &d[1], &d[2], &d[3], &tail) == 5) dims = 4;
+  else if (std::sscanf(name.c_str(), "%15s %lldx%lldx%lld%c", kind, &d[0], &d[1], &d[2], &tail) == 4) dims = 3;
+  const std::string k = kind;
+  if (!((k == "dense" && dims == 3) || ((k == "contiguous" || k == "masked") && dims == 4))) {
+    *why = "expected 'dense MxNxK', 'contiguous GxMxNxK' or 'masked GxMxNxK'";
+    return false;
+  }
+  *out = dims == 3 ? Shape{DENSE, 1, d[0], d[1], d[2]} : Shape{k == "masked" ? MASKED : CONTIGUOUS, d[0], d[1], d[2], d[3]};
+  if (out->g <= 0 || out->m <= 0 || out->n <= 0 || out->k <= 0) *why = "every dimension must be positive";
+  else if (out->m % 4 || out->n % 64 || out->k % 128) *why = "M must be a multiple of 4, N of 64 and K of 128";
+  else if (out->kind == CONTIGUOUS && out->m % 128) *why = "a contiguous group's rows must be a multiple of 128";
+  else return true;
+  return false;
+}
 
 struct Row {
   std::string kind, config, last_config, error, timing = "gpu";  // timing: "gpu", or "per-call" (as issued)
@@ -620,11 +645,12 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: bench CUDA_SO [--quick] [--json PATH] [--filter \"SUBSTR|SUBSTR\"] [--sweep \"cfg1;cfg2\"] [--sweep-only] "
-                 "[--samples N] [--no-prepare] [--stall S] [--no-floor]\n");
+                 "[--samples N] [--no-prepare] [--stall S] [--no-floor] [--shape NAME ...]\n");
     return 2;
   }
   bool quick = false, sweep_only = false, no_prepare = false, no_floor = false;
   std::string json_path, filter, sweep_arg;
+  std::vector<Shape> named;  // --shape
   int samples = 25, stall_s = 30;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -644,6 +670,16 @@ int main(int argc, char** argv) {
     else if (a == "--no-floor") no_floor = true;
     else if (a == "--samples") samples = std::max(20, std::atoi(val().c_str()));
     else if (a == "--stall") stall_s = std::atoi(val().c_str());
+    else if (a == "--shape") {
+      const std::string v = val();
+      std::string why;
+      Shape sh{};
+      if (!parse_shape(v, &sh, &why)) {
+        std::fprintf(stderr, "--shape \"%s\": %s\n", v.c_str(), why.c_str());
+        return 2;
+      }
+      named.push_back(sh);
+    }
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -727,6 +763,13 @@ int main(int argc, char** argv) {
     }
     shapes.swap(f);
     std::printf("filter \"%s\": %zu shapes\n", filter.c_str(), shapes.size());
+  } else if (!named.empty()) {
+    shapes.clear();
+  }
+  for (const auto& sh : named) {
+    bool dup = false;
+    for (const auto& s : shapes) dup = dup || s.name() == sh.name();
+    if (!dup) shapes.push_back(sh);
   }
   std::vector<std::string> sweep;
   for (size_t p = 0; !sweep_arg.empty() && p <= sweep_arg.size();) {

@@ -30,6 +30,25 @@ await nvccTest("the GPU test programs build with run.sh's command lines", "go-gp
       assert.ok((await Deno.stat(`${dir}/${program.replace(/\.\w+$/, "")}`)).isFile);
     });
   }
+  await t.step("bench refuses a bad --shape name with its fault, before it loads the backend (exit 2)", async () => {
+    for (
+      const [name, fault] of [
+        ["dense 4096x4100x512", "N of 64"],
+        ["grouped 4x128x4096x512", "expected 'dense MxNxK'"],
+        ["contiguous 4x100x4096x512", "multiple of 128"],
+        ["dense 0x4096x512", "positive"],
+      ]
+    ) {
+      const out = await new Deno.Command(`${dir}/bench`, {
+        args: ["/nonexistent/libgo_cuda.so", "--shape", name],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const err = new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 2, err);
+      assert.ok(err.includes(`--shape "${name}": `) && err.includes(fault), err);
+    }
+  });
 });
 
 await nvccTest(

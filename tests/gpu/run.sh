@@ -382,10 +382,11 @@ fi
 if has profile && [ -z "${HUNG:-}" ]; then
   # Nsight Compute (clocks left alone, as the device notes ask) on one launch per shape and configuration: the full
   # section set (speed of light, pipes, memory tables, warp states, scheduler) and the per-instruction SASS page with
-  # its stall samples. PROFILE_SHAPES and PROFILE_CFGS (GO_CUDA_FAST_CFG strings, ';'-separated, "default" for the
-  # heuristic; one with dbg= runs on the profiling build: dbg=1 times the feed alone, dbg=4 without promotion and
-  # wgmmas) pick them; PROFILE_SET (default "full") the sections, or PROFILE_METRICS a comma-separated metric list
-  # (a few passes instead of the full set's dozens: one CSV per run, ncu/<tag>.metrics.csv, no report pages).
+  # its stall samples. PROFILE_SHAPES (dense MxNxK, one of the 45 or any other bench.cpp's --shape takes) and
+  # PROFILE_CFGS (GO_CUDA_FAST_CFG strings, ';'-separated, "default" for the heuristic; one with dbg= runs on the
+  # profiling build: dbg=1 times the feed alone, dbg=4 without promotion and wgmmas) pick them; PROFILE_SET (default
+  # "full") the sections, or PROFILE_METRICS a comma-separated metric list (a few passes instead of the full set's
+  # dozens: one CSV per run, ncu/<tag>.metrics.csv, no report pages).
   # Where python3 imports deep_gemm, DeepGEMM's kernel on the same dense shapes too (tests/gpu/profile_deepgemm.py, the
   # benchmark's call). Everything comes back in ncu.tgz, with ncu/summary.txt's headline figures per run. bench's
   # watchdog is off there (--stall 0): the profiled launch's replay passes took longer than its 30 s, and it exited 3
@@ -446,7 +447,7 @@ if has profile && [ -z "${HUNG:-}" ]; then
       (
         [ "$cfg" != default ] && export GO_CUDA_FAST_CFG=$cfg
         ncu_run "p$n" "dense $shape [$cfg]" --kernel-name go_fp8_fast --launch-count 1 \
-          "$B/bench" "$lib" --filter "dense $shape" --samples 1 --no-prepare --stall 0
+          "$B/bench" "$lib" --shape "dense $shape" --samples 1 --no-prepare --stall 0
       )
     done
     if python3 -c 'import deep_gemm' >/dev/null 2>&1; then
