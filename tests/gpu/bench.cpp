@@ -98,7 +98,9 @@ struct Shape {
 
 /// The shape a name stands for, by tests/gpu/shapes.py's rules (positive; M a multiple of 4, N of 64, K of 128; a
 /// contiguous group's rows of 128); false with *why naming the fault.
-static bool parse_shape(const std::string& name, Shape* out, std::string* why) {
+static bool parse_shape(const std::string& raw, Shape* out, std::string* why) {
+  const size_t first = raw.find_first_not_of(" \t"), last = raw.find_last_not_of(" \t");
+  const std::string name = first == std::string::npos ? "" : raw.substr(first, last - first + 1);
   char kind[16] = {0};
   long long d[4] = {0, 0, 0, 0};
   char tail = 0;
