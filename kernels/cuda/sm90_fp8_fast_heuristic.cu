@@ -60,13 +60,14 @@ int64_t wave_cost_256(const Shape& s, int bn) { return 7 * (bn + 53) * s.waves(s
 // BLOCK_M 256 (dense, masked, and contiguous layouts whose groups fit 256-row tiles) with the BLOCK_N of 128, 112, 96
 // or 80 whose waves cost least, where that beats BLOCK_M 128. Per-wave cost: a wave of 256-row tiles BN wide takes
 // time in proportion to BN + 53 (4096 x N x 7168: 53.7 / 44.2 / 38.8 us a wave at BN 128 / 96 / 80), a wave of
-// 128 x 128 tiles 4 / 7 of BN 128's, one of 128 x 144 tiles 144. Only BN that are multiples of 16, whose D boxes are
+// 128 x 128 tiles 4 / 7 of BN 128's, one of 128 x 144 tiles 107 (4096 x 576 x 7168, one wave each, in one process with
+// DeepGEMM: 28.0 us at 128 x 144 against 34.8 at 256 x 80, twice). Only BN that are multiples of 16, whose D boxes are
 // at least 32 bytes wide (88: 825 against 935 TFLOPS for 96). A narrower BLOCK_N must save 3 % (the model's margin).
-// 4096 x 2112 takes 256 x 96 (then 128 x 192, the next rule), 4096 x 576 256 x 80.
+// 4096 x 2112 takes 256 x 96 (then 128 x 192, the next rule), 4096 x 576 keeps 128 x 144 (107 against 133 at 256 x 80).
 void block_m_256_by_wave_cost(const Shape& s, const Named&, FastChoice& c) {
   if (!(c.bn == 128 || c.bn == 144) || !(s.p.mode == kFastNormal || s.p.mode == kFastMasked || s.p.tiles256)) return;
   const int64_t cost_bm128 =
-      c.bn == 144 ? 7 * 144 * s.waves(s.tiles(kFBM, 144)) : 4 * 181 * s.waves(s.tiles(kFBM, 128));  // x 7
+      c.bn == 144 ? 7 * 107 * s.waves(s.tiles(kFBM, 144)) : 4 * 181 * s.waves(s.tiles(kFBM, 128));  // x 7
   int64_t cost = cost_bm128;
   for (const int bn : {128, 112, 96, 80}) {
     const int64_t k = wave_cost_256(s, bn);
@@ -76,8 +77,8 @@ void block_m_256_by_wave_cost(const Shape& s, const Named&, FastChoice& c) {
 
 // A dense GEMM where BLOCK_M 256 won: 128 x 192 tiles (DeepGEMM's there; one accumulator set, scales hoisted, no
 // multicast) where their waves cost 3 % less. A wave of them costs about 134 in the model above (4096 x 2112 x 7168,
-// 3 waves each, in one process with DeepGEMM: 97.5 us against 108.7 at 256 x 96; 4096 x 576 x 7168, one wave: 33.1
-// against 34.0 at 256 x 80, which the model puts level). 4096 x 4096 x 7168 (6 waves against 4 of 256 x 128) and
+// 3 waves each, in one process with DeepGEMM: 97.5 us against 108.7 at 256 x 96; 4096 x 576 x 7168, one wave: 32.7
+// against 34.8 at 256 x 80, where 128 x 144, above, took 28.0). 4096 x 4096 x 7168 (6 waves against 4 of 256 x 128) and
 // 4096 x 7168 x 2048 (10 against 7) stay: 212-225 against 190-196 us and 110-111 against 103 (tests/gpu/bench.cpp).
 void block_128x192_for_dense(const Shape& s, const Named&, FastChoice& c) {
   if (!s.dense() || c.bm != 256) return;

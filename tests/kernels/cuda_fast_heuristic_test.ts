@@ -67,9 +67,10 @@ Deno.test({
       await t.step(
         "BLOCK_M 256 takes the BLOCK_N whose waves cost least, or is not taken where they do not pay",
         () => {
-          // 4096 x 576: one wave of 256 x 80 (128 tiles, cost 133) against one of 128 x 144 and one of 128 x 192
-          // (96 tiles, cost 134: not 3 % less).
-          assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=256 bn=80 stages=4 multicast=2 acc=single /);
+          // 4096 x 576: one wave of 128 x 144 (128 tiles, cost 107) against one of 256 x 80 (128 tiles, cost 133).
+          assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=128 bn=144 stages=5 multicast=1 acc=single /);
+          // 4096 x 7168: 13 waves of 128 x 144 (cost 13 x 107) against 7 of 256 x 128 (7 x 181).
+          assert.match(config(Mode.Dense, 4096, 7168, 2048), /^bm=256 bn=128 /);
           // 6 x 1024 x 7168 masked: 11 waves of 256 x 128 against 12 of 256 x 112, within the 3 % margin; masked
           // tiles take no multicast (dense ones do).
           assert.match(config(Mode.Masked, 1024, 7168, 3072, 6), /^bm=256 bn=128 stages=3 multicast=1 /);
@@ -83,8 +84,11 @@ Deno.test({
         assert.match(config(Mode.Dense, 4096, 4224, 4096), /^bm=256 bn=128 stages=3 multicast=1 /);
         // 4096 x 4096: 32 N blocks, 16 pairs.
         assert.match(config(Mode.Dense, 4096, 4096, 32768), /^bm=256 bn=128 stages=3 multicast=2 /);
-        // 4096 x 576 at BLOCK_N 80: 8 N blocks (the last 16 columns wide) pair up.
-        assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=256 bn=80 stages=4 multicast=2 /);
+        // 4096 x 576 named at BLOCK_N 80: 8 N blocks (the last 16 columns wide) pair up.
+        assert.match(
+          config(Mode.Dense, 4096, 576, 7168, 1, { override: "bm=256,bn=80" }),
+          /^bm=256 bn=80 stages=4 multicast=2 /,
+        );
         // A named mc=2 still runs an odd count (the peer's tile past N stores nothing).
         assert.match(
           config(Mode.Dense, 4096, 4224, 4096, 1, { override: "mc=2" }),
