@@ -6,10 +6,13 @@
  * (`--executions LO-HI`: at 4096×32768×512 with 256 × 128 tiles, 4096 tiles × 8 math warps puts the math warps'
  * per-tile code at 32768), the instructions that hold the most samples, and optionally every instruction whose text
  * matches `--grep` in page order, with its executions and samples (`--grep TRYWAIT`: each barrier wait, the
- * out-of-line retry paths among them, executed once per retry).
+ * out-of-line retry paths among them, executed once per retry). With `--sequence`, the band's instructions in page
+ * order as runs of one opcode (`FFMA×64 (875)`: 64 in a row, 875 samples), so that two kernels' loops can be read
+ * side by side (at 2048×8448×32768, `--executions 135168-135168 --sequence`: ours and DeepGEMM's K loop per math warp
+ * and K block).
  *
  *     deno run -A bench/sass_stalls.ts ncu/p1.sass.csv [--hot 16000] [--executions 32000-34000] [--top 20]
- *       [--grep REGEX]
+ *       [--grep REGEX] [--sequence]
  *
  * @module
  */
@@ -111,7 +114,15 @@ export interface SassSummary {
   reasons: [string, number][];
   /** With `executions`: how many instructions were executed that many times, their samples, and the samples' shares
    * by opcode and reason, largest first. */
-  band?: { low: number; high: number; instructions: number; samples: number; shares: [string, number][] };
+  band?: {
+    low: number;
+    high: number;
+    instructions: number;
+    samples: number;
+    shares: [string, number][];
+    /** With `sequence`: the band in page order as runs of one opcode: [opcode, instructions, samples]. */
+    sequence?: [string, number, number][];
+  };
   /** The instructions with the most samples, most first. */
   top: SassInstruction[];
   /** With `grep`: the instructions whose text matches, in page order. */
@@ -142,7 +153,7 @@ const add = (m: Map<string, number>, k: string, v: number) => v && m.set(k, (m.g
  */
 export function summarizeSass(
   rows: SassInstruction[],
-  options: { hot?: number; executions?: [number, number]; top?: number; grep?: RegExp } = {},
+  options: { hot?: number; executions?: [number, number]; top?: number; grep?: RegExp; sequence?: boolean } = {},
 ): SassSummary {
   const hotThreshold = options.hot ?? 16000;
   const samples = rows.reduce((s, r) => s + r.samples, 0);
@@ -156,6 +167,7 @@ export function summarizeSass(
     for (const r of inBand) for (const [k, v] of Object.entries(r.reasons)) add(byOp, `${r.opcode} ${k}`, v);
     const total = inBand.reduce((s, r) => s + r.samples, 0);
     band = { low, high, instructions: inBand.length, samples: total, shares: shares(byOp, total) };
+    if (options.sequence) band.sequence = opcodeRuns(inBand);
   }
   return {
     instructions: rows.length,
@@ -168,6 +180,28 @@ export function summarizeSass(
     top: [...rows].sort((a, b) => b.samples - a.samples).slice(0, options.top ?? 20),
     ...(options.grep ? { matches: rows.filter((r) => options.grep!.test(r.source)) } : {}),
   };
+}
+
+/**
+ * Instructions in page order as runs of one opcode: [opcode, instructions, samples].
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { opcodeRuns } from "./sass_stalls.ts";
+ * const i = (opcode: string, samples: number) => ({ address: "", source: opcode, opcode, executed: 1, samples, reasons: {} });
+ * assert.deepEqual(opcodeRuns([i("FFMA", 2), i("FFMA", 3), i("LDS", 1), i("FFMA", 0)]),
+ *   [["FFMA", 2, 5], ["LDS", 1, 1], ["FFMA", 1, 0]]);
+ * ```
+ */
+export function opcodeRuns(rows: SassInstruction[]): [string, number, number][] {
+  const runs: [string, number, number][] = [];
+  for (const r of rows) {
+    const last = runs[runs.length - 1];
+    if (last && last[0] === r.opcode) last[1] += 1, last[2] += r.samples;
+    else runs.push([r.opcode, 1, r.samples]);
+  }
+  return runs;
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
@@ -185,6 +219,12 @@ export function formatSass(s: SassSummary): string {
         "by opcode and reason: " +
         s.band.shares.slice(0, 18).map(([k, v]) => `${k} ${pct(v)}`).join(", "),
     );
+    if (s.band.sequence) {
+      lines.push(
+        "in page order (opcode×run (samples)): " +
+          s.band.sequence.map(([op, n, k]) => `${op}${n > 1 ? `×${n}` : ""} (${k})`).join(" "),
+      );
+    }
   }
   lines.push("", "| samples | share | executed | instruction | leading reasons |", "|---|---|---|---|---|");
   for (const r of s.top) {
@@ -209,17 +249,19 @@ async function main() {
       executions: { type: "string" },
       top: { type: "string" },
       grep: { type: "string" },
+      sequence: { type: "boolean" },
     },
     allowPositionals: true,
   });
-  const usage =
-    "usage: deno run -A bench/sass_stalls.ts PAGE.sass.csv [--hot N] [--executions LO-HI] [--top N] [--grep REGEX]";
+  const usage = "usage: deno run -A bench/sass_stalls.ts PAGE.sass.csv [--hot N] [--executions LO-HI] [--top N] " +
+    "[--grep REGEX] [--sequence (with --executions)]";
   const band = values.executions?.match(/^(\d+)-(\d+)$/);
   const hot = values.hot === undefined ? undefined : Number(values.hot);
   const top = values.top === undefined ? undefined : Number(values.top);
   if (
     positionals.length !== 1 || (values.executions !== undefined && !band) ||
-    (hot !== undefined && !Number.isInteger(hot)) || (top !== undefined && !Number.isInteger(top))
+    (hot !== undefined && !Number.isInteger(hot)) || (top !== undefined && !Number.isInteger(top)) ||
+    (values.sequence && !band)
   ) {
     console.error(usage);
     Deno.exit(2);
@@ -239,7 +281,7 @@ async function main() {
     Deno.exit(2);
   }
   const executions: [number, number] | undefined = band ? [Number(band[1]), Number(band[2])] : undefined;
-  console.log(formatSass(summarizeSass(rows, { hot, executions, top, grep })));
+  console.log(formatSass(summarizeSass(rows, { hot, executions, top, grep, sequence: values.sequence })));
 }
 
 if (import.meta.main) await main();

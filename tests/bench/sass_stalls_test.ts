@@ -40,6 +40,17 @@ Deno.test("sass_stalls gives the kernel's size, the reasons' shares and one exec
   assert.equal(s.matches, undefined, "no listing without --grep");
 });
 
+Deno.test("sass_stalls --sequence gives the band in page order as runs of one opcode with their samples", () => {
+  const page = PAGE.replace(
+    '"0x40","      EXIT","0"',
+    '"0x38","      FFMA R5, R3, R4, R5","2","2","32,768","0","0","2","0"\n"0x40","      EXIT","0"',
+  );
+  const s = summarizeSass(parseSassCsv(page), { executions: [32768, 32768], sequence: true });
+  assert.deepEqual(s.band!.sequence, [["WARPGROUP", 1, 30], ["BRA", 1, 12], ["FFMA", 2, 6]]);
+  assert.match(formatSass(s), /^in page order \(opcode×run \(samples\)\): WARPGROUP \(30\) BRA \(12\) FFMA×2 \(6\)$/m);
+  assert.equal(summarizeSass(parseSassCsv(page), { executions: [32768, 32768] }).band!.sequence, undefined);
+});
+
 Deno.test("sass_stalls --grep lists the matching instructions in page order with their executions", () => {
   const s = summarizeSass(parseSassCsv(PAGE), { grep: /BRA|EXIT/ });
   assert.deepEqual(s.matches!.map((r) => [r.address, r.executed, r.samples]), [["0x20", 32768, 12], ["0x40", 0, 0]]);
@@ -67,6 +78,9 @@ Deno.test("sass_stalls' command exits 2 naming the file that is not a SASS page"
     const badGrep = await run(`${dir}/p1.sass.csv`, "--grep", "(");
     assert.equal(badGrep.code, 2);
     assert.match(new TextDecoder().decode(badGrep.stderr), /^--grep: /);
+    const seqAlone = await run(`${dir}/p1.sass.csv`, "--sequence");
+    assert.equal(seqAlone.code, 2, "--sequence without --executions");
+    assert.match(new TextDecoder().decode(seqAlone.stderr), /--sequence \(with --executions\)/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
