@@ -34,7 +34,7 @@ export interface SassInstruction {
 }
 
 /** The fields of one CSV line (double-quoted fields may hold commas; `""` is a quote). */
-function csvFields(line: string): string[] {
+export function csvFields(line: string): string[] {
   const out: string[] = [];
   let field = "", quoted = false;
   for (let i = 0; i < line.length; ++i) {

@@ -1,0 +1,155 @@
+/**
+ * Two kernels' Nsight Compute raw pages side by side (tests/gpu/run.sh's profile step writes one per report as
+ * `<tag>.raw.csv`: ours `p1.raw.csv`, DeepGEMM's `dg_<shape>.raw.csv`): a headline set of metrics (time, clock, tensor
+ * pipe, instructions, TMA copies, L2 and DRAM), then every metric whose name holds one of the `--grep` substrings and
+ * whose values differ by more than `--factor` (default 1.16), largest difference first. Per-unit minima and maxima
+ * and `.sum.pct` duplicates are left out of the list.
+ *
+ *     deno run -A bench/ncu_diff.ts ncu/p1.raw.csv ncu/dg_2048x8448x32768.raw.csv [--factor 1.16]
+ *       [--grep stall,tensor,tma] [--top 60]
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { csvFields } from "./sass_stalls.ts";
+
+/** One metric of a raw page: its value (a number where the page's text is one) and unit. */
+export interface RawMetric {
+  value: number | undefined;
+  text: string;
+  unit: string;
+}
+
+/**
+ * Parses `ncu --page raw --csv`: a header line starting with "ID", a units line, and one line per profiled launch.
+ * Reads the first launch; throws a TypeError where there is no header or no launch.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseRawPage } from "./ncu_diff.ts";
+ * const page = ['"ID","gpu__time_duration.sum","Kernel Name"', '"","us",""', '"0","1,234.5","k"'].join("\n");
+ * const m = parseRawPage(page);
+ * assert.equal(m.get("gpu__time_duration.sum")!.value, 1234.5);
+ * assert.equal(m.get("gpu__time_duration.sum")!.unit, "us");
+ * assert.equal(m.get("Kernel Name")!.value, undefined);
+ * ```
+ */
+export function parseRawPage(text: string): Map<string, RawMetric> {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  const at = lines.findIndex((l) => l.startsWith('"ID"'));
+  if (at < 0) throw new TypeError('raw page CSV: no header line starting with "ID"');
+  if (lines.length < at + 3) throw new TypeError("raw page CSV: no profiled launch after the header and units lines");
+  const names = csvFields(lines[at]), units = csvFields(lines[at + 1]), values = csvFields(lines[at + 2]);
+  const out = new Map<string, RawMetric>();
+  names.forEach((name, i) => {
+    const t = (values[i] ?? "").trim();
+    const x = Number(t.replaceAll(",", ""));
+    out.set(name, { value: t !== "" && Number.isFinite(x) ? x : undefined, text: t, unit: units[i] ?? "" });
+  });
+  return out;
+}
+
+/** The headline metrics, in this order, where both pages have them. */
+export const HEADLINE = [
+  "gpu__time_duration.sum",
+  "sm__cycles_elapsed.avg.per_second",
+  "sm__cycles_active.avg",
+  "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+  "smsp__inst_executed.sum",
+  "smsp__inst_executed_op_tma_ld.sum",
+  "smsp__inst_executed_op_tma_st.sum",
+  "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+  "lts__t_sector_hit_rate.pct",
+  "dram__bytes_read.sum",
+  "sm__warps_active.avg.pct_of_peak_sustained_active",
+];
+
+/** One compared metric: ours, theirs, the unit, and ours / theirs. */
+export type MetricPair = { name: string; ours: number; theirs: number; unit: string; ratio: number };
+
+/**
+ * The headline metrics, then the metrics whose names hold one of `grep` and whose values differ by more than
+ * `factor` either way, largest difference first (at most `top`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { diffRawPages } from "./ncu_diff.ts";
+ * const m = (v: number) => ({ value: v, text: String(v), unit: "inst" });
+ * const a = new Map([["smsp__inst_executed_op_tma_ld.sum", m(3)], ["x_stall_gmma", m(26)], ["x_stall_wait", m(10)]]);
+ * const b = new Map([["smsp__inst_executed_op_tma_ld.sum", m(2)], ["x_stall_gmma", m(14)], ["x_stall_wait", m(10.5)]]);
+ * const d = diffRawPages(a, b, { grep: ["stall"] });
+ * assert.deepEqual(d.headline.map((p) => p.ratio), [1.5]);
+ * assert.deepEqual(d.differing.map((p) => p.name), ["x_stall_gmma"]);
+ * ```
+ */
+export function diffRawPages(
+  ours: Map<string, RawMetric>,
+  theirs: Map<string, RawMetric>,
+  options: { factor?: number; grep?: string[]; top?: number } = {},
+): { headline: MetricPair[]; differing: MetricPair[] } {
+  const factor = options.factor ?? 1.16, grep = options.grep ?? ["stall", "tensor", "tma", "inst_executed", "pipe"];
+  const pair = (name: string): MetricPair | undefined => {
+    const a = ours.get(name)?.value, b = theirs.get(name)?.value;
+    if (a === undefined || b === undefined) return undefined;
+    return { name, ours: a, theirs: b, unit: ours.get(name)!.unit, ratio: b === 0 ? (a === 0 ? 1 : Infinity) : a / b };
+  };
+  const headline = HEADLINE.flatMap((n) => pair(n) ?? []);
+  const spread = (p: MetricPair) => Math.abs(Math.log(Math.max(p.ratio, 1e-12)));
+  const differing = [...ours.keys()]
+    .filter((n) => grep.some((g) => n.includes(g)) && !/\.(min|max)\b|\.sum\.pct/.test(n))
+    .flatMap((n) => pair(n) ?? [])
+    .filter((p) => Math.max(Math.abs(p.ours), Math.abs(p.theirs)) > 1e-9 && spread(p) > Math.log(factor))
+    .sort((x, y) => spread(y) - spread(x))
+    .slice(0, options.top ?? 60);
+  return { headline, differing };
+}
+
+const num = (x: number) =>
+  Math.abs(x) >= 1e5 ? x.toExponential(3) : Number.isInteger(x) ? String(x) : x.toFixed(Math.abs(x) < 1 ? 4 : 2);
+const ratioText = (r: number) => Number.isFinite(r) ? `${r.toFixed(3)}×` : "∞";
+
+/** The comparison as two markdown tables. */
+export function formatDiff(d: { headline: MetricPair[]; differing: MetricPair[] }, factor = 1.16): string {
+  const rows = (ps: MetricPair[]) =>
+    ps.map((p) => `| ${p.name} | ${num(p.ours)} | ${num(p.theirs)} | ${p.unit} | ${ratioText(p.ratio)} |`);
+  return [
+    "| headline | ours | theirs | unit | ours / theirs |",
+    "|---|---|---|---|---|",
+    ...rows(d.headline),
+    "",
+    `| differing by more than ${factor}× | ours | theirs | unit | ours / theirs |`,
+    "|---|---|---|---|---|",
+    ...rows(d.differing),
+  ].join("\n") + "\n";
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    options: { factor: { type: "string" }, grep: { type: "string" }, top: { type: "string" } },
+    allowPositionals: true,
+  });
+  const usage = "usage: deno run -A bench/ncu_diff.ts OURS.raw.csv THEIRS.raw.csv [--factor F > 1] " +
+    "[--grep SUBSTR,...] [--top N]";
+  const factor = values.factor === undefined ? 1.16 : Number(values.factor);
+  const top = values.top === undefined ? 60 : Number(values.top);
+  if (positionals.length !== 2 || !(factor > 1) || !Number.isInteger(top) || top < 0) {
+    console.error(usage);
+    Deno.exit(2);
+  }
+  const pages: Map<string, RawMetric>[] = [];
+  for (const file of positionals) {
+    try {
+      pages.push(parseRawPage(await Deno.readTextFile(file)));
+    } catch (e) {
+      console.error(`${file}: ${e instanceof Error ? e.message : e}`);
+      Deno.exit(2);
+    }
+  }
+  const grep = values.grep?.split(",").filter((g) => g !== "");
+  console.log(formatDiff(diffRawPages(pages[0], pages[1], { factor, grep, top }), factor));
+}
+
+if (import.meta.main) await main();
