@@ -69,7 +69,8 @@ Deno.test({
         () => {
           // 4096 x 576: one wave of 128 x 144 (128 tiles, cost 107) against one of 256 x 80 (128 tiles, cost 133).
           assert.match(config(Mode.Dense, 4096, 576, 7168), /^bm=128 bn=144 stages=5 multicast=1 acc=single /);
-          // 4096 x 7168: 13 waves of 128 x 144 (cost 13 x 107) against 7 of 256 x 128 (7 x 181).
+          // 4096 x 7168: 128 x 144 saves one of 128 x 128's 14 waves (not a quarter), so it is not a candidate; 7
+          // waves of 256 x 128 (7 x 181) beat 14 of 128 x 128 (14 x 181 x 4 / 7).
           assert.match(config(Mode.Dense, 4096, 7168, 2048), /^bm=256 bn=128 /);
           // 6 x 1024 x 7168 masked: 11 waves of 256 x 128 against 12 of 256 x 112, within the 3 % margin; masked
           // tiles take no multicast (dense ones do).
