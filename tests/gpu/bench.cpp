@@ -52,6 +52,7 @@
 
 #include "../../kernels/cuda/gemm_oracle_cuda_ext.h"
 #include "../../kernels/gemm_oracle.h"
+#include "parallel_for.h"
 
 using JitStats = go_cuda_jit_stats;  // the backend's JIT counters (optional symbols, looked up with dlsym)
 
@@ -270,32 +271,21 @@ static void print_jit(const char* what, const JitStats& s) {
 // Calls go_ext_fast_prepare for every shape from a pool of worker threads; returns the wall time in ms (-1: absent).
 static double prepare_all(Api& api, const std::vector<Shape>& shapes, const char* label, int* threads_used) {
   if (!api.prepare || shapes.empty()) return -1;
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const size_t nthreads = std::min<size_t>(shapes.size(), hw);
-  *threads_used = static_cast<int>(nthreads);
-  std::atomic<size_t> next{0};
-  std::mutex mu;
-  std::vector<std::string> errors;
   std::vector<double> each(shapes.size(), 0);
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < nthreads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i; (i = next.fetch_add(1)) < shapes.size();) {
+  size_t nthreads = 0;
+  const std::vector<std::string> errors = parallel_for(
+      shapes.size(),
+      [&](size_t i) -> std::string {
         const Shape& s = shapes[i];
         const auto a = std::chrono::steady_clock::now();
         const int64_t m = s.kind == DENSE ? s.m : s.kind == CONTIGUOUS ? s.g * s.m : s.mmax();
         const int st = api.prepare(static_cast<int32_t>(s.kind), m, s.n, s.k, s.kind == DENSE ? 1 : s.g);
         each[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
-        if (st != 0) {
-          const std::string msg = s.name() + ": status " + std::to_string(st) + " " + api.last_error();
-          std::lock_guard<std::mutex> lk(mu);
-          errors.push_back(msg);
-        }
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
+        return st == 0 ? "" : s.name() + ": status " + std::to_string(st) + " " + api.last_error();
+      },
+      &nthreads);
+  *threads_used = static_cast<int>(nthreads);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const size_t slow = static_cast<size_t>(std::max_element(each.begin(), each.end()) - each.begin());
   std::printf("prepare%s: %zu shapes on %zu threads in %.1f ms wall (slowest %s: %.1f ms)\n", label, shapes.size(),

@@ -15,20 +15,18 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "../../kernels/gemm_oracle.h"
+#include "parallel_for.h"
 // The quantizers' model: the CUDA backend's own host-and-device code run on the host (checked against the TypeScript
 // reference by tests/kernels/cuda_quant_math_test.ts and tests/ffi/quant_ops_test.ts), and its argument rules.
 #include "../../kernels/cuda/quantize_group.cuh"
@@ -1319,26 +1317,17 @@ void prepare_fast(Api& api, const std::vector<Case>& cases) {
   for (const Case& c : cases) unique.insert(c.fast.begin(), c.fast.end());
   if (!prepare || unique.empty()) return;
   const std::vector<std::array<int64_t, 5>> classes(unique.begin(), unique.end());
-  const size_t nthreads = std::min<size_t>(classes.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::atomic<size_t> next{0};
-  std::mutex mu;
-  std::vector<std::string> errors;
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < nthreads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i; (i = next.fetch_add(1)) < classes.size();) {
+  size_t nthreads = 0;
+  const std::vector<std::string> errors = parallel_for(
+      classes.size(),
+      [&](size_t i) -> std::string {
         const auto& f = classes[i];
-        if (prepare(static_cast<int32_t>(f[0]), f[1], f[2], f[3], f[4]) != GO_OK) {
-          const std::string e = std::to_string(f[0]) + " " + std::to_string(f[1]) + "x" + std::to_string(f[2]) + "x" +
-                                std::to_string(f[3]) + " g" + std::to_string(f[4]) + ": " + api.last_error();
-          std::lock_guard<std::mutex> lk(mu);
-          errors.push_back(e);
-        }
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
+        if (prepare(static_cast<int32_t>(f[0]), f[1], f[2], f[3], f[4]) == GO_OK) return "";
+        return std::to_string(f[0]) + " " + std::to_string(f[1]) + "x" + std::to_string(f[2]) + "x" +
+               std::to_string(f[3]) + " g" + std::to_string(f[4]) + ": " + api.last_error();
+      },
+      &nthreads);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("prepare: %zu fast kernel classes on %zu threads in %.1f ms wall\n", classes.size(), nthreads, ms);
   for (const auto& e : errors) std::printf("  prepare (left to the case): mode %s\n", e.c_str());
