@@ -56,6 +56,8 @@ export const HEADLINE = [
   "sm__cycles_elapsed.avg.per_second",
   "sm__cycles_active.avg",
   "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+  // The tensor pipe's busy cycles a SM: the same work gives the same count.
+  "TPC.TriageCompute.sm__pipe_tensor_op_hmma_cycles_active_realtime.avg",
   "smsp__inst_executed.sum",
   "smsp__inst_executed_op_tma_ld.sum",
   "smsp__inst_executed_op_tma_st.sum",

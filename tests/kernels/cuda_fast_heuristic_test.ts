@@ -79,6 +79,33 @@ Deno.test({
           assert.match(config(Mode.Masked, 128, 6144, 7168, 6), /^bm=128 bn=144 stages=5 multicast=1 acc=single /);
         },
       );
+      await t.step("128 x 144 where BLOCK_M 256 beat 128 x 144's waves only at BLOCK_N 80 or 112 (cost 107)", () => {
+        // The eight shapes timed against their old choice forced (docs/performance-history.md, "Issue 26, twelfth
+        // round"): six that ran 256 x 80 (+22.0 %) and two that ran 256 x 112 (+4.9 %).
+        const moved: [number, number, number, number][] = [
+          [1024, 2112, 7168, 80],
+          [1536, 1536, 7168, 80],
+          [2048, 1152, 7168, 80],
+          [8192, 576, 7168, 80],
+          [768, 6144, 2048, 80],
+          [2048, 2112, 2048, 80],
+          [3072, 2304, 7168, 112],
+          [6144, 1152, 7168, 112],
+        ];
+        for (const [m, n, k, old] of moved) {
+          assert.match(
+            config(Mode.Dense, m, n, k),
+            /^bm=128 bn=144 stages=5 multicast=1 acc=single /,
+            `${m}x${n}x${k}`,
+          );
+          // The old choice, still reachable by name, is what the timing forced.
+          assert.match(
+            config(Mode.Dense, m, n, k, 1, { override: `bm=256,bn=${old}` }),
+            new RegExp(`^bm=256 bn=${old} `),
+            `${m}x${n}x${k}`,
+          );
+        }
+      });
       await t.step("BLOCK_M 256 multicasts A only where the N blocks pair up in clusters of 2", () => {
         // 4096 x 4224: 33 N blocks of 128; pairs would run a 34th tile per M block past N (5 waves, not 4).
         assert.match(config(Mode.Dense, 4096, 4224, 32768), /^bm=256 bn=128 stages=3 multicast=1 acc=single /);
