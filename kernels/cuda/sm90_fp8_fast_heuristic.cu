@@ -86,7 +86,9 @@ void block_128x192_for_dense(const Shape& s, const Named&, FastChoice& c) {
 }
 
 // BLOCK_M <= 128 at BLOCK_N 128: the narrowest of 96 and 112 that needs no more waves (the same work per wave on
-// fewer columns: 128 x 24576 x 1536 516 -> 535 TFLOPS at 96, 64 x 24576 x 1536 307 -> 330).
+// fewer columns: 128 x 24576 x 1536 516 -> 535 TFLOPS at 96, 64 x 24576 x 1536 307 -> 330). BLOCK_N 192, one wave
+// of 128 tiles against two of 96 (DeepGEMM's 128 x 192 there), lost: 128 x 24576 x 1536 15.4 -> 15.7 us, 64 x 24576 x
+// 1536 (64 x 192) 13.3 -> 14.1 (head_to_head.py, two alternating pairs).
 void narrow_block_n(const Shape& s, const Named&, FastChoice& c) {
   if (c.bm == 256 || c.bn != 128) return;
   for (const int bn : {112, 96})
@@ -109,6 +111,18 @@ void narrow_tiles_for_one_row_block(const Shape& s, const Named&, FastChoice& c)
   if (!s.dense() || (c.bm != 128 && c.bm != 64) || c.bn != 64 || s.p.M > kFBM) return;
   if (2 * s.tiles(kFBM, 64) <= s.sms && s.tiles(kFBM, 32) <= s.sms) c.bn = 32;
   if (c.bn == 32 && 2 * s.tiles(kFBM, 32) <= s.sms && s.tiles(kFBM, 16) <= s.sms) c.bn = 16;
+}
+
+// A dense GEMM of at most 64 rows on 64 x 64 tiles that leave SMs idle: BLOCK_N 56 where its tiles still fit one wave
+// and there are at least 96 K blocks (56 does not divide 128: two B scale slots, a K loop per straddle column,
+// fast_with_straddle; it paid only in deep K loops). 64 x 7168 x K, 112 tiles of 64 against 128 of 56 (us,
+// head_to_head.py, two alternating pairs in one process with DeepGEMM): K = 16384 35.0 -> 33.9, 12288 26.6 -> 26.35,
+// 8192 19.4 -> 19.7, 4096 11.2 -> 12.2, 2048 7.2 -> 8.15. At 128 x 7168 x 16384 (BLOCK_M 128, ktma=2) 56 was level
+// (37.6 -> 37.45).
+void block_n_56_fills_the_sms(const Shape& s, const Named&, FastChoice& c) {
+  if (!s.dense() || c.bm != 64 || c.bn != 64 || s.p.M > 64 || s.nkb < 96) return;
+  const int64_t t56 = s.tiles(kFBM, 56);
+  if (t56 <= s.sms && t56 > s.tiles(kFBM, 64)) c.bn = 56;
 }
 
 // 64 < M <= 128 on 128 x 16 tiles: BLOCK_M 64 (two row blocks; B is read twice, the second time mostly from L2) with
@@ -139,6 +153,8 @@ constexpr Rule kTileRules[] = {
     {"BLOCK_N 112 or 96 at BLOCK_M 128 where that needs no more waves", narrow_block_n},
     {"BLOCK_M 64 where A has at most 64 rows", block_m_64_for_short_a},
     {"BLOCK_N 32, then 16, for one row block that fills few SMs", narrow_tiles_for_one_row_block},
+    {"BLOCK_N 56 where 64-wide tiles of at most 64 rows leave SMs idle, with at least 96 K blocks",
+     block_n_56_fills_the_sms},
     {"BLOCK_M 64 for 64 < M <= 128 on 16-wide tiles", two_row_blocks_for_narrow_tiles},
     {"two issuing producer threads for one row block", spread_for_one_row_block},
 };

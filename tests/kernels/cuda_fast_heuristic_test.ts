@@ -146,8 +146,18 @@ Deno.test({
       await t.step(
         "M <= 64 takes BLOCK_M 64 with 12 stages; M = 128 keeps 128 x 64 tiles; both take BLOCK_N 32 or 16 for few tiles",
         () => {
-          assert.match(config(Mode.Dense, 64, 7168, 16384), /^bm=64 bn=64 stages=12 multicast=1 acc=double /);
+          assert.match(config(Mode.Dense, 64, 7168, 8192), /^bm=64 bn=64 stages=12 multicast=1 acc=double /);
           assert.match(config(Mode.Dense, 1, 768, 512), /^bm=64 /);
+          // 112 tiles of 64 x 64 against 128 of 64 x 56, from 96 K blocks on; not at M = 128 nor where 56 needs a
+          // second wave (64 x 8448: 151 tiles).
+          assert.match(
+            config(Mode.Dense, 64, 7168, 16384),
+            /^bm=64 bn=56 stages=13 multicast=1 acc=double .* spread=1$/,
+          );
+          assert.match(config(Mode.Dense, 64, 7168, 12288), /^bm=64 bn=56 /);
+          assert.match(config(Mode.Dense, 64, 7168, 12160), /^bm=64 bn=64 /, "95 K blocks");
+          assert.match(config(Mode.Dense, 64, 8448, 16384), /^bm=64 bn=64 /);
+          assert.match(config(Mode.Dense, 65, 7168, 16384), /^bm=128 bn=64 /);
           // 112 tiles of 128 x 64, with boxes two K blocks deep where there are at least 64 K blocks.
           assert.match(config(Mode.Dense, 128, 7168, 16384), /^bm=128 bn=64 stages=\d+ .* spread=1 ktma=2$/);
           assert.match(config(Mode.Dense, 128, 7168, 2048), /^bm=128 bn=64 .* spread=1$/, "16 K blocks: ktma=1");
@@ -218,12 +228,12 @@ Deno.test({
           /^bm=256 bn=128 stages=3 multicast=2 acc=single .* jit=generic$/,
         );
         assert.match(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "sfa=copy" }), / sfa=copy jit=shape$/);
-        assert.match(config(Mode.Dense, 64, 7168, 16384, 1, { override: "bm=128" }), /^bm=128 bn=64 stages=8 /);
+        assert.match(config(Mode.Dense, 64, 7168, 8192, 1, { override: "bm=128" }), /^bm=128 bn=64 stages=8 /);
       });
       await t.step("the epilogue's staging buffers leave BLOCK_M 256 its 3 stages", () => {
         // One staging buffer per math warpgroup and wave fits beside 3 stages of 256 x 128.
         assert.match(config(Mode.Dense, 4096, 7168, 16384), /^bm=256 bn=128 stages=3 /);
-        assert.match(config(Mode.Dense, 64, 7168, 16384), /^bm=64 bn=64 stages=12 /);
+        assert.match(config(Mode.Dense, 64, 7168, 8192), /^bm=64 bn=64 stages=12 /);
       });
       await t.step("BLOCK_M 256 and BLOCK_N past 128 exclude each other: the one an override names wins", () => {
         assert.match(
@@ -295,7 +305,7 @@ Deno.test({
           /^bm=128 bn=16 stages=10 .* jit=shape spread=1 ktma=2$/,
         );
         assert.match(config(Mode.Dense, 128, 4096, 7168), /^bm=128 bn=32 .* spread=1 ktma=2$/);
-        assert.doesNotMatch(config(Mode.Dense, 64, 7168, 16384), /ktma/, "BLOCK_N 64");
+        assert.doesNotMatch(config(Mode.Dense, 64, 7168, 16384), /ktma/, "BLOCK_N 56");
         assert.doesNotMatch(config(Mode.Dense, 4096, 7168, 16384), /ktma/, "M = 4096");
         assert.doesNotMatch(config(Mode.Masked, 20, 4096, 7168, 8), /ktma/, "grouped calls");
         assert.doesNotMatch(config(Mode.Dense, 64, 2112, 1152), /ktma/, "9 K blocks: not a multiple of 2");
