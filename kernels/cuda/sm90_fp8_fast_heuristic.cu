@@ -120,7 +120,7 @@ void narrow_tiles_for_one_row_block(const Shape& s, const Named&, FastChoice& c)
 // 8192 19.4 -> 19.7, 4096 11.2 -> 12.2, 2048 7.2 -> 8.15. At 128 x 7168 x 16384 (BLOCK_M 128, ktma=2) 56 was level
 // (37.6 -> 37.45).
 void block_n_56_fills_the_sms(const Shape& s, const Named&, FastChoice& c) {
-  if (!s.dense() || c.bm != 64 || c.bn != 64 || s.p.M > 64 || s.nkb < 96) return;
+  if (!s.dense() || c.bm != 64 || c.bn != 64 || s.nkb < 96) return;  // bm 64: A has at most 64 rows (above)
   const int64_t t56 = s.tiles(kFBM, 56);
   if (t56 <= s.sms && t56 > s.tiles(kFBM, 64)) c.bn = 56;
 }

@@ -272,26 +272,20 @@ static void print_jit(const char* what, const JitStats& s) {
 static double prepare_all(Api& api, const std::vector<Shape>& shapes, const char* label, int* threads_used) {
   if (!api.prepare || shapes.empty()) return -1;
   std::vector<double> each(shapes.size(), 0);
-  const auto t0 = std::chrono::steady_clock::now();
-  size_t nthreads = 0;
-  const std::vector<std::string> errors = parallel_for(
-      shapes.size(),
-      [&](size_t i) -> std::string {
-        const Shape& s = shapes[i];
-        const auto a = std::chrono::steady_clock::now();
-        const int64_t m = s.kind == DENSE ? s.m : s.kind == CONTIGUOUS ? s.g * s.m : s.mmax();
-        const int st = api.prepare(static_cast<int32_t>(s.kind), m, s.n, s.k, s.kind == DENSE ? 1 : s.g);
-        each[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
-        return st == 0 ? "" : s.name() + ": status " + std::to_string(st) + " " + api.last_error();
-      },
-      &nthreads);
-  *threads_used = static_cast<int>(nthreads);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const ParallelRun run = parallel_for(shapes.size(), [&](size_t i) -> std::string {
+    const Shape& s = shapes[i];
+    const auto a = std::chrono::steady_clock::now();
+    const int64_t m = s.kind == DENSE ? s.m : s.kind == CONTIGUOUS ? s.g * s.m : s.mmax();
+    const int st = api.prepare(static_cast<int32_t>(s.kind), m, s.n, s.k, s.kind == DENSE ? 1 : s.g);
+    each[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+    return st == 0 ? "" : s.name() + ": status " + std::to_string(st) + " " + api.last_error();
+  });
+  *threads_used = static_cast<int>(run.threads);
   const size_t slow = static_cast<size_t>(std::max_element(each.begin(), each.end()) - each.begin());
   std::printf("prepare%s: %zu shapes on %zu threads in %.1f ms wall (slowest %s: %.1f ms)\n", label, shapes.size(),
-              nthreads, ms, shapes[slow].name().c_str(), each[slow]);
-  for (const auto& e : errors) std::printf("  prepare error: %s\n", e.c_str());
-  return ms;
+              run.threads, run.ms, shapes[slow].name().c_str(), each[slow]);
+  for (const auto& e : run.errors) std::printf("  prepare error: %s\n", e.c_str());
+  return run.ms;
 }
 
 struct Timer {

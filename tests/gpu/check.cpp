@@ -1317,20 +1317,14 @@ void prepare_fast(Api& api, const std::vector<Case>& cases) {
   for (const Case& c : cases) unique.insert(c.fast.begin(), c.fast.end());
   if (!prepare || unique.empty()) return;
   const std::vector<std::array<int64_t, 5>> classes(unique.begin(), unique.end());
-  const auto t0 = std::chrono::steady_clock::now();
-  size_t nthreads = 0;
-  const std::vector<std::string> errors = parallel_for(
-      classes.size(),
-      [&](size_t i) -> std::string {
-        const auto& f = classes[i];
-        if (prepare(static_cast<int32_t>(f[0]), f[1], f[2], f[3], f[4]) == GO_OK) return "";
-        return std::to_string(f[0]) + " " + std::to_string(f[1]) + "x" + std::to_string(f[2]) + "x" +
-               std::to_string(f[3]) + " g" + std::to_string(f[4]) + ": " + api.last_error();
-      },
-      &nthreads);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("prepare: %zu fast kernel classes on %zu threads in %.1f ms wall\n", classes.size(), nthreads, ms);
-  for (const auto& e : errors) std::printf("  prepare (left to the case): mode %s\n", e.c_str());
+  const ParallelRun run = parallel_for(classes.size(), [&](size_t i) -> std::string {
+    const auto& f = classes[i];
+    if (prepare(static_cast<int32_t>(f[0]), f[1], f[2], f[3], f[4]) == GO_OK) return "";
+    return std::to_string(f[0]) + " " + std::to_string(f[1]) + "x" + std::to_string(f[2]) + "x" +
+           std::to_string(f[3]) + " g" + std::to_string(f[4]) + ": " + api.last_error();
+  });
+  std::printf("prepare: %zu fast kernel classes on %zu threads in %.1f ms wall\n", classes.size(), run.threads, run.ms);
+  for (const auto& e : run.errors) std::printf("  prepare (left to the case): mode %s\n", e.c_str());
 }
 
 int main(int argc, char** argv) {
