@@ -20,7 +20,8 @@
 # STEPS selects parts (default: "build check sanitize ops bench h2h verify torch adapters"; "h2h": ours and DeepGEMM in
 # one process on the same operands, interleaved, see H2H_*, the table issue 26 gates on; also "profile": ncu, see
 # PROFILE_*; "sass": cuobjdump of JIT kernels, see SASS_GREP; "trace": the profiling build's cycle traces, see TRACE_*;
-# "ab": the working tree's kernels against copies of kernels/ in AB_SOURCES, timed in turn in the same call, see AB_*).
+# "ab": the working tree's kernels against copies of kernels/ in AB_SOURCES, timed in turn in the same call, see AB_*;
+# "clocks": ours and DeepGEMM under sustained load, time, SM clock, power and cycles per call, see CLOCK_*).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -377,6 +378,19 @@ if has h2h && [ -z "${HUNG:-}" ]; then
     note "h2h table: exit $?"
     grep -E '^\| (dense M|m-grouped|all) ' "$OUT/h2h.md" | while read -r line; do note "h2h $line"; done
   fi
+fi
+
+if has clocks && [ -z "${HUNG:-}" ]; then
+  # Ours and DeepGEMM under sustained load (tests/gpu/sustained_clocks.py; CLOCK_SHAPES, ';'-separated, CLOCK_SECS,
+  # CLOCK_ROUNDS; DeepGEMM on PYTHONPATH): per window of back-to-back calls, µs per call, the SM clock and board power
+  # nvidia-smi sampled, and the cycles per call; clocks_probe.log.
+  IFS=';' read -r -a cshapes <<<"${CLOCK_SHAPES:-dense 4096x7168x16384;dense 4096x4096x7168}"
+  cargs=()
+  for s in "${cshapes[@]}"; do cargs+=(--shape "$s"); done
+  timeout "${CLOCK_TIMEOUT:-150}" python3 tests/gpu/sustained_clocks.py --lib "$CUDA_SO" "${cargs[@]}" \
+    --secs "${CLOCK_SECS:-3}" --rounds "${CLOCK_ROUNDS:-3}" >"$OUT/clocks_probe.log" 2>&1
+  note "clocks: exit $?"
+  grep -E 'k cycles/call|unavailable' "$OUT/clocks_probe.log" | while read -r line; do note "clocks $line"; done
 fi
 
 if has profile && [ -z "${HUNG:-}" ]; then
