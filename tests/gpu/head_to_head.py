@@ -132,18 +132,42 @@ def shape_fields(shape):
     return dict(zip(("kind", "g", "m", "n", "k"), shape))
 
 
-def run_shape(ours, dg, shape, rounds, samples, target):
+def operands(ours, dg, shape, target):
+    """The shape's rotating input sets (make_set, at least `target` bytes in all) and the two calls on them:
+    (sets, fo(desc) ours, fd(a, sa, b, sb, d) DeepGEMM's)."""
     kind, g, m, n, k = shape
-    row = {**shape_fields(shape), "ours_us": [], "deepgemm_us": [], "order": []}
     index, values = None, index_values(kind, g, m)
     if values is not None:  # our calls need it in one of our allocations (the view keeps its buffer)
         index = Buffer(ours, 4 * len(values)).view(torch.int32, (len(values),), (1,))
         index.copy_(torch.tensor(values, dtype=torch.int32))
     set_bytes = sum(extent_bytes(el, shape, strides) for _, el, shape, strides in set_layout(kind, g, m, n, k))
     sets = [make_set(ours, kind, g, m, n, k, index) for _ in range(bt.n_sets(set_bytes, target))]
+    return sets, gemm_call(ours, kind), dg_call(dg, kind, g, m, index)
+
+
+def open_sides(lib):
+    """(DeepGEMM, our backend), or None after printing why DeepGEMM is unavailable."""
+    dg, why = bt.load_deep_gemm(False)
+    if dg is None:
+        print(f"DeepGEMM unavailable: {why}")
+        return None
+    return dg, Backend(lib)
+
+
+def parse_shapes(ap, names):
+    """The shapes `names` stand for (tests/gpu/shapes.py's rules); a bad one ends the program through ap.error."""
+    try:
+        return [bt.parse_shape_name(name) for name in names]
+    except ValueError as exc:
+        ap.error(str(exc))
+
+
+def run_shape(ours, dg, shape, rounds, samples, target):
+    kind, g, m, n, k = shape
+    row = {**shape_fields(shape), "ours_us": [], "deepgemm_us": [], "order": []}
+    sets, fo, fd = operands(ours, dg, shape, target)
     views, desc = sets[0]
     row["sets"] = len(sets)
-    fo, fd = gemm_call(ours, kind), dg_call(dg, kind, g, m, index)
     if not dg_scales_untouched(dg, kind, g, m, k, views[1]):
         raise RuntimeError("DeepGEMM would re-layout A's scales on each call: "
                            "the timed call would not be its GEMM alone")
@@ -188,15 +212,11 @@ def main():
     args = ap.parse_args()
     if args.rounds < 2 or args.samples < 3:
         ap.error("--rounds must be >= 2 and --samples >= 3 (a spread needs rounds, a median samples)")
-    try:
-        extra = [bt.parse_shape_name(name) for name in args.shape]
-    except ValueError as exc:
-        ap.error(str(exc))
-    dg, why = bt.load_deep_gemm(False)
-    if dg is None:
-        print(f"head-to-head: DeepGEMM unavailable: {why}")
+    extra = parse_shapes(ap, args.shape)
+    sides = open_sides(args.lib)
+    if sides is None:
         return 2
-    ours = Backend(args.lib)
+    dg, ours = sides
     shapes = bt.QUICK if args.quick else bt.all_shapes()
     if args.filter:
         keys = args.filter.split("|")

@@ -390,7 +390,7 @@ if has clocks && [ -z "${HUNG:-}" ]; then
   timeout "${CLOCK_TIMEOUT:-150}" python3 tests/gpu/sustained_clocks.py --lib "$CUDA_SO" "${cargs[@]}" \
     --secs "${CLOCK_SECS:-3}" --rounds "${CLOCK_ROUNDS:-3}" >"$OUT/clocks_probe.log" 2>&1
   note "clocks: exit $?"
-  grep -E 'k cycles/call|unavailable' "$OUT/clocks_probe.log" | while read -r line; do note "clocks $line"; done
+  grep -E "us/call|unavailable|: ours: " "$OUT/clocks_probe.log" | while read -r line; do note "clocks $line"; done
 fi
 
 if has profile && [ -z "${HUNG:-}" ]; then

@@ -28,15 +28,8 @@ CALLS_PER_SYNC = 20
 
 
 def sides_of(ours, dg, shape, target):
-    """{"ours": f(i), "deepgemm": f(i)}: call i of each side on input set i mod the sets."""
-    kind, g, m, n, k = shape
-    index, values = None, hh.index_values(kind, g, m)
-    if values is not None:
-        index = hh.Buffer(ours, 4 * len(values)).view(torch.int32, (len(values),), (1,))
-        index.copy_(torch.tensor(values, dtype=torch.int32))
-    set_bytes = sum(hh.extent_bytes(el, s, st) for _, el, s, st in hh.set_layout(kind, g, m, n, k))
-    sets = [hh.make_set(ours, kind, g, m, n, k, index) for _ in range(bt.n_sets(set_bytes, target))]
-    fo, fd = hh.gemm_call(ours, kind), hh.dg_call(dg, kind, g, m, index)
+    """{"ours": f(i), "deepgemm": f(i)}: call i of each side on input set i mod the sets (head_to_head.operands)."""
+    sets, fo, fd = hh.operands(ours, dg, shape, target)
     return {"ours": lambda i: fo(sets[i % len(sets)][1]), "deepgemm": lambda i: fd(*sets[i % len(sets)][0])}
 
 
@@ -97,15 +90,11 @@ def main():
     args = ap.parse_args()
     if not args.shape or args.secs <= 0 or args.rounds < 1:
         ap.error("needs at least one --shape, --secs > 0 and --rounds >= 1")
-    try:
-        shapes = [bt.parse_shape_name(name) for name in args.shape]
-    except ValueError as exc:
-        ap.error(str(exc))
-    dg, why = bt.load_deep_gemm(False)
-    if dg is None:
-        print(f"sustained clocks: DeepGEMM unavailable: {why}")
+    shapes = hh.parse_shapes(ap, args.shape)
+    sides = hh.open_sides(args.lib)
+    if sides is None:
         return 2
-    ours = hh.Backend(args.lib)
+    dg, ours = sides
     errors = hh.prepare_ours(ours, shapes)
     for s in shapes:
         if s in errors:
