@@ -9,10 +9,14 @@
  * out-of-line retry paths among them, executed once per retry). With `--sequence`, the band's instructions in page
  * order as runs of one opcode (`FFMA×64 (875)`: 64 in a row, 875 samples), so that two kernels' loops can be read
  * side by side (at 2048×8448×32768, `--executions 135168-135168 --sequence`: ours and DeepGEMM's K loop per math warp
- * and K block).
+ * and K block). With `--wavefronts`, where the shared-memory wavefronts go: per instruction kind (the mnemonic with its
+ * modifiers, `QGMMA.64x128x32.F32.E4M3.E4M3`), executions, wavefronts, wavefronts per execution and the excess over the
+ * page's ideal (bank conflicts); the page must carry the SourceCounters section's wavefront columns. At 4096×7168×16384
+ * it showed ours' and DeepGEMM's wgmmas reading 12 wavefronts each, with no excess anywhere (docs/performance-history.md,
+ * fifteenth round).
  *
  *     deno run -A bench/sass_stalls.ts ncu/p1.sass.csv [--hot 16000] [--executions 32000-34000] [--top 20]
- *       [--grep REGEX] [--sequence]
+ *       [--grep REGEX] [--sequence] [--wavefronts]
  *
  * @module
  */
@@ -25,6 +29,11 @@ export interface SassInstruction {
   source: string;
   /** Its opcode without predicate and modifiers (`BRA`, `WARPGROUP`, `FFMA`). */
   opcode: string;
+  /** Its opcode with its modifiers, without predicate (`QGMMA.64x128x32.F32.E4M3.E4M3`, `LDS.U.128`). */
+  mnemonic?: string;
+  /** Shared-memory wavefronts it moved, and the page's ideal count for its accesses (absent without the columns). */
+  wavefronts?: number;
+  wavefrontsIdeal?: number;
   /** Warp stall samples at it, all reasons. */
   samples: number;
   /** Warp-level executions. */
@@ -88,6 +97,7 @@ export function parseSassCsv(text: string): SassInstruction[] {
   const reasons = header.flatMap((h, c) =>
     h.startsWith("stall_") && !h.includes("(Not Issued)") ? [[h.slice(6), c]] : []
   );
+  const wavefronts = header.indexOf("L1 Wavefronts Shared"), ideal = header.indexOf("L1 Wavefronts Shared Ideal");
   return lines.slice(at + 1).map((line) => {
     const f = csvFields(line);
     const tokens = (f[source] ?? "").trim().split(/\s+/);
@@ -96,9 +106,11 @@ export function parseSassCsv(text: string): SassInstruction[] {
       address: f[address],
       source: (f[source] ?? "").trim(),
       opcode: op.split(".")[0],
+      mnemonic: op,
       samples: count(f[samples]),
       executed: count(f[executed]),
       reasons: Object.fromEntries(reasons.map(([name, c]) => [name, count(f[c as number])])),
+      ...(wavefronts >= 0 && ideal >= 0 ? { wavefronts: count(f[wavefronts]), wavefrontsIdeal: count(f[ideal]) } : {}),
     };
   });
 }
@@ -127,6 +139,16 @@ export interface SassSummary {
   top: SassInstruction[];
   /** With `grep`: the instructions whose text matches, in page order. */
   matches?: SassInstruction[];
+  /** With `wavefronts`: shared-memory wavefronts per mnemonic, most first, and the page's totals. */
+  shared?: { total: number; ideal: number; kinds: SharedKind[] };
+}
+
+/** The shared-memory wavefronts of one instruction kind (mnemonic) over a page. */
+export interface SharedKind {
+  mnemonic: string;
+  executed: number;
+  wavefronts: number;
+  ideal: number;
 }
 
 const shares = (m: Map<string, number>, total: number): [string, number][] =>
@@ -153,7 +175,14 @@ const add = (m: Map<string, number>, k: string, v: number) => v && m.set(k, (m.g
  */
 export function summarizeSass(
   rows: SassInstruction[],
-  options: { hot?: number; executions?: [number, number]; top?: number; grep?: RegExp; sequence?: boolean } = {},
+  options: {
+    hot?: number;
+    executions?: [number, number];
+    top?: number;
+    grep?: RegExp;
+    sequence?: boolean;
+    wavefronts?: boolean;
+  } = {},
 ): SassSummary {
   const hotThreshold = options.hot ?? 16000;
   const samples = rows.reduce((s, r) => s + r.samples, 0);
@@ -179,7 +208,42 @@ export function summarizeSass(
     ...(band ? { band } : {}),
     top: [...rows].sort((a, b) => b.samples - a.samples).slice(0, options.top ?? 20),
     ...(options.grep ? { matches: rows.filter((r) => options.grep!.test(r.source)) } : {}),
+    ...(options.wavefronts ? { shared: sharedWavefronts(rows) } : {}),
   };
+}
+
+/**
+ * Shared-memory wavefronts per instruction kind (mnemonic), most first; instructions that moved none are left out.
+ * Throws a TypeError where the page has no wavefront columns (a report without the SourceCounters section).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sharedWavefronts } from "./sass_stalls.ts";
+ * const i = (mnemonic: string, executed: number, wavefronts: number, wavefrontsIdeal: number) =>
+ *   ({ address: "", source: mnemonic, opcode: mnemonic.split(".")[0], mnemonic, executed, samples: 0, reasons: {},
+ *      wavefronts, wavefrontsIdeal });
+ * const s = sharedWavefronts([i("LDS", 10, 20, 10), i("QGMMA.64x128x32", 4, 48, 48), i("LDS", 5, 5, 5), i("FFMA", 9, 0, 0)]);
+ * assert.deepEqual([s.total, s.ideal], [73, 63]);
+ * assert.deepEqual(s.kinds.map((k) => [k.mnemonic, k.executed, k.wavefronts, k.ideal]),
+ *   [["QGMMA.64x128x32", 4, 48, 48], ["LDS", 15, 25, 15]]);
+ * ```
+ */
+export function sharedWavefronts(rows: SassInstruction[]): NonNullable<SassSummary["shared"]> {
+  if (rows.length > 0 && rows.every((r) => r.wavefronts === undefined)) {
+    throw new TypeError('SASS page CSV: no column "L1 Wavefronts Shared" (profile with the SourceCounters section)');
+  }
+  const kinds = new Map<string, SharedKind>();
+  let total = 0, ideal = 0;
+  for (const r of rows) {
+    const w = r.wavefronts ?? 0, i = r.wavefrontsIdeal ?? 0;
+    if (w === 0 && i === 0) continue;
+    const key = r.mnemonic ?? r.opcode;
+    const k = kinds.get(key) ?? { mnemonic: key, executed: 0, wavefronts: 0, ideal: 0 };
+    k.executed += r.executed, k.wavefronts += w, k.ideal += i, total += w, ideal += i;
+    kinds.set(key, k);
+  }
+  return { total, ideal, kinds: [...kinds.values()].sort((a, b) => b.wavefronts - a.wavefronts) };
 }
 
 /**
@@ -238,6 +302,22 @@ export function formatSass(s: SassSummary): string {
     lines.push("", "| address | executed | samples | instruction |", "|---|---|---|---|");
     for (const r of s.matches) lines.push(`| ${r.address} | ${r.executed} | ${r.samples} | \`${r.source}\` |`);
   }
+  if (s.shared) {
+    const sci = (x: number) => x.toExponential(3);
+    lines.push(
+      "",
+      `shared-memory wavefronts: ${sci(s.shared.total)} (ideal ${sci(s.shared.ideal)}, excess ` +
+        `${sci(s.shared.total - s.shared.ideal)})`,
+      "| instruction | executed | wavefronts | per execution | excess over ideal |",
+      "|---|---|---|---|---|",
+    );
+    for (const k of s.shared.kinds) {
+      lines.push(
+        `| \`${k.mnemonic}\` | ${sci(k.executed)} | ${sci(k.wavefronts)} | ` +
+          `${k.executed ? (k.wavefronts / k.executed).toFixed(2) : "—"} | ${sci(k.wavefronts - k.ideal)} |`,
+      );
+    }
+  }
   return lines.join("\n") + "\n";
 }
 
@@ -250,11 +330,12 @@ async function main() {
       top: { type: "string" },
       grep: { type: "string" },
       sequence: { type: "boolean" },
+      wavefronts: { type: "boolean" },
     },
     allowPositionals: true,
   });
   const usage = "usage: deno run -A bench/sass_stalls.ts PAGE.sass.csv [--hot N] [--executions LO-HI] [--top N] " +
-    "[--grep REGEX] [--sequence (with --executions)]";
+    "[--grep REGEX] [--sequence (with --executions)] [--wavefronts]";
   const band = values.executions?.match(/^(\d+)-(\d+)$/);
   const hot = values.hot === undefined ? undefined : Number(values.hot);
   const top = values.top === undefined ? undefined : Number(values.top);
@@ -281,7 +362,21 @@ async function main() {
     Deno.exit(2);
   }
   const executions: [number, number] | undefined = band ? [Number(band[1]), Number(band[2])] : undefined;
-  console.log(formatSass(summarizeSass(rows, { hot, executions, top, grep, sequence: values.sequence })));
+  let summary: SassSummary;
+  try {
+    summary = summarizeSass(rows, {
+      hot,
+      executions,
+      top,
+      grep,
+      sequence: values.sequence,
+      wavefronts: values.wavefronts,
+    });
+  } catch (e) {
+    console.error(`${positionals[0]}: ${e instanceof Error ? e.message : e}`);
+    Deno.exit(2);
+  }
+  console.log(formatSass(summary));
 }
 
 if (import.meta.main) await main();

@@ -1,8 +1,9 @@
 // bench/sass_stalls.ts: an Nsight Compute SASS page becomes the kernel's size, its stall reasons' shares, the opcode
-// and reason shares of one execution band (the math warps' per-tile code) and the instructions with the most samples;
-// a file that is not a SASS page is refused with its name and the missing column.
+// and reason shares of one execution band (the math warps' per-tile code), the instructions with the most samples and,
+// where the page has the SourceCounters columns, the shared-memory wavefronts per instruction kind; a file that is not
+// a SASS page, or a --wavefronts page without those columns, is refused with its name and the missing column.
 import assert from "node:assert/strict";
-import { formatSass, parseSassCsv, summarizeSass } from "../../bench/sass_stalls.ts";
+import { formatSass, parseSassCsv, sharedWavefronts, summarizeSass } from "../../bench/sass_stalls.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const HEADER = '"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)",' +
@@ -57,6 +58,36 @@ Deno.test("sass_stalls --grep lists the matching instructions in page order with
   assert.match(formatSass(s), /^\| 0x20 \| 32768 \| 12 \| `@!P0 {2}BRA 0x50` \|$/m);
 });
 
+const WAVE_PAGE = [
+  '"Kernel Name","go_fp8_fast",',
+  '"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed","L1 Wavefronts Shared Excessive",' +
+  '"L1 Wavefronts Shared","L1 Wavefronts Shared Ideal","stall_wait"',
+  '"0x00","      QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24, gsb0","5","1,024","0","12,288","12,288","5"',
+  '"0x10","      LDS R200, [UR45]","1","2,048","0","2,048","2,048","1"',
+  '"0x20","@!P0  LDS R201, [UR46]","0","1,024","0","3,072","1,024","0"',
+  '"0x30","      FFMA R2, R3, R4, R2","4","32,768","","","","4"',
+].join("\n");
+
+Deno.test("sass_stalls --wavefronts sums shared-memory wavefronts per mnemonic, with the excess over the ideal", () => {
+  const rows = parseSassCsv(WAVE_PAGE);
+  assert.deepEqual(rows.map((r) => r.mnemonic), ["QGMMA.64x128x32.F32.E4M3.E4M3", "LDS", "LDS", "FFMA"]);
+  assert.deepEqual([rows[2].wavefronts, rows[2].wavefrontsIdeal], [3072, 1024], "predicated: the opcode after it");
+  const s = summarizeSass(rows, { wavefronts: true });
+  assert.deepEqual([s.shared!.total, s.shared!.ideal], [17408, 15360]);
+  assert.deepEqual(s.shared!.kinds.map((k) => [k.mnemonic, k.executed, k.wavefronts, k.ideal]), [
+    ["QGMMA.64x128x32.F32.E4M3.E4M3", 1024, 12288, 12288],
+    ["LDS", 3072, 5120, 3072],
+  ], "FFMA moved none: left out");
+  const text = formatSass(s);
+  assert.match(text, /^shared-memory wavefronts: 1\.741e\+4 \(ideal 1\.536e\+4, excess 2\.048e\+3\)$/m);
+  assert.match(
+    text,
+    /^\| `QGMMA\.64x128x32\.F32\.E4M3\.E4M3` \| 1\.024e\+3 \| 1\.229e\+4 \| 12\.00 \| 0\.000e\+0 \|$/m,
+  );
+  assert.equal(summarizeSass(rows).shared, undefined, "no wavefront table without --wavefronts");
+  assert.throws(() => sharedWavefronts(parseSassCsv(PAGE)), /no column "L1 Wavefronts Shared"/);
+});
+
 Deno.test("sass_stalls' command exits 2 naming the file that is not a SASS page", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -81,6 +112,12 @@ Deno.test("sass_stalls' command exits 2 naming the file that is not a SASS page"
     const seqAlone = await run(`${dir}/p1.sass.csv`, "--sequence");
     assert.equal(seqAlone.code, 2, "--sequence without --executions");
     assert.match(new TextDecoder().decode(seqAlone.stderr), /--sequence \(with --executions\)/);
+    const noWave = await run(`${dir}/p1.sass.csv`, "--wavefronts");
+    assert.equal(noWave.code, 2, "--wavefronts on a page without the SourceCounters columns");
+    assert.match(
+      new TextDecoder().decode(noWave.stderr),
+      /p1\.sass\.csv: SASS page CSV: no column "L1 Wavefronts Shared"/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
