@@ -3,7 +3,12 @@
  * speed-up (A µs / B µs), with geometric means over all shapes both ran and per family (dense M = 4096, dense
  * M ∈ {64, 128}, grouped). tests/gpu/run.sh writes run B as bench_cfg2.json when BENCH_CFG2 names a
  * GO_CUDA_FAST_CFG for every shape, and its `ab` step times builds in turn (ab/a.1.json, ab/b1.1.json, ...). A side
- * given as a comma-separated list of runs takes each shape's mean time over them.
+ * given as a comma-separated list of runs takes each shape's mean time over them; where both sides have several runs,
+ * each shape also shows each side's range over its runs, and a shape counts as faster or slower only where the two
+ * ranges do not overlap. With 3 runs a side, two builds that time alike still land apart on a shape 1 time in 10 (2 of
+ * the 20 equally likely orders of 6 runs), about 2 shapes in 20. Unmodified copies of the tree, timed as variants are,
+ * moved a shape's mean by up to 3.6 % in 3 runs, with no shape apart (docs/performance-history.md, issue 26, fifteenth
+ * round): a mean alone does not tell a change from the call's noise at M = 4096, whose runs spread 5-10 %.
  *
  *     deno run -A bench/ab_table.ts bench_ours.json bench_cfg2.json [--label-a heuristic] [--label-b ahead=1]
  *     deno run -A bench/ab_table.ts ab/a.1.json,ab/a.2.json ab/b1.1.json,ab/b1.2.json
@@ -21,14 +26,20 @@ import {
   shapeLabel,
 } from "./gpu_table.ts";
 
+/** A row of one side: with several runs, `us` is their mean and `runs` each run's time. */
+export type RunRow = OursRow & { runs?: number[] };
+
 /** One shape both runs timed. */
 export interface AbRow {
   shape: string;
   family: BenchFamily;
-  a: OursRow;
-  b: OursRow;
+  a: RunRow;
+  b: RunRow;
   /** A µs / B µs: above 1 where B is faster. */
   speedup: number;
+  /** With several runs on both sides: B's slowest run faster than A's fastest ("faster"), B's fastest slower than A's
+   * slowest ("slower"), else "overlap". */
+  apart?: "faster" | "slower" | "overlap";
 }
 
 /**
@@ -44,7 +55,7 @@ export interface AbRow {
  * assert.equal(r.family, "dense M = 4096");
  * ```
  */
-export function abRows(a: OursRow[], b: OursRow[]): AbRow[] {
+export function abRows(a: RunRow[], b: RunRow[]): AbRow[] {
   const byKey = new Map(b.map((r) => [rowKey(r), r]));
   const out: AbRow[] = [];
   for (const ra of a) {
@@ -52,24 +63,34 @@ export function abRows(a: OursRow[], b: OursRow[]): AbRow[] {
     const rb = byKey.get(rowKey(ra));
     const usA = ra.us ?? 0, usB = rb?.us ?? 0;
     if (!rb || !(usA > 0) || !(usB > 0)) continue;
-    out.push({ shape: shapeLabel(ra), family: benchFamily(ra), a: ra, b: rb, speedup: usA / usB });
+    const ab: AbRow = { shape: shapeLabel(ra), family: benchFamily(ra), a: ra, b: rb, speedup: usA / usB };
+    if ((ra.runs?.length ?? 0) > 1 && (rb.runs?.length ?? 0) > 1) {
+      ab.apart = Math.max(...rb.runs!) < Math.min(...ra.runs!)
+        ? "faster"
+        : Math.min(...rb.runs!) > Math.max(...ra.runs!)
+        ? "slower"
+        : "overlap";
+    }
+    out.push(ab);
   }
   return out;
 }
 
 /**
  * Several runs of the same build as one: each shape's row from the first run that timed it, with the mean of its
- * times over the runs that timed it (sweep rows and untimed rows are left as the first run has them).
+ * times over the runs that timed it and those times (`runs`; sweep rows and untimed rows are left as the first run has
+ * them).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { meanRuns } from "./ab_table.ts";
  * const row = (us?: number) => ({ kind: "dense", g: 1, m: 4096, n: 576, k: 7168, us, config: "bm=256" });
- * assert.equal(meanRuns([[row(40)], [row(44)], [row(undefined)]])[0].us, 42);
+ * const [r] = meanRuns([[row(40)], [row(44)], [row(undefined)]]);
+ * assert.deepEqual([r.us, r.runs], [42, [40, 44]]);
  * ```
  */
-export function meanRuns(runs: OursRow[][]): OursRow[] {
+export function meanRuns(runs: OursRow[][]): RunRow[] {
   const times = new Map<string, number[]>();
   const first = new Map<string, OursRow>();
   for (const run of runs) {
@@ -81,7 +102,7 @@ export function meanRuns(runs: OursRow[][]): OursRow[] {
   }
   return [...first].map(([key, r]) => {
     const ts = times.get(key);
-    return ts ? { ...r, us: ts.reduce((x, y) => x + y, 0) / ts.length } : r;
+    return ts ? { ...r, us: ts.reduce((x, y) => x + y, 0) / ts.length, runs: ts } : r;
   });
 }
 
@@ -100,13 +121,18 @@ export function meanRuns(runs: OursRow[][]): OursRow[] {
  */
 export function formatAb(rows: AbRow[], labelA: string, labelB: string): string {
   const f1 = (x: number) => x.toFixed(1);
+  const spread = rows.some((r) => r.apart !== undefined);
+  const range = (r: RunRow) =>
+    r.runs && r.runs.length > 1 ? ` (${f1(Math.min(...r.runs))}–${f1(Math.max(...r.runs))})` : "";
   const lines = [
-    `| shape | ${labelA} µs | ${labelB} µs | speed-up | ${labelA} config | ${labelB} config |`,
-    "|---|---|---|---|---|---|",
+    `| shape | ${labelA} µs | ${labelB} µs | speed-up |${
+      spread ? " runs apart |" : ""
+    } ${labelA} config | ${labelB} config |`,
+    `|---|---|---|---|${spread ? "---|" : ""}---|---|`,
     ...rows.map((r) =>
-      `| ${r.shape} | ${f1(r.a.us!)} | ${f1(r.b.us!)} | ${r.speedup.toFixed(3)}× | ${r.a.config ?? ""} | ${
-        r.b.config ?? ""
-      } |`
+      `| ${r.shape} | ${f1(r.a.us!)}${range(r.a)} | ${f1(r.b.us!)}${range(r.b)} | ${r.speedup.toFixed(3)}× |${
+        spread ? ` ${r.apart === "overlap" || r.apart === undefined ? "" : r.apart} |` : ""
+      } ${r.a.config ?? ""} | ${r.b.config ?? ""} |`
     ),
     "",
   ];
@@ -120,6 +146,13 @@ export function formatAb(rows: AbRow[], labelA: string, labelB: string): string 
       geomean(rows.map((r) => r.speedup)).toFixed(3)
     }×** over ${rows.length} shapes; ${families.join("; ")}`,
   );
+  if (spread) {
+    const n = (side: string) => rows.filter((r) => r.apart === side).length;
+    lines.push(
+      `- runs apart (every run of one side faster than every run of the other): ${n("faster")} faster, ` +
+        `${n("slower")} slower, ${n("overlap")} overlapping`,
+    );
+  }
   return lines.join("\n") + "\n";
 }
 

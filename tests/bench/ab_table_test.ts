@@ -1,5 +1,5 @@
-// bench/ab_table.ts: the A/B of two GPU benchmark runs joins shapes, leaves out sweeps and untimed rows, and
-// averages speed-ups geometrically per family.
+// bench/ab_table.ts: the A/B of two GPU benchmark runs joins shapes, leaves out sweeps and untimed rows, averages
+// speed-ups geometrically per family and, with several runs a side, says which shapes' runs do not overlap.
 import assert from "node:assert/strict";
 import { abRows, formatAb, meanRuns } from "../../bench/ab_table.ts";
 import type { OursRow } from "../../bench/gpu_table.ts";
@@ -51,6 +51,31 @@ Deno.test("ab_table averages each shape over several runs of one build, over the
   ];
   const merged = meanRuns(runs);
   assert.deepEqual(merged.map((r) => [r.kind, r.us]), [["dense", 110], ["masked", 30], ["contiguous", 400]]);
+  assert.deepEqual(merged[0].runs, [100, 110, 120]);
   const rows = abRows(merged, meanRuns([[row("dense", 1, 4096, 88)], [row("dense", 1, 4096, 132)]]));
   assert.deepEqual(rows.map((r) => r.speedup), [1]);
+});
+
+Deno.test("ab_table counts a shape faster or slower only where every run of one side beats every run of the other", () => {
+  const side = (...us: number[][]) => meanRuns(us.map((t) => t.map((x, i) => row("dense", 1, 1024 * (i + 1), x))));
+  // Shapes M = 1024 .. 3072: B's runs all faster, all slower, and overlapping A's.
+  const a = side([100, 100, 100], [104, 98, 101]);
+  const b = side([96, 103, 99], [97, 105, 102]);
+  const rows = abRows(a, b);
+  assert.deepEqual(rows.map((r) => r.apart), ["faster", "slower", "overlap"]);
+  const text = formatAb(rows, "A", "B");
+  assert.match(
+    text,
+    /^\| dense 1024×4096×2048 \| 102\.0 \(100\.0–104\.0\) \| 96\.5 \(96\.0–97\.0\) \| 1\.057× \| faster \| c \| c \|$/m,
+  );
+  assert.match(
+    text,
+    /^\| dense 3072×4096×2048 \| 100\.5 \(100\.0–101\.0\) \| 100\.5 \(99\.0–102\.0\) \| 1\.000× \| {2}\| c \| c \|$/m,
+  );
+  assert.match(
+    text,
+    /runs apart \(every run of one side faster than every run of the other\): 1 faster, 1 slower, 1 overlapping/,
+  );
+  const one = formatAb(abRows(side([100]), side([90])), "A", "B");
+  assert.doesNotMatch(one, /runs apart/, "one run a side: no ranges");
 });

@@ -309,8 +309,9 @@ if has ab && [ -z "${HUNG:-}" ]; then
   # A/B in one call: A, the working tree's CUDA backend; B1, B2, ..., the libraries the build step made from the
   # directories of AB_SOURCES (git-ignored, carried copies of kernels/, e.g. `git archive HEAD kernels | tar -x -C
   # .ab/hint` and then edited: AB_SOURCES=.ab/hint/kernels:.ab/other/kernels). Each JIT-compiles from its own sources
-  # into its own cache. They run in turn, AB_RUNS rounds (default 2), on AB_FILTER's shapes, with AB_CFG_A / AB_CFG_B as
-  # GO_CUDA_FAST_CFG where set; bench/ab_table.ts compares each shape's mean, every B against A: ab_table.md. Then
+  # into its own cache. They run in turn, AB_RUNS rounds (default 3), on AB_FILTER's shapes, with AB_CFG_A / AB_CFG_B as
+  # GO_CUDA_FAST_CFG where set; bench/ab_table.ts compares each shape's mean, every B against A, and says which shapes'
+  # runs lie apart (with 3 runs a side a shape lands apart by chance 1 time in 10; at 2, 1 in 3): ab_table.md. Then
   # check.cpp runs on each B library. The runs' JSON and logs come back in ab.tgz.
   rm -rf "$OUT/ab" "$OUT/ab.tgz" "$OUT/ab_table.md"
   mkdir -p "$OUT/ab"
@@ -326,7 +327,7 @@ if has ab && [ -z "${HUNG:-}" ]; then
   done
   declare -A ab_lists=()
   [ "${#sides[@]}" = 1 ] && note "ab: nothing to compare the tree with (AB_SOURCES: '${AB_SOURCES:-}')"
-  for r in $( [ "${#sides[@]}" -gt 1 ] && seq 1 "${AB_RUNS:-2}"); do
+  for r in $( [ "${#sides[@]}" -gt 1 ] && seq 1 "${AB_RUNS:-3}"); do
     for side in "${sides[@]}"; do
       so=$CUDA_SO cfg=${AB_CFG_A:-}
       [ "$side" != a ] && so=$B/ab/${side#b}/libgo_cuda.so cfg=${AB_CFG_B:-}
@@ -356,6 +357,7 @@ if has ab && [ -z "${HUNG:-}" ]; then
       timeout 45 bash .device/enter.sh deno run -A bench/ab_table.ts "${ab_lists[a]}" "${ab_lists[$side]}" \
         --label-a "A (tree)" --label-b "$label" >>"$OUT/ab_table.md" 2>&1
       note "ab: $(grep -E 'speed-up, geomean' "$OUT/ab_table.md" | tail -1)"
+      note "ab: $(grep -E '^- runs apart' "$OUT/ab_table.md" | tail -1)"
     else
       note "ab: .device/enter.sh not carried: no table for $label (the runs are in ab.tgz)"
     fi
