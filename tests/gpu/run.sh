@@ -20,7 +20,8 @@
 # STEPS selects parts (default: "build check sanitize ops bench h2h verify torch adapters"; "h2h": ours and DeepGEMM in
 # one process on the same operands, interleaved, see H2H_*, the table issue 26 gates on; also "profile": ncu, see
 # PROFILE_*; "sass": cuobjdump of JIT kernels, see SASS_GREP; "trace": the profiling build's cycle traces, see TRACE_*;
-# "ab": the working tree's kernels against copies of kernels/ in AB_SOURCES, timed in turn in the same call, see AB_*;
+# "ab": the working tree's kernels against copies of kernels/ in AB_SOURCES (AB_NULL=1: and an unmodified copy), timed in
+# turn in the same call, see AB_*;
 # "clocks": ours and DeepGEMM under sustained load, time, SM clock, power and cycles per call, see CLOCK_*).
 set -u
 cd "$(dirname "$0")/../.."
@@ -69,8 +70,14 @@ build_cuda_so() {
   wait
   [ "$(ls "$dir"/*.o 2>/dev/null | wc -l)" = "$(ls "$src"/*.cu | wc -l)" ] && nvcc -shared -o "$so" "$dir"/*.o
 }
-# The ab step's copies of kernels/ (AB_SOURCES, ':'-separated).
+# The ab step's copies of kernels/ (AB_SOURCES, ':'-separated). AB_NULL=1 adds the working tree's own kernels/, copied
+# to $B/ab-null and built as the copies are: a side that differs from A only by the call's noise, whose shapes that lie
+# apart from A (bench/ab_table.ts) say what chance gives in this call (unmodified copies moved a shape's mean by up to
+# 3.6 % in 3 runs, no shape apart: docs/performance-history.md, issue 26, fifteenth round).
 IFS=':' read -r -a ab_dirs <<<"${AB_SOURCES:-}"
+if [ "${AB_NULL:-0}" = 1 ]; then
+  rm -rf "$B/ab-null" && mkdir -p "$B/ab-null" && cp -r kernels "$B/ab-null/" && ab_dirs+=("$B/ab-null/kernels")
+fi
 
 CUDA_SO=$B/libgo_cuda.so
 CPU_SO=$B/libgo_cpu.so
@@ -89,7 +96,7 @@ if has build; then
     # The ab step's B libraries: kernels/ as copied into each directory of AB_SOURCES (':'-separated; gemm_oracle.h and
     # cuda/), the i-th built into $B/ab/i, its JIT reading the headers there and caching into $B/ab/i/jit (the cache
     # sits beside the library).
-    if [ -n "${AB_SOURCES:-}" ]; then
+    if [ "${#ab_dirs[@]}" -gt 0 ]; then
       rm -rf "$B/ab"
       for i in "${!ab_dirs[@]}"; do
         (ab_src=$(cd "${ab_dirs[$i]}" && pwd) &&
@@ -115,7 +122,7 @@ if has build; then
   } >"$OUT/build.log" 2>&1
   [ -f "$CUDA_SO" ] && note "build: cuda ok" || note "build: CUDA BACKEND FAILED (see build.log)"
   [ -f "$CPU_SO" ] && note "build: cpu ok" || note "build: cpu backend failed"
-  if [ -n "${AB_SOURCES:-}" ]; then
+  if [ "${#ab_dirs[@]}" -gt 0 ]; then
     for i in "${!ab_dirs[@]}"; do
       [ -f "$B/ab/$((i + 1))/libgo_cuda.so" ] && note "build: ab library $((i + 1)) ok (${ab_dirs[$i]})" ||
         note "build: AB LIBRARY $((i + 1)) FAILED (${ab_dirs[$i]}; see build.log)"
@@ -322,11 +329,11 @@ if has ab && [ -z "${HUNG:-}" ]; then
     if [ -f "$B/ab/$((i + 1))/libgo_cuda.so" ]; then
       sides+=("b$((i + 1))")
     else
-      note "ab: no library for ${ab_dirs[$i]} ($B/ab/$((i + 1))/libgo_cuda.so): run the build step with AB_SOURCES"
+      note "ab: no library for ${ab_dirs[$i]} ($B/ab/$((i + 1))/libgo_cuda.so): run the build step with the same AB_SOURCES and AB_NULL"
     fi
   done
   declare -A ab_lists=()
-  [ "${#sides[@]}" = 1 ] && note "ab: nothing to compare the tree with (AB_SOURCES: '${AB_SOURCES:-}')"
+  [ "${#sides[@]}" = 1 ] && note "ab: nothing to compare the tree with (AB_SOURCES: '${AB_SOURCES:-}', AB_NULL: '${AB_NULL:-}')"
   for r in $( [ "${#sides[@]}" -gt 1 ] && seq 1 "${AB_RUNS:-3}"); do
     for side in "${sides[@]}"; do
       so=$CUDA_SO cfg=${AB_CFG_A:-}
