@@ -8,7 +8,7 @@
  * ranges do not overlap. With 3 runs a side, two builds that time alike still land apart on a shape 1 time in 10 (2 of
  * the 20 equally likely orders of 6 runs), about 2 shapes in 20. Unmodified copies of the tree, timed as variants are,
  * moved a shape's mean by up to 3.6 % in 3 runs, with no shape apart (docs/performance-history.md, issue 26, fifteenth
- * round): a mean alone does not tell a change from the call's noise at M = 4096, whose runs spread 5-10 %.
+ * round): a mean alone does not tell a change from the call's noise.
  *
  *     deno run -A bench/ab_table.ts bench_ours.json bench_cfg2.json [--label-a heuristic] [--label-b ahead=1]
  *     deno run -A bench/ab_table.ts ab/a.1.json,ab/a.2.json ab/b1.1.json,ab/b1.2.json
@@ -28,6 +28,10 @@ import {
 
 /** A row of one side: with several runs, `us` is their mean and `runs` each run's time. */
 export type RunRow = OursRow & { runs?: number[] };
+
+/** The fastest and slowest of a side's runs, where it has several. */
+const span = (r: RunRow): [number, number] | undefined =>
+  r.runs && r.runs.length > 1 ? [Math.min(...r.runs), Math.max(...r.runs)] : undefined;
 
 /** One shape both runs timed. */
 export interface AbRow {
@@ -64,13 +68,8 @@ export function abRows(a: RunRow[], b: RunRow[]): AbRow[] {
     const usA = ra.us ?? 0, usB = rb?.us ?? 0;
     if (!rb || !(usA > 0) || !(usB > 0)) continue;
     const ab: AbRow = { shape: shapeLabel(ra), family: benchFamily(ra), a: ra, b: rb, speedup: usA / usB };
-    if ((ra.runs?.length ?? 0) > 1 && (rb.runs?.length ?? 0) > 1) {
-      ab.apart = Math.max(...rb.runs!) < Math.min(...ra.runs!)
-        ? "faster"
-        : Math.min(...rb.runs!) > Math.max(...ra.runs!)
-        ? "slower"
-        : "overlap";
-    }
+    const sa = span(ra), sb = span(rb);
+    if (sa && sb) ab.apart = sb[1] < sa[0] ? "faster" : sb[0] > sa[1] ? "slower" : "overlap";
     out.push(ab);
   }
   return out;
@@ -122,8 +121,10 @@ export function meanRuns(runs: OursRow[][]): RunRow[] {
 export function formatAb(rows: AbRow[], labelA: string, labelB: string): string {
   const f1 = (x: number) => x.toFixed(1);
   const spread = rows.some((r) => r.apart !== undefined);
-  const range = (r: RunRow) =>
-    r.runs && r.runs.length > 1 ? ` (${f1(Math.min(...r.runs))}–${f1(Math.max(...r.runs))})` : "";
+  const range = (r: RunRow) => {
+    const s = span(r);
+    return s ? ` (${f1(s[0])}–${f1(s[1])})` : "";
+  };
   const lines = [
     `| shape | ${labelA} µs | ${labelB} µs | speed-up |${
       spread ? " runs apart |" : ""

@@ -72,8 +72,7 @@ build_cuda_so() {
 }
 # The ab step's copies of kernels/ (AB_SOURCES, ':'-separated). AB_NULL=1 adds the working tree's own kernels/, copied
 # to $B/ab-null and built as the copies are: a side that differs from A only by the call's noise, whose shapes that lie
-# apart from A (bench/ab_table.ts) say what chance gives in this call (unmodified copies moved a shape's mean by up to
-# 3.6 % in 3 runs, no shape apart: docs/performance-history.md, issue 26, fifteenth round).
+# apart from A (bench/ab_table.ts says what that means) show what chance gives in this call.
 IFS=':' read -r -a ab_dirs <<<"${AB_SOURCES:-}"
 if [ "${AB_NULL:-0}" = 1 ]; then
   rm -rf "$B/ab-null" && mkdir -p "$B/ab-null" && cp -r kernels "$B/ab-null/" && ab_dirs+=("$B/ab-null/kernels")
