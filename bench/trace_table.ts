@@ -4,13 +4,19 @@
  * producer's free-to-free interval, of its issue time (free to issued), of the math warps' full-to-full interval and of
  * the time a stage is held (full to released), in SM cycles, and the producer's first free stage (the prologue); and,
  * where the log has the first math thread's tiles, the medians of a tile's setup (`fast_tile`, accumulators zeroed),
- * K loop and epilogue, and of the step from one tile's epilogue to the next tile's top.
+ * K loop and epilogue, and of the step from one tile's epilogue to the next tile's top; and, where the log has both
+ * math warpgroups' wgmma events (`phase` lines, pipeline iterations 64-95), the medians of a K block, of a batch's
+ * time from issued to waited for, of a warpgroup's time from one batch waited for to its next batch issued, of the
+ * interval between consecutive batches waited for (either warpgroup), and how often consecutive batches came from
+ * different warpgroups.
  *
  *     deno run -A bench/trace_table.ts bench.log [--label dbg=64 --label dbg=65 ...]
  *
  * The log holds what tests/gpu/run.sh's bench step printed: a `fast trace (<M>x<N>x<K> <config>): ...` header (from the launcher)
  * before each trace, one `trace <i> free <c> issued <c> full <c> released <c>` line per iteration, one
- * `tile <t> top <c> setup <c> kloop <c> epilogue <c>` line per tile and `trace end <c>`.
+ * `tile <t> top <c> setup <c> kloop <c> epilogue <c>` line per tile, one
+ * `phase <i> wg0 <c> <c> <c> <c> wg1 <c> <c> <c> <c>` line per traced iteration (per warpgroup: wave 0's wgmmas
+ * issued, waited for, wave 1's issued, waited for) and `trace end <c>`.
  * Traces without a header (the device printf of the ninth session's first builds) are numbered, or named by --label.
  *
  * @module
@@ -34,11 +40,20 @@ export interface TraceTile {
   epilogue: number;
 }
 
-/** One trace: its configuration (the header's, or a label), its iterations and its tiles (none in older logs). */
+/** One pipeline iteration of both math warpgroups: per warpgroup, cycles from the producer's start at wave 0's
+ * wgmmas issued, waited for, wave 1's issued, waited for (BLOCK_M 128 and 64 have one wave: the last two are stale). */
+export interface TracePhase {
+  iteration: number;
+  wg: [number[], number[]];
+}
+
+/** One trace: its configuration (the header's, or a label), its iterations, its tiles and its phase lines (none in
+ * older logs). */
 export interface Trace {
   config: string;
   iterations: TraceIteration[];
   tiles?: TraceTile[];
+  phases?: TracePhase[];
   /**
    * Iterations the launch ran, where the header says and it is more than the lines: the kernel writes iteration i into
    * slot i mod 256, so `iterations` then holds the last ones (in order) and iteration 0's events are gone.
@@ -63,10 +78,21 @@ export interface TraceSummary {
   tileEpilogue?: number;
   /** From a tile's epilogue end to the next tile's top. */
   tileNext?: number;
+  /** Phase lines (present only where the trace has them), and their medians: warpgroup 0's K block (wave 0 issued
+   * to the next iteration's), a batch from issued to waited for, a warpgroup's batch waited for to its next issued,
+   * consecutive batches waited for (both warpgroups in time order); and the share of those consecutive pairs that
+   * came from different warpgroups (1: they alternate on the tensor cores). */
+  phases?: number;
+  phaseKBlock?: number;
+  phaseBatch?: number;
+  phaseGap?: number;
+  phaseSpacing?: number;
+  phaseAlternate?: number;
 }
 
 const LINE = /^trace (\d+) free (-?\d+) issued (-?\d+) full (-?\d+) released (-?\d+)$/;
 const TILE = /^tile (\d+) top (-?\d+) setup (-?\d+) kloop (-?\d+) epilogue (-?\d+)$/;
+const PHASE = /^phase (\d+) wg0 (-?\d+) (-?\d+) (-?\d+) (-?\d+) wg1 (-?\d+) (-?\d+) (-?\d+) (-?\d+)$/;
 const HEADER = /^fast trace \((.*)\): launch \d+(?:, CTA \d+, (\d+) iterations)?/;
 
 /**
@@ -89,6 +115,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
   let ran: number | undefined;
   let current: TraceIteration[] = [];
   let tiles: TraceTile[] = [];
+  let phases: TracePhase[] = [];
   for (const raw of log.split("\n")) {
     const line = raw.trim();
     const h = HEADER.exec(line);
@@ -109,6 +136,12 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
       tiles.push({ top, setup, kloop, epilogue });
       continue;
     }
+    const pm = PHASE.exec(line);
+    if (pm) {
+      const c = pm.slice(2).map(Number);
+      phases.push({ iteration: Number(pm[1]), wg: [c.slice(0, 4), c.slice(4)] });
+      continue;
+    }
     if (line.startsWith("trace end")) {
       const n = traces.length;
       const config = header ?? labels[n] ?? `trace ${n + 1}`;
@@ -120,12 +153,14 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
         config,
         iterations,
         ...(tiles.length > 0 ? { tiles } : {}),
+        ...(phases.length > 0 ? { phases } : {}),
         ...(wrapped ? { ran } : {}),
       });
       header = undefined;
       ran = undefined;
       current = [];
       tiles = [];
+      phases = [];
     }
   }
   return traces;
@@ -194,6 +229,7 @@ export function summarize(t: Trace): TraceSummary {
   return {
     config: t.config,
     iterations: t.ran ?? t.iterations.length,
+    ...(t.phases === undefined ? {} : phaseColumns(t.phases)),
     freeToFree: perGroup === undefined ? undefined : perGroup / group,
     issue: median(spans(starts, (x) => x.free, (x) => x.issued)),
     fullToFull: median(diffs(t.iterations, (x) => x.full)),
@@ -202,6 +238,62 @@ export function summarize(t: Trace): TraceSummary {
       ? t.iterations[0].free
       : undefined,
     ...tileColumns,
+  };
+}
+
+/**
+ * The phase columns of a trace's phase lines (TraceSummary's phase fields). An event not after the one before it in
+ * its warpgroup (stale, or a second wave that a one-wave kernel never records) ends that warpgroup's batches for the
+ * iteration.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { phaseColumns } from "./trace_table.ts";
+ * // Warpgroup 1's events 300 cycles after warpgroup 0's, 1200 a K block: the batches alternate.
+ * const wg = (i: number, o: number) => [100, 350, 700, 950].map((c) => 1200 * i + o + c);
+ * const p = [0, 1].map((i) => ({ iteration: 64 + i, wg: [wg(i, 0), wg(i, 300)] as [number[], number[]] }));
+ * assert.deepEqual(phaseColumns(p), {
+ *   phases: 2,
+ *   phaseKBlock: 1200,
+ *   phaseBatch: 250,
+ *   phaseGap: 350,
+ *   phaseSpacing: 300,
+ *   phaseAlternate: 1,
+ * });
+ * ```
+ */
+export function phaseColumns(phases: TracePhase[]): Pick<
+  TraceSummary,
+  "phases" | "phaseKBlock" | "phaseBatch" | "phaseGap" | "phaseSpacing" | "phaseAlternate"
+> {
+  const kblock: number[] = [], batch: number[] = [], gap: number[] = [], done: [number, number][] = [];
+  phases.forEach((p, k) => {
+    const next = phases[k + 1]?.iteration === p.iteration + 1 ? phases[k + 1] : undefined;
+    if (next && next.wg[0][0] > p.wg[0][0]) kblock.push(next.wg[0][0] - p.wg[0][0]);
+    p.wg.forEach((ev, w) => {
+      // The events recorded in order: (issued, waited for) pairs while each follows the one before it.
+      let n = 0;
+      while (n < ev.length && ev[n] > 0 && (n === 0 || ev[n] > ev[n - 1])) ++n;
+      n -= n % 2;
+      for (let v = 0; v < n; v += 2) {
+        batch.push(ev[v + 1] - ev[v]);
+        done.push([ev[v + 1], w]);
+        if (v + 2 < n) gap.push(ev[v + 2] - ev[v + 1]);
+      }
+      if (n > 0 && next && next.wg[w][0] > ev[n - 1]) gap.push(next.wg[w][0] - ev[n - 1]);
+    });
+  });
+  done.sort((a, b) => a[0] - b[0]);
+  const spacing = done.slice(1).map((d, i) => d[0] - done[i][0]);
+  const alternate = done.slice(1).filter((d, i) => d[1] !== done[i][1]).length;
+  return {
+    phases: phases.length,
+    phaseKBlock: median(kblock),
+    phaseBatch: median(batch),
+    phaseGap: median(gap),
+    phaseSpacing: median(spacing),
+    phaseAlternate: spacing.length ? Math.round(100 * alternate / spacing.length) / 100 : undefined,
   };
 }
 
@@ -220,10 +312,16 @@ export function traceTable(rows: TraceSummary[]): string {
   // The tile columns only where some trace has tiles (logs of the launcher before it printed them have none).
   const withTiles = rows.some((r) => r.tiles !== undefined);
   const tileHead = withTiles ? " tiles | tile setup | tile K loop | tile epilogue | epilogue → next tile |" : "";
+  // The phase columns only where some trace has phase lines.
+  const withPhases = rows.some((r) => r.phases !== undefined);
+  const phaseHead = withPhases
+    ? " phase iterations | K block | batch, issued → waited | warpgroup, waited → next issued | batches waited, apart | alternating |"
+    : "";
   return [
     "| trace | iterations | producer, free to free (per K block) | issue (free → issued; ktma=N: per N K blocks) | math, full to full | stage held (full → released) | first free (prologue) |" +
-    tileHead,
-    "|---|---|---|---|---|---|---|" + (withTiles ? "---|---|---|---|---|" : ""),
+    tileHead + phaseHead,
+    "|---|---|---|---|---|---|---|" + (withTiles ? "---|---|---|---|---|" : "") +
+    (withPhases ? "---|---|---|---|---|---|" : ""),
     ...rows.map((r) =>
       `| ${r.config} | ${r.iterations} | ${cell(r.freeToFree)} | ${cell(r.issue)} | ${cell(r.fullToFull)} | ${
         cell(r.held)
@@ -232,6 +330,11 @@ export function traceTable(rows: TraceSummary[]): string {
         ? ` ${cell(r.tiles)} | ${cell(r.tileSetup)} | ${cell(r.tileKLoop)} | ${cell(r.tileEpilogue)} | ${
           cell(r.tileNext)
         } |`
+        : "") +
+      (withPhases
+        ? ` ${cell(r.phases)} | ${cell(r.phaseKBlock)} | ${cell(r.phaseBatch)} | ${cell(r.phaseGap)} | ${
+          cell(r.phaseSpacing)
+        } | ${cell(r.phaseAlternate)} |`
         : "")
     ),
   ].join("\n");

@@ -338,7 +338,7 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
     std::lock_guard<std::mutex> lk(mu);
     if (++launches[k.fn] != 30) return;
   }
-  long long t[6][256];
+  long long t[8][256];
   std::string e;
   const cudaError_t se = cudaStreamSynchronize(stream);
   if (se != cudaSuccess) e = std::string("cudaStreamSynchronize: ") + cudaGetErrorString(se);
@@ -360,6 +360,13 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
   for (long long i = 0; i < std::min<long long>(t[4][3], 64); ++i) {
     std::fprintf(stderr, "tile %lld top %lld setup %lld kloop %lld epilogue %lld\n", i, t[5][4 * i] - t0,
                  t[5][4 * i + 1] - t0, t[5][4 * i + 2] - t0, t[5][4 * i + 3] - t0);
+  }
+  // Rows 6 and 7: both math warpgroups' wgmma issue and wait per wave, iterations 64 .. 95 (those the launch ran).
+  for (long long i = 64; i < std::min<long long>(t[4][1], 96); ++i) {
+    const long long* a = &t[6][4 * (i - 64)];
+    const long long* b = &t[7][4 * (i - 64)];
+    std::fprintf(stderr, "phase %lld wg0 %lld %lld %lld %lld wg1 %lld %lld %lld %lld\n", i, a[0] - t0, a[1] - t0,
+                 a[2] - t0, a[3] - t0, b[0] - t0, b[1] - t0, b[2] - t0, b[3] - t0);
   }
   std::fprintf(stderr, "trace end %lld\n", t[4][2] - t0);
 }

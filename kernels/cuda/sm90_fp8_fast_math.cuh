@@ -231,7 +231,9 @@ __device__ __forceinline__ void fast_mainloop_one_set(const FastMath<C>& m, cons
 #pragma unroll
     for (int v = 0; v < kRun; ++v) {
       const auto sc = m.issue(P, it, win, v);
+      GO_FAST_PHASE_TRACE(m.w, it, 2 * v);
       wgmma_wait0();
+      GO_FAST_PHASE_TRACE(m.w, it, 2 * v + 1);
       m.template promote<kB1>(P, F, it, sc, ti, win, v);
     }
     if constexpr (kIdleLast) m.release(it % C::kStages);

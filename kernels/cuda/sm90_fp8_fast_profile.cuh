@@ -35,13 +35,16 @@ static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependenc
 // iteration i in slot i mod 256: past 256 iterations the last 256), with the producer's start clock, the iteration
 // count and the end in row 4; and, in row 5, the first math thread's clock at 4 points of each of its first 64 tiles
 // (slot 4 t + e: e = 0 the tile's top, 1 once fast_tile and the accumulators' zeroing are done, 2 after its K loop,
-// 3 after its epilogue). Every launch overwrites it; the launcher reads it after a module's 30th launch and prints it
-// on stderr (print_fast_trace in sm90_fp8_fast.cu), so the kernel needs no printf, which would serialise its wgmmas
-// (C7510). C linkage keeps the symbol's name unmangled, so cuModuleGetGlobal finds "go_fast_trace" (with C++ linkage
-// it is _ZN7go_sm9013go_fast_traceE, which the H200 answered with CUresult 500, not found).
+// 3 after its epilogue); in rows 6 and 7, the first thread of math warpgroup 0 and 1 at 4 points of pipeline
+// iterations 64 .. 95 (slot 4 (i - 64) + e: e = 0 wave 0's wgmmas issued, 1 their wait returned, 2 and 3 the same for
+// wave 1), which shows whether the two warpgroups' wgmmas alternate on the tensor cores. Every launch overwrites it;
+// the launcher reads it after a module's 30th launch and prints it on stderr (print_fast_trace in sm90_fp8_fast.cu),
+// so the kernel needs no printf, which would serialise its wgmmas (C7510). C linkage keeps the symbol's name
+// unmangled, so cuModuleGetGlobal finds "go_fast_trace" (with C++ linkage it is _ZN7go_sm9013go_fast_traceE, which
+// the H200 answered with CUresult 500, not found).
 #if GO_FAST_DBG & 64
 extern "C" {
-__device__ long long go_fast_trace[6][256];
+__device__ long long go_fast_trace[8][256];
 }
 #define GO_FAST_TRACE(ev, i)                                         \
   do {                                                               \
@@ -59,7 +62,16 @@ __device__ long long go_fast_trace[6][256];
   do {                                                                                               \
     if (blockIdx.x == 0 && threadIdx.x == 128 && (t) < 64) go_fast_trace[5][4 * (t) + (e)] = clock64(); \
   } while (0)
+// Rows 6 and 7: event e of pipeline iteration i in math warpgroup w's first thread, for i in [64, 96).
+#define GO_FAST_PHASE_TRACE(w, i, e)                                                    \
+  do {                                                                                  \
+    if (blockIdx.x == 0 && threadIdx.x % 128 == 0 && (i) >= 64 && (i) < 96)             \
+      go_fast_trace[6 + (w)][4 * ((i) - 64) + (e)] = clock64();                         \
+  } while (0)
 #else
+#define GO_FAST_PHASE_TRACE(w, i, e) \
+  do {                               \
+  } while (0)
 #define GO_FAST_TRACE(ev, i) \
   do {                       \
   } while (0)

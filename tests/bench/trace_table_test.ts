@@ -88,3 +88,38 @@ Deno.test("trace_table puts a wrapped ring of iterations back in order and gives
   assert.equal(s.freeToFree, 1000, "no negative step at the ring's seam");
   assert.equal(s.firstFree, undefined, "iteration 0 was overwritten");
 });
+
+Deno.test("trace_table summarises both math warpgroups' phase lines, leaving out stale second waves", () => {
+  const phase = (i: number, a: number[], b: number[]) => `phase ${i} wg0 ${a.join(" ")} wg1 ${b.join(" ")}`;
+  const log = [
+    "fast trace (4096x7168x16384 bm=256 dbg=64): launch 30, CTA 0, 2 iterations, cycles from the producer's start",
+    ...lines([[100, 400, 1500, 2400], [600, 950, 2000, 2900]]),
+    // Warpgroup 1 a batch behind warpgroup 0: batches waited for at 1250, 1560, 1850, 2160, 2450, ..., alternating.
+    phase(64, [1000, 1250, 1600, 1850], [1300, 1560, 1900, 2160]),
+    phase(65, [2200, 2450, 2800, 3050], [2500, 2760, 3100, 3360]),
+    "trace end 9000",
+    "fast trace (128x4096x7168 bm=128 dbg=64): launch 30, CTA 0, 2 iterations, cycles from the producer's start",
+    ...lines([[100, 400, 1500, 2400], [600, 950, 2000, 2900]]),
+    // One wave: the second pair is an earlier launch's (not after the first), and ends the warpgroup's batches.
+    phase(64, [1000, 1250, 900, 950], [1010, 1270, 900, 950]),
+    phase(65, [1600, 1850, 900, 950], [1620, 1880, 900, 950]),
+    "trace end 9000",
+  ].join("\n");
+  const [two, one] = parseTraces(log);
+  assert.equal(two.phases?.length, 2);
+  assert.deepEqual(two.phases?.[1], { iteration: 65, wg: [[2200, 2450, 2800, 3050], [2500, 2760, 3100, 3360]] });
+  const s = summarize(two);
+  assert.equal(s.phaseKBlock, 1200);
+  assert.equal(s.phaseBatch, 255, "the median of 250 (four times) and 260 (four times)");
+  assert.equal(s.phaseGap, 345, "350 wave 0 to 1 and 350 or 340 to the next block's wave 0");
+  assert.equal(s.phaseSpacing, 310, "310 and 290 in turn, four of the seven 310");
+  assert.equal(s.phaseAlternate, 1);
+  const o = summarize(one);
+  assert.equal(o.phaseBatch, 255, "the first wave only: 250, 260, 250, 260");
+  assert.equal(o.phaseGap, 350, "waited for to the next iteration's issue: 350, 350");
+  assert.equal(o.phaseAlternate, 1, "1250 (0), 1270 (1), 1850 (0), 1880 (1)");
+  const md = traceTable([s, o, summarize(parseTraces(lines([[1, 2, 3, 4]]).join("\n") + "\ntrace end 5")[0])]);
+  assert.match(md, /\| alternating \|\n/);
+  assert.match(md, /\| 2 \| 1200 \| 255 \| 345 \| 310 \| 1 \|\n/);
+  assert.match(md, /\| — \| — \| — \| — \| — \| — \|$/, "a trace without phase lines");
+});

@@ -482,8 +482,9 @@ fi
 
 if has trace && [ -z "${HUNG:-}" ]; then
   # The profiling build's cycle trace of CTA 0 (GO_CUDA_FAST_CFG=dbg=64, plus TRACE_CFG) on TRACE_FILTER's shapes:
-  # per K block (producer and math) and per tile of the first math thread (setup, K loop, epilogue), summarised by
-  # bench/trace_table.ts into trace_table.md; trace.log holds the raw lines. Needs the build step in the same STEPS.
+  # per K block (producer and math), per tile of the first math thread (setup, K loop, epilogue) and, over pipeline
+  # iterations 64-95, both math warpgroups' wgmma batches (issued, waited for), summarised by bench/trace_table.ts
+  # into trace_table.md; trace.log holds the raw lines. Needs the build step in the same STEPS.
   GO_CUDA_FAST_CFG=dbg=64${TRACE_CFG:+,$TRACE_CFG} GO_CUDA_ASYNC=1 timeout "${TRACE_TIMEOUT:-120}" "$B/bench" "$PROF_SO" \
     --filter "${TRACE_FILTER:-dense 4096x7168x2048|dense 4096x32768x512|contiguous 4x8192x4096x2048}" >"$OUT/trace.log" 2>&1
   note "trace: exit $?, $(grep -c '^fast trace' "$OUT/trace.log") traces"
