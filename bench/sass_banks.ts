@@ -1,0 +1,160 @@
+/**
+ * Register-bank pressure of a kernel's FFMAs, from `cuobjdump -sass` text: per function, how many FFMAs read two or
+ * more source registers from one bank, under a model of the banks (`reg mod B`, B = 2 and 4 by default) and of the
+ * operand reuse cache (a source whose slot in the previous instruction, an FFMA too, held the same register marked
+ * `.reuse` comes from the cache, not from a bank). Hopper's register banks are not published; the two models are
+ * the layouts reverse-engineered for earlier GPUs (four 32-bit banks, Maxwell; two 64-bit banks, Volta), so the counts
+ * compare two kernels' allocations, they do not predict a cost. At 4096×7168×16384 (BLOCK_M 256 × BLOCK_N 128) the
+ * promotion's FFMAs of ours and of DeepGEMM's kernel: 54 % and 56 % with two banks, 36 % and 21 % with four
+ * (docs/performance-history.md, sixteenth round).
+ *
+ *     cuobjdump -sass kernel.cubin > kernel.sass
+ *     deno run -A bench/sass_banks.ts kernel.sass [other.sass ...] [--banks 2,4] [--first 1024]
+ *
+ * `--first N` counts each function's first N FFMAs only (the K loop's, where it comes first).
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+
+/** One source operand: its register number (undefined for RZ, constants and immediates) and its reuse flag. */
+export interface SassSource {
+  reg?: number;
+  reuse: boolean;
+}
+
+/** One instruction: its function, its opcode (without predicate and modifiers) and its first three sources. */
+export interface SassLine {
+  fn: string;
+  opcode: string;
+  sources: SassSource[];
+}
+
+/** Bank conflicts of one function's FFMAs under one bank count. */
+export interface BankCount {
+  fn: string;
+  banks: number;
+  ffma: number;
+  /** FFMAs with at least two register-file reads in one bank. */
+  conflicted: number;
+}
+
+const INSTR = /^\s*\/\*[0-9a-f]+\*\/\s+([^;]*);/;
+const FUNCTION = /^\s*Function : (\S+)/;
+
+/**
+ * The instructions of `cuobjdump -sass` text, with the function each belongs to.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseSass } from "./sass_banks.ts";
+ * const at = (a: string) => `/${"*"}${a}${"*"}/`; // cuobjdump's address comment
+ * const [l] = parseSass(`Function : k\n        ${at("0010")}   @P0 FFMA R1, R2, R3.reuse, RZ ;\n`);
+ * assert.deepEqual(l, { fn: "k", opcode: "FFMA", sources: [{ reg: 2, reuse: false }, { reg: 3, reuse: true }, { reuse: false }] });
+ * ```
+ */
+export function parseSass(text: string): SassLine[] {
+  const out: SassLine[] = [];
+  let fn = "";
+  for (const line of text.split("\n")) {
+    const f = FUNCTION.exec(line);
+    if (f) {
+      fn = f[1];
+      continue;
+    }
+    const m = INSTR.exec(line);
+    if (!m) continue;
+    const body = m[1].replace(/^@!?U?P\w+\s+/, "").trim();
+    const sp = body.indexOf(" ");
+    const opcode = (sp < 0 ? body : body.slice(0, sp)).split(".")[0];
+    const operands = sp < 0 ? [] : body.slice(sp + 1).split(",").map((o) => o.trim());
+    const sources = operands.slice(1, 4).map((o) => {
+      const r = /^-?\|?R(\d+)(\.reuse)?/.exec(o);
+      return r ? { reg: Number(r[1]), reuse: r[2] !== undefined } : { reuse: false };
+    });
+    out.push({ fn, opcode, sources });
+  }
+  return out;
+}
+
+/**
+ * Per function, the FFMAs (the first `first` of them, if given) and how many read two or more registers from one bank
+ * (`reg mod banks`), the reuse cache modelled as the module doc says.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { bankConflicts, parseSass } from "./sass_banks.ts";
+ * const at = (a: string) => `/${"*"}${a}${"*"}/`; // cuobjdump's address comment
+ * const sass = [
+ *   "Function : k",
+ *   `${at("0000")} FFMA R8, R24, R5, R8 ;`, // banks (4): 0, 1, 0: a conflict
+ *   `${at("0010")} FFMA R9, R26, R5.reuse, R13 ;`, // 2, 1, 1: a conflict (R5 read from its bank, kept for the next)
+ *   `${at("0020")} FFMA R10, R28, R5, R14 ;`, // R5 from the cache: 0, 2: none (two banks: 0, 0)
+ * ].join("\n");
+ * assert.deepEqual(bankConflicts(parseSass(sass), 4), [{ fn: "k", banks: 4, ffma: 3, conflicted: 2 }]);
+ * assert.deepEqual(bankConflicts(parseSass(sass), 4, 2), [{ fn: "k", banks: 4, ffma: 2, conflicted: 2 }]);
+ * assert.deepEqual(bankConflicts(parseSass(sass), 2), [{ fn: "k", banks: 2, ffma: 3, conflicted: 3 }]);
+ * ```
+ */
+export function bankConflicts(lines: SassLine[], banks: number, first?: number): BankCount[] {
+  const out = new Map<string, BankCount>();
+  let prev: SassLine | undefined;
+  for (const l of lines) {
+    if (l.opcode !== "FFMA") {
+      prev = undefined;
+      continue;
+    }
+    const c = out.get(l.fn) ?? { fn: l.fn, banks, ffma: 0, conflicted: 0 };
+    out.set(l.fn, c);
+    const before = prev;
+    prev = l;
+    if (first !== undefined && c.ffma >= first) continue;
+    const cached = (s: SassSource, k: number) =>
+      before !== undefined && before.fn === l.fn && before.sources[k]?.reuse === true &&
+      before.sources[k].reg === s.reg;
+    const reads = l.sources.filter((s, k) => s.reg !== undefined && !cached(s, k)).map((s) => s.reg! % banks);
+    c.ffma += 1;
+    if (new Set(reads).size < reads.length) c.conflicted += 1;
+  }
+  return [...out.values()];
+}
+
+if (import.meta.main) {
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    allowPositionals: true,
+    options: { banks: { type: "string", default: "2,4" }, first: { type: "string" } },
+  });
+  const banks = values.banks.split(",").map(Number);
+  const first = values.first === undefined ? undefined : Number(values.first);
+  if (
+    positionals.length === 0 || banks.some((b) => !Number.isInteger(b) || b < 1) ||
+    (first !== undefined && !(Number.isInteger(first) && first > 0))
+  ) {
+    console.error("usage: deno run -A bench/sass_banks.ts kernel.sass [...] [--banks 2,4] [--first N]");
+    Deno.exit(2);
+  }
+  console.log(`| file | function | FFMAs | ${banks.map((b) => `conflicted, ${b} banks`).join(" | ")} |`);
+  console.log(`|---|---|---|${banks.map(() => "---|").join("")}`);
+  for (const path of positionals) {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(path);
+    } catch (e) {
+      console.error(`${path}: ${e instanceof Error ? e.message : e}`);
+      Deno.exit(2);
+    }
+    const lines = parseSass(text);
+    const per = banks.map((b) => bankConflicts(lines, b, first));
+    if (per[0].length === 0) {
+      console.error(`${path}: no FFMA in cuobjdump -sass text`);
+      Deno.exit(2);
+    }
+    per[0].forEach((c, i) => {
+      const cells = per.map((p) => `${p[i].conflicted} (${Math.round(100 * p[i].conflicted / p[i].ffma)} %)`);
+      console.log(`| ${path} | ${c.fn.slice(0, 60)} | ${c.ffma} | ${cells.join(" | ")} |`);
+    });
+  }
+}

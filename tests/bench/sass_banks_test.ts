@@ -1,0 +1,74 @@
+// bench/sass_banks.ts: cuobjdump's SASS text becomes per-function FFMA counts and how many FFMAs read two registers
+// from one bank, a source the previous FFMA kept in the reuse cache not counted; predicates and modifiers do not
+// hide an FFMA, other instructions end the cache; a file without FFMAs or a bad option exits 2 naming the fault.
+import assert from "node:assert/strict";
+import { bankConflicts, parseSass } from "../../bench/sass_banks.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const at = (a: string) => `        /${"*"}${a}${"*"}/   `;
+const SASS = [
+  "\tcode for sm_90a",
+  "\t\tFunction : first_kernel",
+  `${at("0000")}FFMA R8, R24, R5.reuse, R9 ;   /${"*"} 0x000000c918b57223 ${"*"}/`,
+  `        /${"*"} 0x004fe20000000005 ${"*"}/`,
+  `${at("0010")}@P0 FFMA.FTZ R9, R25, R5, R13 ;`, // R5 from the cache: 1, 1 (R25, R13): a conflict
+  `${at("0020")}LDS R6, [R2] ;`,
+  `${at("0030")}FFMA R10, R26, R5, R14 ;`, // after an LDS: R5 read (1), R26 (2), R14 (2): a conflict
+  "\t\tFunction : second_kernel",
+  `${at("0000")}FFMA R8, R24, R5, RZ ;`, // RZ reads no bank: 0, 1
+  `${at("0010")}FFMA R9, -R24, |R6|, R7 ;`, // 0, 2, 3
+].join("\n");
+
+Deno.test("sass_banks counts FFMAs with two reads in one bank per function, the reuse cache modelled", () => {
+  const lines = parseSass(SASS);
+  assert.deepEqual(lines.map((l) => `${l.fn}:${l.opcode}`), [
+    "first_kernel:FFMA",
+    "first_kernel:FFMA",
+    "first_kernel:LDS",
+    "first_kernel:FFMA",
+    "second_kernel:FFMA",
+    "second_kernel:FFMA",
+  ]);
+  assert.deepEqual(lines[5].sources, [{ reg: 24, reuse: false }, { reg: 6, reuse: false }, { reg: 7, reuse: false }]);
+  assert.deepEqual(bankConflicts(lines, 4), [
+    { fn: "first_kernel", banks: 4, ffma: 3, conflicted: 3 },
+    { fn: "second_kernel", banks: 4, ffma: 2, conflicted: 0 },
+  ]);
+  assert.deepEqual(bankConflicts(lines, 4, 1), [
+    { fn: "first_kernel", banks: 4, ffma: 1, conflicted: 1 },
+    { fn: "second_kernel", banks: 4, ffma: 1, conflicted: 0 },
+  ]);
+  assert.deepEqual(
+    bankConflicts(lines, 2).map((c) => c.conflicted),
+    [3, 1],
+    "two banks: R24 and R6 share bank 0 in the last FFMA",
+  );
+});
+
+Deno.test("sass_banks' command prints a table, and exits 2 on a file without FFMAs or a bad option", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const good = `${dir}/k.sass`, empty = `${dir}/none.sass`;
+    await Deno.writeTextFile(good, SASS);
+    await Deno.writeTextFile(empty, "\t\tFunction : k\n");
+    const cmd = (...args: string[]) =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", `${ROOT}bench/sass_banks.ts`, ...args],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    const ok = await cmd(good);
+    assert.equal(ok.code, 0);
+    assert.match(new TextDecoder().decode(ok.stdout), /\| first_kernel \| 3 \| 3 \(100 %\) \| 3 \(100 %\) \|/);
+    const none = await cmd(empty);
+    assert.equal(none.code, 2);
+    assert.match(new TextDecoder().decode(none.stderr), /none\.sass: no FFMA in cuobjdump -sass text/);
+    assert.equal((await cmd(good, "--banks", "0")).code, 2);
+    assert.equal((await cmd(good, "--first", "x")).code, 2);
+    const missing = await cmd(`${dir}/absent.sass`);
+    assert.equal(missing.code, 2);
+    assert.match(new TextDecoder().decode(missing.stderr), /absent\.sass: /);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
