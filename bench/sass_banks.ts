@@ -9,9 +9,11 @@
  * (docs/performance-history.md, sixteenth round).
  *
  *     cuobjdump -sass kernel.cubin > kernel.sass
- *     deno run -A bench/sass_banks.ts kernel.sass [other.sass ...] [--banks 2,4] [--first 1024]
+ *     deno run -A bench/sass_banks.ts kernel.sass [other.sass | other.cubin ...] [--banks 2,4] [--first 1024]
  *
- * `--first N` counts each function's first N FFMAs only (the K loop's, where it comes first).
+ * `--first N` counts each function's first N FFMAs only (the K loop's, where it comes first). A `.cubin` is read
+ * without cuobjdump (this machine has none): its `.text.<function>` sections decoded as 16-byte SM90 instructions, of
+ * which only the all-register FFMA matters here (`decodeFfma`).
  *
  * @module
  */
@@ -121,6 +123,88 @@ export function bankConflicts(lines: SassLine[], banks: number, first?: number):
   return [...out.values()];
 }
 
+/** A named section of an ELF64 file (a cubin): its name and bytes. */
+export interface ElfSection {
+  name: string;
+  bytes: Uint8Array;
+}
+
+/**
+ * The sections of an ELF64 file, in header order; [] where the bytes are not ELF64.
+ *
+ * @example
+ * ```ts
+ * import { elfSections } from "./sass_banks.ts";
+ * if (elfSections(new Uint8Array(64)).length !== 0) throw new Error("not ELF");
+ * ```
+ */
+export function elfSections(elf: Uint8Array): ElfSection[] {
+  const v = new DataView(elf.buffer, elf.byteOffset, elf.byteLength);
+  if (elf.length < 64 || v.getUint32(0) !== 0x7f454c46 || elf[4] !== 2) return [];
+  const shoff = Number(v.getBigUint64(0x28, true)), shentsize = v.getUint16(0x3a, true);
+  const shnum = v.getUint16(0x3c, true), shstrndx = v.getUint16(0x3e, true);
+  const header = (i: number) => shoff + i * shentsize;
+  if (shstrndx >= shnum || header(shnum) > elf.length) return [];
+  const strtab = Number(v.getBigUint64(header(shstrndx) + 0x18, true));
+  const decoder = new TextDecoder();
+  const out: ElfSection[] = [];
+  for (let i = 0; i < shnum; ++i) {
+    const at = strtab + v.getUint32(header(i), true), end = elf.indexOf(0, at);
+    const offset = Number(v.getBigUint64(header(i) + 0x18, true)),
+      size = Number(v.getBigUint64(header(i) + 0x20, true));
+    if (end < at || offset + size > elf.length) continue;
+    out.push({ name: decoder.decode(elf.subarray(at, end)), bytes: elf.subarray(offset, offset + size) });
+  }
+  return out;
+}
+
+/**
+ * One 16-byte SM90 instruction as an SassLine, where it is an FFMA with four register operands (opcode 0x223 in the
+ * low 12 bits): Rd, Ra, Rb in bits 16-23, 24-31, 32-39 of the low word, Rc in bits 0-7 of the high word, the reuse
+ * flags of a, b, c in the high word's bits 58, 59, 60, register 255 is RZ (read off cuobjdump's encodings of the fast
+ * kernel and DeepGEMM's, docs/performance-history.md, sixteenth round). Anything else: opcode "?", which ends the
+ * reuse cache as any other instruction does.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { decodeFfma } from "./sass_banks.ts";
+ * // cuobjdump: FFMA R196, R25, R198.reuse, R196 ; /* 0x000000c619c47223 *\/ /* 0x080fe200000000c4 *\/
+ * const w = new Uint8Array(16), v = new DataView(w.buffer);
+ * v.setBigUint64(0, 0x000000c619c47223n, true);
+ * v.setBigUint64(8, 0x080fe200000000c4n, true);
+ * assert.deepEqual(decodeFfma("k", w), {
+ *   fn: "k",
+ *   opcode: "FFMA",
+ *   sources: [{ reg: 25, reuse: false }, { reg: 198, reuse: true }, { reg: 196, reuse: false }],
+ * });
+ * ```
+ */
+export function decodeFfma(fn: string, instruction: Uint8Array): SassLine {
+  const v = new DataView(instruction.buffer, instruction.byteOffset, 16);
+  const lo = v.getBigUint64(0, true), hi = v.getBigUint64(8, true);
+  if ((lo & 0xfffn) !== 0x223n) return { fn, opcode: "?", sources: [] };
+  const reg = (x: bigint) => Number(x & 0xffn);
+  const src = (r: number, bit: bigint) => ({ ...(r === 255 ? {} : { reg: r }), reuse: ((hi >> bit) & 1n) === 1n });
+  return {
+    fn,
+    opcode: "FFMA",
+    sources: [src(reg(lo >> 24n), 58n), src(reg(lo >> 32n), 59n), src(reg(hi), 60n)],
+  };
+}
+
+/** The instructions of a cubin's `.text.<function>` sections (decodeFfma: FFMAs, the rest as "?"). */
+export function parseCubin(elf: Uint8Array): SassLine[] {
+  const out: SassLine[] = [];
+  for (const s of elfSections(elf)) {
+    if (!s.name.startsWith(".text.")) continue;
+    for (let o = 0; o + 16 <= s.bytes.length; o += 16) {
+      out.push(decodeFfma(s.name.slice(6), s.bytes.subarray(o, o + 16)));
+    }
+  }
+  return out;
+}
+
 if (import.meta.main) {
   const { values, positionals } = parseArgs({
     args: Deno.args,
@@ -139,17 +223,18 @@ if (import.meta.main) {
   console.log(`| file | function | FFMAs | ${banks.map((b) => `conflicted, ${b} banks`).join(" | ")} |`);
   console.log(`|---|---|---|${banks.map(() => "---|").join("")}`);
   for (const path of positionals) {
-    let text: string;
+    let bytes: Uint8Array;
     try {
-      text = await Deno.readTextFile(path);
+      bytes = await Deno.readFile(path);
     } catch (e) {
       console.error(`${path}: ${e instanceof Error ? e.message : e}`);
       Deno.exit(2);
     }
-    const lines = parseSass(text);
+    const cubin = elfSections(bytes).length > 0;
+    const lines = cubin ? parseCubin(bytes) : parseSass(new TextDecoder().decode(bytes));
     const per = banks.map((b) => bankConflicts(lines, b, first));
     if (per[0].length === 0) {
-      console.error(`${path}: no FFMA in cuobjdump -sass text`);
+      console.error(`${path}: no FFMA in ${cubin ? "the cubin's .text sections" : "cuobjdump -sass text"}`);
       Deno.exit(2);
     }
     per[0].forEach((c, i) => {

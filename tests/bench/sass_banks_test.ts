@@ -1,8 +1,10 @@
-// bench/sass_banks.ts: cuobjdump's SASS text becomes per-function FFMA counts and how many FFMAs read two registers
-// from one bank, a source the previous FFMA kept in the reuse cache not counted; predicates and modifiers do not
-// hide an FFMA, other instructions end the cache; a file without FFMAs or a bad option exits 2 naming the fault.
+// bench/sass_banks.ts: cuobjdump's SASS text, or a cubin decoded here, becomes per-function FFMA counts and how many
+// FFMAs read two registers from one bank, a source the previous FFMA kept in the reuse cache not counted; predicates
+// and modifiers do not hide an FFMA, other instructions end the cache; a file without FFMAs or a bad option exits 2
+// naming the fault.
 import assert from "node:assert/strict";
-import { bankConflicts, parseSass } from "../../bench/sass_banks.ts";
+import { bankConflicts, decodeFfma, parseCubin, parseSass } from "../../bench/sass_banks.ts";
+import { nvccTest, runNvcc } from "../kernels/_nvcc.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const at = (a: string) => `        /${"*"}${a}${"*"}/   `;
@@ -71,4 +73,45 @@ Deno.test("sass_banks' command prints a table, and exits 2 on a file without FFM
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("sass_banks decodes an all-register FFMA and its reuse flags, RZ as no register, anything else as '?'", () => {
+  const word = (lo: bigint, hi: bigint) => {
+    const w = new Uint8Array(16), v = new DataView(w.buffer);
+    v.setBigUint64(0, lo, true);
+    v.setBigUint64(8, hi, true);
+    return w;
+  };
+  // cuobjdump: FFMA R195, R24, R198, R195 ; /* 0x000000c618c37223 */ /* 0x000fc200000000c3 */
+  assert.deepEqual(decodeFfma("k", word(0x000000c618c37223n, 0x000fc200000000c3n)).sources, [
+    { reg: 24, reuse: false },
+    { reg: 198, reuse: false },
+    { reg: 195, reuse: false },
+  ]);
+  // The same with Ra = RZ and every reuse flag set.
+  assert.deepEqual(decodeFfma("k", word(0x000000c6ffc37223n, 0x1c0fc200000000c3n)).sources, [
+    { reuse: true },
+    { reg: 198, reuse: true },
+    { reg: 195, reuse: true },
+  ]);
+  // cuobjdump: WARPGROUP.DEPBAR.LE gsb0, 0x0 ; /* 0x00008000000079c5 */
+  assert.equal(decodeFfma("k", word(0x00008000000079c5n, 0x000fe40000010000n)).opcode, "?");
+});
+
+await nvccTest("sass_banks reads the FFMAs of a cubin nvcc wrote", "go-sass-banks-", async (_t, dir) => {
+  const cu = `${dir}/k.cu`, cubin = `${dir}/k.cubin`;
+  await Deno.writeTextFile(
+    cu,
+    `__global__ void k(float* o, const float* a, const float* b) {
+  const int i = threadIdx.x;
+  o[i] = fmaf(a[i], b[i], o[i]);
+}
+`,
+  );
+  const r = await runNvcc(["-cubin", "-O3", "-gencode=arch=compute_90a,code=sm_90a", "-o", cubin, cu]);
+  assert.ok(r.ok, r.log);
+  const lines = parseCubin(await Deno.readFile(cubin));
+  assert.deepEqual([...new Set(lines.map((l) => l.fn))], ["_Z1kPfPKfS1_"]);
+  const [c] = bankConflicts(lines, 4);
+  assert.equal(c.ffma, 1, "one FFMA with four register operands");
 });

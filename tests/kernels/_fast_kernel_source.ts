@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { elfSections } from "../../bench/sass_banks.ts";
 import { runNvcc } from "./_nvcc.ts";
 
 const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
@@ -90,23 +91,7 @@ export interface FastKernelCompile {
  * ```
  */
 export function elfSectionSize(elf: Uint8Array, name: string): number | undefined {
-  const v = new DataView(elf.buffer, elf.byteOffset, elf.byteLength);
-  const elf64 = elf.length >= 64 && v.getUint32(0) === 0x7f454c46 && elf[4] === 2;
-  if (!elf64) return undefined;
-  const shoff = Number(v.getBigUint64(0x28, true)), shentsize = v.getUint16(0x3a, true);
-  const shnum = v.getUint16(0x3c, true), shstrndx = v.getUint16(0x3e, true);
-  const header = (i: number) => shoff + i * shentsize;
-  if (shstrndx >= shnum || header(shnum) > elf.length) return undefined;
-  const strtab = Number(v.getBigUint64(header(shstrndx) + 0x18, true));
-  const decoder = new TextDecoder();
-  for (let i = 0; i < shnum; ++i) {
-    const at = strtab + v.getUint32(header(i), true);
-    const end = elf.indexOf(0, at);
-    if (end > at && decoder.decode(elf.subarray(at, end)) === name) {
-      return Number(v.getBigUint64(header(i) + 0x20, true));
-    }
-  }
-  return undefined;
+  return elfSections(elf).find((s) => s.name === name)?.bytes.length;
 }
 
 /**
