@@ -37,11 +37,12 @@ static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependenc
 // (slot 4 t + e: e = 0 the tile's top, 1 once fast_tile and the accumulators' zeroing are done, 2 after its K loop,
 // 3 after its epilogue); in rows 6 and 7, the first thread of math warpgroup 0 and 1 at 4 points of pipeline
 // iterations 64 .. 95 (slot 4 (i - 64) + e: e = 0 wave 0's wgmmas issued, 1 their wait returned, 2 and 3 the same for
-// wave 1), which shows whether the two warpgroups' wgmmas alternate on the tensor cores. Every launch overwrites it;
-// the launcher reads it after a module's 30th launch and prints it on stderr (print_fast_trace in sm90_fp8_fast.cu),
-// so the kernel needs no printf, which would serialise its wgmmas (C7510). C linkage keeps the symbol's name
-// unmangled, so cuModuleGetGlobal finds "go_fast_trace" (with C++ linkage it is _ZN7go_sm9013go_fast_traceE, which
-// the H200 answered with CUresult 500, not found).
+// wave 1; recorded by the K loop of one accumulator set, fast_mainloop_one_set), which shows whether the two
+// warpgroups' wgmmas alternate on the tensor cores. Every launch overwrites it; the launcher reads it after a module's
+// 30th launch and prints it on stderr (print_fast_trace in sm90_fp8_fast.cu), so the kernel needs no printf, which
+// would serialise its wgmmas (C7510). C linkage keeps the symbol's name unmangled, so cuModuleGetGlobal finds
+// "go_fast_trace" (with C++ linkage it is _ZN7go_sm9013go_fast_traceE, which the H200 answered with CUresult 500, not
+// found).
 #if GO_FAST_DBG & 64
 extern "C" {
 __device__ long long go_fast_trace[8][256];
