@@ -7,8 +7,9 @@
  * each shape also shows each side's range over its runs, and a shape counts as faster or slower only where the two
  * ranges do not overlap. With 3 runs a side, two builds that time alike still land apart on a shape 1 time in 10 (2 of
  * the 20 equally likely orders of 6 runs), about 2 shapes in 20. Unmodified copies of the tree, timed as variants are,
- * moved a shape's mean by up to 3.6 % in 3 runs, with no shape apart (docs/performance-history.md, issue 26, fifteenth
- * round): a mean alone does not tell a change from the call's noise.
+ * moved a shape's mean by up to 3.6 % in 3 runs, with no shape of 6 apart, and by 0.6 % over 19 shapes with 1 apart
+ * (docs/performance-history.md, issue 26, fifteenth and sixteenth rounds): a mean alone does not tell a change from
+ * the call's noise.
  *
  *     deno run -A bench/ab_table.ts bench_ours.json bench_cfg2.json [--label-a heuristic] [--label-b ahead=1]
  *     deno run -A bench/ab_table.ts ab/a.1.json,ab/a.2.json ab/b1.1.json,ab/b1.2.json

@@ -2,10 +2,10 @@
 // the runs' ratios, the side means and B's gain; shapes missing from a run are left out; bad input exits 2 naming the
 // file, and a filter that leaves nothing exits 1.
 import assert from "node:assert/strict";
+import { runBench } from "./_run.ts";
 import { compareH2h, formatH2hAb } from "../../bench/h2h_ab.ts";
 import type { H2hDoc } from "../../bench/h2h_table.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const shape = (m: number, n: number, k: number, ratio: number, kind = "dense", g = 1) => ({
   kind,
   g,
@@ -57,22 +57,16 @@ Deno.test("h2h_ab's command exits 2 naming a bad file, 1 when nothing is left to
     const good = `${dir}/a.json`, bad = `${dir}/bad.json`;
     await Deno.writeTextFile(good, JSON.stringify(run(shape(4096, 7168, 16384, 1.0))));
     await Deno.writeTextFile(bad, '{"rows":[{"kind":"dense","g":1,"m":64,"n":576,"k":7168,"ours_us":[5]}]}');
-    const cmd = (...args: string[]) =>
-      new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", `${ROOT}bench/h2h_ab.ts`, ...args],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-    const refused = await cmd(good, `${good},${bad}`);
+    const refused = await runBench("h2h_ab.ts", good, `${good},${bad}`);
     assert.equal(refused.code, 2);
-    assert.match(new TextDecoder().decode(refused.stderr), /bad\.json: head-to-head JSON: row 0 needs ours_us/);
-    const empty = await cmd(good, good, "--filter", "masked");
+    assert.match(refused.stderr, /bad\.json: head-to-head JSON: row 0 needs ours_us/);
+    const empty = await runBench("h2h_ab.ts", good, good, "--filter", "masked");
     assert.equal(empty.code, 1);
-    assert.match(new TextDecoder().decode(empty.stderr), /no shape that every run of both sides timed/);
-    const ok = await cmd(good, good, "--label-a", "x");
+    assert.match(empty.stderr, /no shape that every run of both sides timed/);
+    const ok = await runBench("h2h_ab.ts", good, good, "--label-a", "x");
     assert.equal(ok.code, 0);
-    assert.match(new TextDecoder().decode(ok.stdout), /\| dense 4096×7168×16384 \| 1\.000 \| 1\.000 \| \+0\.0 % \|/);
-    assert.equal((await cmd(good)).code, 2, "one side only");
+    assert.match(ok.stdout, /\| dense 4096×7168×16384 \| 1\.000 \| 1\.000 \| \+0\.0 % \|/);
+    assert.equal((await runBench("h2h_ab.ts", good)).code, 2, "one side only");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -1,9 +1,9 @@
 // bench/h2h_table.ts: head_to_head.py's rounds become per-shape median ratios with their spread, family geomeans held
 // to issue 26's targets, and a RESULTS region of its own; bad input is refused with the file and the fault.
 import assert from "node:assert/strict";
+import { runBench } from "./_run.ts";
 import { formatH2h, h2hFamilies, h2hStats, parseH2h } from "../../bench/h2h_table.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const shape = (kind: string, g: number, m: number, n: number, k: number) => ({ kind, g, m, n, k });
 
 Deno.test("h2h_table takes each shape's median over the rounds of DeepGEMM µs / our µs, and its spread", () => {
@@ -72,26 +72,19 @@ Deno.test("h2h_table refuses rows without equal rounds on both sides", () => {
 Deno.test("h2h_table's command exits 2 naming the file on bad input, and writes its own RESULTS region", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const run = (...args: string[]) =>
-      new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", `${ROOT}bench/h2h_table.ts`, ...args],
-        stdout: "piped",
-        stderr: "piped",
-      })
-        .output();
     await Deno.writeTextFile(`${dir}/bad.json`, '{"rows":[{"kind":"dense"}]}');
-    const bad = await run(`${dir}/bad.json`);
+    const bad = await runBench("h2h_table.ts", `${dir}/bad.json`);
     assert.equal(bad.code, 2);
-    assert.match(new TextDecoder().decode(bad.stderr), /bad\.json: bench JSON: row 0 field g is not an integer/);
+    assert.match(bad.stderr, /bad\.json: bench JSON: row 0 field g is not an integer/);
     const doc = { rows: [{ ...shape("dense", 1, 64, 576, 7168), ours_us: [4, 4], deepgemm_us: [5, 5] }] };
     await Deno.writeTextFile(`${dir}/h.json`, JSON.stringify(doc));
     await Deno.writeTextFile(`${dir}/R.md`, "# R\n<!-- gpu-bench:begin -->\nkeep\n<!-- gpu-bench:end -->\n");
-    const ok = await run(`${dir}/h.json`, "--write", `${dir}/R.md`);
-    assert.equal(ok.code, 0, new TextDecoder().decode(ok.stderr));
+    const ok = await runBench("h2h_table.ts", `${dir}/h.json`, "--write", `${dir}/R.md`);
+    assert.equal(ok.code, 0, ok.stderr);
     const text = await Deno.readTextFile(`${dir}/R.md`);
     assert.match(text, /<!-- gpu-bench:begin -->\nkeep\n<!-- gpu-bench:end -->\n\n<!-- h2h:begin -->\n## Head-to-head/);
     assert.match(text, /\| dense 64×576×7168 \| 4\.0 \| 5\.0 \| 1\.250× /);
-    assert.equal((await run()).code, 2);
+    assert.equal((await runBench("h2h_table.ts")).code, 2);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

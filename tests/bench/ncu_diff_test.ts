@@ -1,9 +1,9 @@
 // bench/ncu_diff.ts: two Nsight Compute raw pages become the headline metrics side by side and the metrics that differ
 // by more than a factor, largest difference first; a file that is not a raw page is refused with its name.
 import assert from "node:assert/strict";
+import { runBench } from "./_run.ts";
 import { diffRawPages, formatDiff, parseRawPage } from "../../bench/ncu_diff.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const page = (time: string, tma: string, gmma: string, wait: string) =>
   [
     '"ID","Kernel Name","gpu__time_duration.sum","smsp__inst_executed_op_tma_ld.sum",' +
@@ -43,20 +43,20 @@ Deno.test("ncu_diff's command exits 2 naming the file that is not a raw page, or
     await Deno.writeTextFile(`${dir}/ours.raw.csv`, OURS);
     await Deno.writeTextFile(`${dir}/p1.sass.csv`, '"Kernel Name","k",\n"Address","Source"\n');
     await Deno.writeTextFile(`${dir}/empty.raw.csv`, OURS.split("\n").slice(0, 2).join("\n"));
-    const run = (...args: string[]) =>
-      new Deno.Command(Deno.execPath(), { args: ["run", "-A", `${ROOT}bench/ncu_diff.ts`, ...args], stderr: "piped" })
-        .output();
-    const sass = await run(`${dir}/ours.raw.csv`, `${dir}/p1.sass.csv`);
+    const sass = await runBench("ncu_diff.ts", `${dir}/ours.raw.csv`, `${dir}/p1.sass.csv`);
     assert.equal(sass.code, 2);
     assert.match(
-      new TextDecoder().decode(sass.stderr),
+      sass.stderr,
       /p1\.sass\.csv: raw page CSV: no header line starting with "ID"/,
     );
-    const empty = await run(`${dir}/ours.raw.csv`, `${dir}/empty.raw.csv`);
+    const empty = await runBench("ncu_diff.ts", `${dir}/ours.raw.csv`, `${dir}/empty.raw.csv`);
     assert.equal(empty.code, 2);
-    assert.match(new TextDecoder().decode(empty.stderr), /empty\.raw\.csv: raw page CSV: no profiled launch/);
-    assert.equal((await run(`${dir}/ours.raw.csv`, `${dir}/ours.raw.csv`, "--factor", "0.9")).code, 2);
-    const same = await run(`${dir}/ours.raw.csv`, `${dir}/ours.raw.csv`);
+    assert.match(empty.stderr, /empty\.raw\.csv: raw page CSV: no profiled launch/);
+    assert.equal(
+      (await runBench("ncu_diff.ts", `${dir}/ours.raw.csv`, `${dir}/ours.raw.csv`, "--factor", "0.9")).code,
+      2,
+    );
+    const same = await runBench("ncu_diff.ts", `${dir}/ours.raw.csv`, `${dir}/ours.raw.csv`);
     assert.equal(same.code, 0);
   } finally {
     await Deno.remove(dir, { recursive: true });

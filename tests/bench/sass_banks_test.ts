@@ -3,10 +3,10 @@
 // and modifiers do not hide an FFMA, other instructions end the cache; a file without FFMAs or a bad option exits 2
 // naming the fault.
 import assert from "node:assert/strict";
+import { runBench } from "./_run.ts";
 import { bankConflicts, decodeFfma, parseCubin, parseSass } from "../../bench/sass_banks.ts";
 import { nvccTest, runNvcc } from "../kernels/_nvcc.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const at = (a: string) => `        /${"*"}${a}${"*"}/   `;
 const SASS = [
   "\tcode for sm_90a",
@@ -53,23 +53,17 @@ Deno.test("sass_banks' command prints a table, and exits 2 on a file without FFM
     const good = `${dir}/k.sass`, empty = `${dir}/none.sass`;
     await Deno.writeTextFile(good, SASS);
     await Deno.writeTextFile(empty, "\t\tFunction : k\n");
-    const cmd = (...args: string[]) =>
-      new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", `${ROOT}bench/sass_banks.ts`, ...args],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-    const ok = await cmd(good);
+    const ok = await runBench("sass_banks.ts", good);
     assert.equal(ok.code, 0);
-    assert.match(new TextDecoder().decode(ok.stdout), /\| first_kernel \| 3 \| 3 \(100 %\) \| 3 \(100 %\) \|/);
-    const none = await cmd(empty);
+    assert.match(ok.stdout, /\| first_kernel \| 3 \| 3 \(100 %\) \| 3 \(100 %\) \|/);
+    const none = await runBench("sass_banks.ts", empty);
     assert.equal(none.code, 2);
-    assert.match(new TextDecoder().decode(none.stderr), /none\.sass: no FFMA in cuobjdump -sass text/);
-    assert.equal((await cmd(good, "--banks", "0")).code, 2);
-    assert.equal((await cmd(good, "--first", "x")).code, 2);
-    const missing = await cmd(`${dir}/absent.sass`);
+    assert.match(none.stderr, /none\.sass: no FFMA in cuobjdump -sass text/);
+    assert.equal((await runBench("sass_banks.ts", good, "--banks", "0")).code, 2);
+    assert.equal((await runBench("sass_banks.ts", good, "--first", "x")).code, 2);
+    const missing = await runBench("sass_banks.ts", `${dir}/absent.sass`);
     assert.equal(missing.code, 2);
-    assert.match(new TextDecoder().decode(missing.stderr), /absent\.sass: /);
+    assert.match(missing.stderr, /absent\.sass: /);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

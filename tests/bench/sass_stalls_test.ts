@@ -3,9 +3,9 @@
 // where the page has the SourceCounters columns, the shared-memory wavefronts per instruction kind; a file that is not
 // a SASS page, or a --wavefronts page without those columns, is refused with its name and the missing column.
 import assert from "node:assert/strict";
+import { runBench } from "./_run.ts";
 import { formatSass, parseSassCsv, sharedWavefronts, summarizeSass } from "../../bench/sass_stalls.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const HEADER = '"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)",' +
   '"Instructions Executed","stall_barrier","stall_long_sb","stall_wait","stall_barrier (Not Issued)"';
 const PAGE = [
@@ -92,30 +92,24 @@ Deno.test("sass_stalls' command exits 2 naming the file that is not a SASS page"
   const dir = await Deno.makeTempDir();
   try {
     await Deno.writeTextFile(`${dir}/raw.csv`, '"Kernel Name","k",\n"Address","Source","Instructions Executed"\n');
-    const run = (...args: string[]) =>
-      new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", `${ROOT}bench/sass_stalls.ts`, ...args],
-        stderr: "piped",
-      })
-        .output();
-    const bad = await run(`${dir}/raw.csv`);
+    const bad = await runBench("sass_stalls.ts", `${dir}/raw.csv`);
     assert.equal(bad.code, 2);
     assert.match(
-      new TextDecoder().decode(bad.stderr),
+      bad.stderr,
       /raw\.csv: SASS page CSV: no column "Warp Stall Sampling \(All Samples\)"/,
     );
-    assert.equal((await run(`${dir}/raw.csv`, "--executions", "12")).code, 2);
+    assert.equal((await runBench("sass_stalls.ts", `${dir}/raw.csv`, "--executions", "12")).code, 2);
     await Deno.writeTextFile(`${dir}/p1.sass.csv`, PAGE);
-    const badGrep = await run(`${dir}/p1.sass.csv`, "--grep", "(");
+    const badGrep = await runBench("sass_stalls.ts", `${dir}/p1.sass.csv`, "--grep", "(");
     assert.equal(badGrep.code, 2);
-    assert.match(new TextDecoder().decode(badGrep.stderr), /^--grep: /);
-    const seqAlone = await run(`${dir}/p1.sass.csv`, "--sequence");
+    assert.match(badGrep.stderr, /^--grep: /);
+    const seqAlone = await runBench("sass_stalls.ts", `${dir}/p1.sass.csv`, "--sequence");
     assert.equal(seqAlone.code, 2, "--sequence without --executions");
-    assert.match(new TextDecoder().decode(seqAlone.stderr), /--sequence \(with --executions\)/);
-    const noWave = await run(`${dir}/p1.sass.csv`, "--wavefronts");
+    assert.match(seqAlone.stderr, /--sequence \(with --executions\)/);
+    const noWave = await runBench("sass_stalls.ts", `${dir}/p1.sass.csv`, "--wavefronts");
     assert.equal(noWave.code, 2, "--wavefronts on a page without the SourceCounters columns");
     assert.match(
-      new TextDecoder().decode(noWave.stderr),
+      noWave.stderr,
       /p1\.sass\.csv: SASS page CSV: no column "L1 Wavefronts Shared"/,
     );
   } finally {
