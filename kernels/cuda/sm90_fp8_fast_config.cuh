@@ -14,6 +14,9 @@
 namespace go_sm90 {
 
 constexpr int kFastThreads = 384;
+/// The deepest ring: 20 stages, five groups of ktma=4 at BLOCK_M 64 x BLOCK_N 16 (10 KB a stage, 227 KB in all);
+/// stages_that_fit in sm90_fp8_fast_heuristic.cu says where the heuristic goes past 16.
+constexpr int kFastMaxStages = 20;
 // setmaxnreg split. __launch_bounds__(384, 1) gives every thread 168 registers at launch (65536 / 384, rounded down
 // to 8) and the CTA owns 384 x 168 of them: setmaxnreg.inc blocks until the producer's setmaxnreg.dec has released
 // enough, so 128 x P + 256 x M must not exceed 384 x 168 (a larger M hangs every CTA at its first instruction).
@@ -60,7 +63,7 @@ struct FastConfig {
   static_assert(BM == 64 || BM == 128 || BM == 256, "BLOCK_M 64, 128 or 256");
   static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BLOCK_N must be a multiple of 8 in [8, 256]");
   static_assert(kMulticast == 1 || kMulticast == 2, "multicast over 1 or 2 CTAs");
-  static_assert(kStages >= 2 && kStages <= 16, "stages");
+  static_assert(kStages >= 2 && kStages <= kFastMaxStages, "stages");
   static_assert(kSets == 1 || (kSets == 2 && BN <= 128) || (kSets == 3 && BN <= 64),
                 "accumulator sets: 1, 2 (BN <= 128) or 3 (BN <= 64) (registers)");
   static_assert(BM != 256 || (kSets == 1 && BN <= 128), "BLOCK_M 256 needs one accumulator set and BN <= 128");

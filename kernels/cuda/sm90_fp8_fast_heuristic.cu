@@ -227,10 +227,14 @@ void ktma_where_it_fits(const Shape& s, const Named& named, FastChoice& c) {
   }
 }
 
-// As many stages as fit in 227 KB (with ktma=N, a multiple of N).
+// As many stages as fit in 227 KB (with ktma=N, a multiple of N), past 16 only with ktma=4. 20 stages at 64 x 16
+// (ktma=4, three sets) against 16, H200, tests/gpu/run.sh's ab step, 3 runs each, every run faster: 64 x 576 x 7168
+// 8.6 -> 8.5 us, 64 x 2112 x 7168 9.6 -> 9.5, 128 x 576 x 7168 8.9 -> 8.8 (the other 11 small-M shapes keep their
+// stages). With ktma=2 ptxas (CUDA 13.0) spilled 36 bytes from 18 stages on (64 x 16 and 64 x 32); ktma=1 past 16 was
+// not measured.
 void stages_that_fit(const Shape&, const Named&, FastChoice& c) {
   if (c.stages == 0) {
-    const int fit = fast_max_stages(c.bn, c.bm);
+    const int fit = std::min(fast_max_stages(c.bn, c.bm), c.ktma == 4 ? kFastMaxStages : 16);
     c.stages = fit - fit % c.ktma;
   }
 }
@@ -279,7 +283,7 @@ bool apply_override(const char* text, FastChoice* c, Named* named, std::string* 
     const bool num = !v.empty() && end && *end == '\0';
     if (k == "bn" && num && n >= 8 && n <= 256 && n % 8 == 0) c->bn = static_cast<int>(n);
     else if (k == "bm" && num && (n == 64 || n == 128 || n == 256)) c->bm = static_cast<int>(n), named->bm = true;
-    else if (k == "stages" && num && n >= 2 && n <= 16) c->stages = static_cast<int>(n);
+    else if (k == "stages" && num && n >= 2 && n <= kFastMaxStages) c->stages = static_cast<int>(n);
     else if (k == "mc" && num && (n == 1 || n == 2)) c->multicast = static_cast<int>(n), named->mc = true;
     else if (k == "acc" && (v == "single" || v == "double" || v == "triple"))
       c->acc_sets = v == "single" ? 1 : v == "double" ? 2 : 3, named->acc = true;
@@ -301,7 +305,7 @@ bool apply_override(const char* text, FastChoice* c, Named* named, std::string* 
 #endif
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
-             "\" (expected bm=64|128|256, bn=8..256 step 8, stages=2..16, mc=1|2, acc=single|double|triple, shape=0|1, "
+             "\" (expected bm=64|128|256, bn=8..256 step 8, stages=2..20, mc=1|2, acc=single|double|triple, shape=0|1, "
              "sfa=tma|copy, split=1..64, ktma=1|2|4, spread=0|1, sms=1..1024"
 #ifdef GO_FAST_PROFILING
              ", dbg=1|4|8|64 and their sums"
@@ -352,7 +356,7 @@ int fast_smem_bytes(int bn, int stages, int bm) { return fast_smem(bn, stages, b
 
 int fast_max_stages(int bn, int bm) {
   int s = 2;
-  while (s < 16 && fast_smem_bytes(bn, s + 1, bm) <= kMaxSmem) ++s;
+  while (s < kFastMaxStages && fast_smem_bytes(bn, s + 1, bm) <= kMaxSmem) ++s;
   return s;
 }
 

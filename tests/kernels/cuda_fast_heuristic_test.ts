@@ -169,7 +169,7 @@ Deno.test({
           assert.match(config(Mode.Dense, 100, 2112, 7168), /^bm=64 bn=32 /, "M = 100: two row blocks of 64");
           assert.match(config(Mode.Dense, 128, 2112, 7168, 1, { override: "bm=128" }), /^bm=128 bn=32 /);
           assert.match(config(Mode.Dense, 64, 4096, 7168), /^bm=64 bn=32 stages=16 /, "BLOCK_M 64 alike");
-          assert.match(config(Mode.Dense, 64, 2112, 7168), /^bm=64 bn=16 stages=16 /);
+          assert.match(config(Mode.Dense, 64, 2112, 7168), /^bm=64 bn=16 stages=20 /, "20 stages with ktma=4");
           assert.match(config(Mode.Dense, 64, 7168, 7168), /^bm=64 bn=64 /, "112 tiles of 64 columns");
           assert.match(config(Mode.Dense, 256, 4096, 7168), /^bm=128 bn=64 /, "two 128-row blocks keep 64");
           assert.match(config(Mode.Masked, 128, 512, 7168, 1), /^bm=128 bn=64 /, "dense only");
@@ -288,12 +288,29 @@ Deno.test({
         assert.equal(config(Mode.Dense, 4096, 7168, 16384, 1, { override: "sms=8" }), `${plain} sms=8`);
         assert.match(choose(Mode.Dense, 4096, 7168, 16384, 1, { override: "sms=0" }).message, /sms=1\.\.1024\)/);
       });
+      await t.step("the ring goes past 16 stages only with ktma=4: 20 at 64 x 16", () => {
+        assert.match(config(Mode.Dense, 64, 576, 7168), /^bm=64 bn=16 stages=20 .* ktma=4$/);
+        assert.match(config(Mode.Dense, 128, 576, 7168), /^bm=64 bn=16 stages=20 .* ktma=4$/, "two row blocks of 64");
+        // ptxas spilled at ktma=2 from 18 stages: 58 K blocks take ktma=2 and 16 stages; ktma=1 (mc=2) 16 too, though
+        // 21 fit. Named, 20 stages run with any ktma; past 20 is a bad item.
+        assert.match(config(Mode.Dense, 64, 2112, 7424), /^bm=64 bn=16 stages=16 .* acc=double .* spread=1 ktma=2$/);
+        assert.match(config(Mode.Dense, 64, 2112, 7168, 1, { override: "mc=2" }), /^bm=64 bn=16 stages=16 /);
+        assert.match(config(Mode.Dense, 64, 4096, 7168), /^bm=64 bn=32 stages=16 .* ktma=2$/);
+        assert.match(
+          config(Mode.Dense, 64, 2112, 7168, 1, { override: "stages=20,ktma=1" }),
+          / stages=20 .* spread=1$/,
+        );
+        assert.match(
+          choose(Mode.Dense, 64, 2112, 7168, 1, { override: "stages=21" }).message,
+          /bad item "stages=21" \(expected .* stages=2\.\.20, /,
+        );
+      });
       await t.step("ktma=2 is the default at BLOCK_N 16 and 32 where spread=1 is, and where K allows it", () => {
         // Boxes two K blocks deep halve the TMA instructions per K block (the issuing thread's bound at these tiles);
         // at BLOCK_M 64 and BLOCK_N 16 four deep, with three accumulator sets, where the K blocks are a multiple of 4.
         assert.match(
           config(Mode.Dense, 64, 2112, 7168),
-          /^bm=64 bn=16 stages=16 multicast=1 acc=triple .* jit=shape spread=1 ktma=4$/,
+          /^bm=64 bn=16 stages=20 multicast=1 acc=triple .* jit=shape spread=1 ktma=4$/,
         );
         assert.match(config(Mode.Dense, 64, 2112, 7424), / acc=double .* spread=1 ktma=2$/, "58 K blocks: ktma=2");
         assert.match(config(Mode.Dense, 64, 2112, 7168, 1, { override: "mc=2" }), / acc=double .* spread=1$/);
