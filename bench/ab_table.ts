@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 import {
   type BenchFamily,
   benchFamily,
@@ -159,13 +159,14 @@ export function formatAb(rows: AbRow[], labelA: string, labelB: string): string 
 }
 
 if (import.meta.main) {
-  const { values, positionals } = parseArgs({
+  const usage = "usage: deno run -A bench/ab_table.ts A.json B.json [--label-a A] [--label-b B]";
+  const { values, positionals } = benchArgs(usage, {
     args: Deno.args,
     allowPositionals: true,
     options: { "label-a": { type: "string", default: "A" }, "label-b": { type: "string", default: "B" } },
   });
   if (positionals.length !== 2) {
-    console.error("usage: deno run -A bench/ab_table.ts A.json B.json [--label-a A] [--label-b B]");
+    console.error(usage);
     Deno.exit(2);
   }
   const [a, b] = positionals.map((list) =>

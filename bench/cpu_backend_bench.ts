@@ -11,7 +11,7 @@
  * @module
  */
 import process from "node:process";
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 import { type Backend, type DeviceTensor, openBackend } from "../ffi/mod.ts";
 import { Prng } from "../reference/random/prng.ts";
 import { f32FromBits } from "../reference/fp32.ts";
@@ -133,17 +133,21 @@ function withIsa<T>(isa: string, body: () => T): T {
 const G = (x: number) => (x / 1e9).toFixed(2);
 
 if (import.meta.main) {
-  const { values } = parseArgs({
-    args: Deno.args,
-    options: {
-      m: { type: "string", default: "512" },
-      n: { type: "string", default: "512" },
-      k: { type: "string", default: "2048" },
-      reps: { type: "string", default: "5" },
-      isa: { type: "string", default: "auto" },
-      "ts-reps": { type: "string", default: "1" },
+  const { values } = benchArgs(
+    "usage: deno run -A bench/cpu_backend_bench.ts [--m 512] [--n 512] [--k 2048] [--reps 5] " +
+      "[--isa auto|avx512|avx2|portable|all] [--ts-reps 1]",
+    {
+      args: Deno.args,
+      options: {
+        m: { type: "string", default: "512" },
+        n: { type: "string", default: "512" },
+        k: { type: "string", default: "2048" },
+        reps: { type: "string", default: "5" },
+        isa: { type: "string", default: "auto" },
+        "ts-reps": { type: "string", default: "1" },
+      },
     },
-  });
+  );
   const [M, N, K, reps, tsReps] = [values.m, values.n, values.k, values.reps, values["ts-reps"]].map(Number);
   using be = await openBackend("cpu");
   const supported = String(be.info.isa_supported);

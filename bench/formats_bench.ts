@@ -7,11 +7,11 @@
  * Usage: deno run -A bench/formats_bench.ts [--n 16777216] [--reps 7] [--write]   (--write appends to bench/RESULTS.md)
  * @module
  */
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 import { decodeArray, encodeArray, getConverter } from "../reference/formats/mod.ts";
 import { Prng } from "../reference/random/prng.ts";
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs("usage: deno run -A bench/formats_bench.ts [--n 16777216] [--reps 7] [--write]", {
   options: {
     n: { type: "string", default: String(1 << 24) },
     reps: { type: "string", default: "7" },

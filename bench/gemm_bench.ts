@@ -2,7 +2,7 @@
 // Prints one line per measurement (median, min and max of N runs, wall clock and process CPU time) and the load
 // average, because the machine may be shared; copy the numbers into bench/RESULTS.md with the machine and date.
 import process from "node:process";
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 import { GEMM_OPS } from "../reference/registry.ts";
 import { GemmWorkerPool } from "../reference/gemm/evaluate_parallel.ts";
 import { selectTiles } from "../reference/gemm/engine.ts";
@@ -10,7 +10,7 @@ import { planNormal } from "../reference/gemm/normal_gemm.ts";
 import { Prng } from "../reference/random/prng.ts";
 import { Tensor } from "../reference/tensor/tensor.ts";
 
-const { values } = parseArgs({
+const { values } = benchArgs("usage: deno run -A bench/gemm_bench.ts [--reps 3] [--skip-big]", {
   args: Deno.args,
   options: { reps: { type: "string", default: "3" }, "skip-big": { type: "boolean", default: false } },
 });

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 
 /** A row of tests/gpu/bench.cpp's JSON: one shape timed through our backend (or a failure: `error`). */
 export interface OursRow {
@@ -920,7 +920,9 @@ async function readDoc<R extends { kind: string; g: number; m: number; n: number
 }
 
 async function main() {
-  const { values } = parseArgs({
+  const usage = "usage: deno run -A bench/gpu_table.ts --ours ours.json [--torch torch.json] [--warm warm.json] " +
+    "[--write bench/RESULTS.md] [--out table.md] [--hbm TB/s]";
+  const { values } = benchArgs(usage, {
     args: Deno.args,
     options: {
       ours: { type: "string" },
@@ -932,10 +934,7 @@ async function main() {
     },
   });
   if (!values.ours) {
-    console.error(
-      "usage: deno run -A bench/gpu_table.ts --ours ours.json [--torch torch.json] [--warm warm.json] " +
-        "[--write bench/RESULTS.md] [--out table.md] [--hbm TB/s]",
-    );
+    console.error(usage);
     Deno.exit(2);
   }
   const ours = await readDoc<OursRow>(values.ours, "--ours");

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 import { f3, type H2hDoc, h2hStats, parseH2h } from "./h2h_table.ts";
 import { geomean } from "./gpu_table.ts";
 
@@ -140,7 +140,7 @@ export function formatH2hAb(ab: H2hAb, labelA = "A", labelB = "B"): string {
 async function main(): Promise<number> {
   const usage = "usage: deno run -A bench/h2h_ab.ts A.json[,A2.json...] B.json[,B2.json...] [--label-a A] " +
     "[--label-b B] [--filter REGEX]";
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = benchArgs(usage, {
     args: Deno.args,
     allowPositionals: true,
     options: { "label-a": { type: "string" }, "label-b": { type: "string" }, filter: { type: "string" } },

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 import {
   cell,
   DEEPGEMM_FAMILIES,
@@ -282,13 +282,14 @@ export function formatH2h(doc: H2hDoc): string {
 }
 
 async function main() {
-  const { values, positionals } = parseArgs({
+  const usage = "usage: deno run -A bench/h2h_table.ts h2h.json [--write bench/RESULTS.md] [--out h2h.md]";
+  const { values, positionals } = benchArgs(usage, {
     args: Deno.args,
     options: { write: { type: "string" }, out: { type: "string" } },
     allowPositionals: true,
   });
   if (positionals.length !== 1) {
-    console.error("usage: deno run -A bench/h2h_table.ts h2h.json [--write bench/RESULTS.md] [--out h2h.md]");
+    console.error(usage);
     Deno.exit(2);
   }
   let doc: H2hDoc;

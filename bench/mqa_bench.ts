@@ -3,12 +3,12 @@
 // range. The full problem is 137 G multiply-adds; the bench evaluates a deterministic block of query rows (default 8,
 // all S_kv keys each) with Workers and reports multiply-adds per second and the projected time of the full problem.
 // Results go to bench/RESULTS.md by hand with machine and date.
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 import { fp8MqaLogits, fp8MqaLogitsParallel } from "../reference/indexer/mod.ts";
 import { Prng } from "../reference/random/prng.ts";
 import { Tensor } from "../reference/tensor/tensor.ts";
 
-const { values } = parseArgs({
+const { values } = benchArgs("usage: deno run -A bench/mqa_bench.ts [--rows 8] [--workers N] [--model sm90]", {
   options: {
     rows: { type: "string", default: "8" },
     workers: { type: "string", default: String(navigator.hardwareConcurrency ?? 1) },

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 import { csvFields } from "./sass_stalls.ts";
 
 /** One metric of a raw page: its value (a number where the page's text is one) and unit. */
@@ -128,13 +128,13 @@ export function formatDiff(d: { headline: MetricPair[]; differing: MetricPair[] 
 }
 
 async function main() {
-  const { values, positionals } = parseArgs({
+  const usage = "usage: deno run -A bench/ncu_diff.ts OURS.raw.csv THEIRS.raw.csv [--factor F > 1] " +
+    "[--grep SUBSTR,...] [--top N]";
+  const { values, positionals } = benchArgs(usage, {
     args: Deno.args,
     options: { factor: { type: "string" }, grep: { type: "string" }, top: { type: "string" } },
     allowPositionals: true,
   });
-  const usage = "usage: deno run -A bench/ncu_diff.ts OURS.raw.csv THEIRS.raw.csv [--factor F > 1] " +
-    "[--grep SUBSTR,...] [--top N]";
   const factor = values.factor === undefined ? 1.16 : Number(values.factor);
   const top = values.top === undefined ? 60 : Number(values.top);
   if (positionals.length !== 2 || !(factor > 1) || !Number.isInteger(top) || top < 0) {

@@ -8,7 +8,9 @@ import { bf16Rne } from "../reference/fp32.ts";
 import { Prng } from "../reference/random/prng.ts";
 import { Tensor } from "../reference/tensor/mod.ts";
 import { perBlockCastToFp8, perTokenCastToFp8 } from "../reference/quant/mod.ts";
+import { benchArgs } from "./_args.ts";
 
+benchArgs("usage: deno run -A bench/quant_bench.ts (no arguments)", { options: {} });
 const M = 4096, N = 7168;
 const rng = new Prng(42);
 const bits = new Uint16Array(M * N);

@@ -7,7 +7,7 @@
  * Usage: deno run -A bench/run_all.ts [--only formats,quant,gemm,cpu,mqa,safetensors,gpu]
  * @module
  */
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 import { gpuPresent } from "../ffi/backend.ts";
 
 const BENCHES: Readonly<Record<string, string[]>> = {
@@ -20,7 +20,10 @@ const BENCHES: Readonly<Record<string, string[]>> = {
   gpu: ["bash", "tests/gpu/run.sh"],
 };
 
-const { values } = parseArgs({ args: Deno.args, options: { only: { type: "string" } } });
+const { values } = benchArgs(
+  "usage: deno run -A bench/run_all.ts [--only formats,quant,gemm,cpu,mqa,safetensors,gpu]",
+  { args: Deno.args, options: { only: { type: "string" } } },
+);
 const names = values.only ? values.only.split(",") : Object.keys(BENCHES);
 const unknown = names.filter((n) => !Object.hasOwn(BENCHES, n));
 if (unknown.length) {

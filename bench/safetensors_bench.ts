@@ -21,7 +21,7 @@
  * wall-clock and noisy; no test depends on them.
  * @module
  */
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 import { parseHeaderJson } from "../io/_strict_json.ts";
 import { parseSafetensors, SafetensorsError } from "../io/mod.ts";
 
@@ -70,7 +70,10 @@ Deno.bench({ name: "whole-header check", group: "header", n: 3, warmup: 1, fn: (
 Deno.bench({ name: "parseSafetensors, 1.5 M tensors", n: 2, warmup: 1, fn: () => void parseSafetensors(wholeFile) });
 
 if (import.meta.main) {
-  const { values } = parseArgs({ args: Deno.args, options: { reps: { type: "string", default: "5" } } });
+  const { values } = benchArgs("usage: deno run -A bench/safetensors_bench.ts [--reps 5]", {
+    args: Deno.args,
+    options: { reps: { type: "string", default: "5" } },
+  });
   const reps = Number(values.reps);
   const time = (fn: () => void) => {
     const t = performance.now();

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 
 /** One source operand: its register number (undefined for RZ, constants and immediates) and its reuse flag. */
 export interface SassSource {
@@ -206,7 +206,8 @@ export function parseCubin(elf: Uint8Array): SassLine[] {
 }
 
 if (import.meta.main) {
-  const { values, positionals } = parseArgs({
+  const usage = "usage: deno run -A bench/sass_banks.ts kernel.sass|kernel.cubin [...] [--banks 2,4] [--first N]";
+  const { values, positionals } = benchArgs(usage, {
     args: Deno.args,
     allowPositionals: true,
     options: { banks: { type: "string", default: "2,4" }, first: { type: "string" } },
@@ -217,7 +218,7 @@ if (import.meta.main) {
     positionals.length === 0 || banks.some((b) => !Number.isInteger(b) || b < 1) ||
     (first !== undefined && !(Number.isInteger(first) && first > 0))
   ) {
-    console.error("usage: deno run -A bench/sass_banks.ts kernel.sass [...] [--banks 2,4] [--first N]");
+    console.error(usage);
     Deno.exit(2);
   }
   console.log(`| file | function | FFMAs | ${banks.map((b) => `conflicted, ${b} banks`).join(" | ")} |`);

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 
 /** One instruction of the SASS page. */
 export interface SassInstruction {
@@ -322,7 +322,9 @@ export function formatSass(s: SassSummary): string {
 }
 
 async function main() {
-  const { values, positionals } = parseArgs({
+  const usage = "usage: deno run -A bench/sass_stalls.ts PAGE.sass.csv [--hot N] [--executions LO-HI] [--top N] " +
+    "[--grep REGEX] [--sequence (with --executions)] [--wavefronts]";
+  const { values, positionals } = benchArgs(usage, {
     args: Deno.args,
     options: {
       hot: { type: "string" },
@@ -334,8 +336,6 @@ async function main() {
     },
     allowPositionals: true,
   });
-  const usage = "usage: deno run -A bench/sass_stalls.ts PAGE.sass.csv [--hot N] [--executions LO-HI] [--top N] " +
-    "[--grep REGEX] [--sequence (with --executions)] [--wavefronts]";
   const band = values.executions?.match(/^(\d+)-(\d+)$/);
   const hot = values.hot === undefined ? undefined : Number(values.hot);
   const top = values.top === undefined ? undefined : Number(values.top);

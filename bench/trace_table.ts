@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 
 /** One pipeline iteration of CTA 0: cycles from the producer's start; 0 or less where nothing was recorded. */
 export interface TraceIteration {
@@ -341,13 +341,14 @@ export function traceTable(rows: TraceSummary[]): string {
 }
 
 if (import.meta.main) {
-  const { values, positionals } = parseArgs({
+  const usage = "usage: deno run -A bench/trace_table.ts bench.log [--label NAME ...]";
+  const { values, positionals } = benchArgs(usage, {
     args: Deno.args,
     allowPositionals: true,
     options: { label: { type: "string", multiple: true } },
   });
   if (positionals.length !== 1) {
-    console.error("usage: deno run -A bench/trace_table.ts bench.log [--label NAME ...]");
+    console.error(usage);
     Deno.exit(2);
   }
   const traces = parseTraces(await Deno.readTextFile(positionals[0]), values.label ?? []);

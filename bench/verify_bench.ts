@@ -18,7 +18,7 @@
  * [--json FILE] [--mem-guard-gb 2]`
  * @module
  */
-import { parseArgs } from "node:util";
+import { benchArgs } from "./_args.ts";
 import { openBackend } from "../ffi/backend.ts";
 import { inProcessExecutor } from "../cli/verify/executors.ts";
 import { closeNativeReference, nativeReference, planNative } from "../cli/verify/native_reference.ts";
@@ -32,15 +32,19 @@ import { Prng } from "../reference/random/prng.ts";
 if (import.meta.main) await main();
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      part: { type: "string", multiple: true },
-      sample: { type: "string", default: "0.01" },
-      filter: { type: "string" },
-      json: { type: "string" },
-      "mem-guard-gb": { type: "string", default: "2" },
+  const { values } = benchArgs(
+    "usage: deno run -A bench/verify_bench.ts [--part verify|reference|full ...] [--sample 0.01] " +
+      "[--filter SUBSTR] [--json PATH] [--mem-guard-gb 2]",
+    {
+      options: {
+        part: { type: "string", multiple: true },
+        sample: { type: "string", default: "0.01" },
+        filter: { type: "string" },
+        json: { type: "string" },
+        "mem-guard-gb": { type: "string", default: "2" },
+      },
     },
-  });
+  );
   const parts = new Set(values.part ?? ["reference", "full"]);
   const sample = Number(values.sample);
   const results: Record<string, unknown> = {
