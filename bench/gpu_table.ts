@@ -134,6 +134,8 @@ export const H200_HBM_BYTES_PER_S = 4.8e12;
 export const TARGET_BIG_TFLOPS = 1450;
 /** Issue 8: % of the HBM bound wanted for the dense M ∈ {64, 128} shapes. */
 export const TARGET_SMALL_M_HBM_PERCENT = 70;
+/** Issue 26: every dense M ∈ {64, 128} shape within this factor of its streaming floor's time. */
+export const TARGET_SMALL_M_OVER_FLOOR = 1.1;
 
 const BEGIN = "<!-- gpu-bench:begin -->";
 const END = "<!-- gpu-bench:end -->";
@@ -521,9 +523,18 @@ export interface Summary {
   smallMHbm: { min: number; median: number; count: number };
   /**
    * The same over the streaming floor of those shapes (where measured), how many shapes' floors reach the target,
-   * and the median of our time over the floor's.
+   * the median of our time over the floor's and how many shapes are within TARGET_SMALL_M_OVER_FLOOR of it; and
+   * DeepGEMM's time over the floor's (median, best, how many within; count 0: no DeepGEMM column).
    */
-  smallMFloor: { min: number; median: number; count: number; atTarget: number; oursOverFloor: number };
+  smallMFloor: {
+    min: number;
+    median: number;
+    count: number;
+    atTarget: number;
+    oursOverFloor: number;
+    oursWithin: number;
+    deepGemm: { median: number; best: number; within: number; count: number };
+  };
 }
 
 /**
@@ -545,7 +556,7 @@ export interface Summary {
 export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): Summary {
   const ratios = (pred: (j: JoinedRow) => boolean) => ratioStats(rows.filter(pred), oursTflops, blockTflops);
   const big = rows.find((j) => j.kind === "dense" && j.m === 4096 && j.n === 7168 && j.k === 16384);
-  const hbm: number[] = [], floor: number[] = [], over: number[] = [];
+  const hbm: number[] = [], floor: number[] = [], over: number[] = [], dgOver: number[] = [];
   for (const j of rows) {
     if (benchFamily(j) !== "dense M ∈ {64, 128}" || oursTflops(j) === undefined) continue;
     hbm.push(hbmBoundPercent(rowBytes(j), j.ours!.us!, bytesPerS));
@@ -553,6 +564,8 @@ export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): 
     if (typeof f === "number" && f > 0) {
       floor.push(hbmBoundPercent(rowBytes(j), f, bytesPerS));
       over.push(j.ours!.us! / f);
+      const dg = j.torch?.deepgemm_us;
+      if (typeof dg === "number" && dg > 0) dgOver.push(dg / f);
     }
   }
   return {
@@ -570,6 +583,13 @@ export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): 
       count: floor.length,
       atTarget: floor.filter((p) => p >= TARGET_SMALL_M_HBM_PERCENT).length,
       oursOverFloor: median(over),
+      oursWithin: over.filter((r) => r <= TARGET_SMALL_M_OVER_FLOOR).length,
+      deepGemm: {
+        median: median(dgOver),
+        best: dgOver.length ? Math.min(...dgOver) : NaN,
+        within: dgOver.filter((r) => r <= TARGET_SMALL_M_OVER_FLOOR).length,
+        count: dgOver.length,
+      },
     },
   };
 }
@@ -831,7 +851,13 @@ export function formatReport(input: ReportInput): string {
       `- the streaming floor of the same ${f.count} shapes (one kernel moving exactly the minimum bytes, launched and ` +
         `timed like ours): min **${f.min.toFixed(1)} %**, median **${f.median.toFixed(1)} %** of the HBM bound; ` +
         `${f.atTarget} of ${f.count} reach ${TARGET_SMALL_M_HBM_PERCENT} %; our time over the floor's, median ` +
-        `**${f.oursOverFloor.toFixed(2)}×**`,
+        `**${f.oursOverFloor.toFixed(2)}×**, ${f.oursWithin} of ${f.count} within ${TARGET_SMALL_M_OVER_FLOOR}× ` +
+        `(issue 26's target)` +
+        (f.deepGemm.count
+          ? `; DeepGEMM's time over the floor's, median **${f.deepGemm.median.toFixed(2)}×**, best ` +
+            `**${f.deepGemm.best.toFixed(2)}×**, ${f.deepGemm.within} of ${f.deepGemm.count} within ` +
+            `${TARGET_SMALL_M_OVER_FLOOR}×`
+          : ""),
     );
   }
   const j = input.ours.jit, w = input.warm?.jit;

@@ -14,7 +14,7 @@
 namespace go_sm90 {
 
 constexpr int kFastThreads = 384;
-/// The deepest ring: 20 stages, five groups of ktma=4 at BLOCK_M 64 x BLOCK_N 16 (10 KB a stage, 227 KB in all);
+/// The deepest ring: 20 stages, five groups of ktma=4 at BLOCK_M 64 x BLOCK_N 16 (10 KB a stage; 21 fit in 227 KB).
 /// stages_that_fit in sm90_fp8_fast_heuristic.cu says where the heuristic goes past 16.
 constexpr int kFastMaxStages = 20;
 // setmaxnreg split. __launch_bounds__(384, 1) gives every thread 168 registers at launch (65536 / 384, rounded down

@@ -6,6 +6,7 @@ import {
   formatSweep,
   formatTable,
   hasDeepGemm,
+  type JoinedRow,
   joinRows,
   type OursRow,
   parseBenchJson,
@@ -121,6 +122,30 @@ Deno.test("gpu_table: table, summary, sweep, report", async (t) => {
     assert.ok(Math.abs(s.smallMFloor.median - 6.25 / 7.5 * 100) < 1e-9);
     assert.equal(s.smallMFloor.atTarget, 1);
     assert.ok(Math.abs(s.smallMFloor.oursOverFloor - 10 / 7.5) < 1e-12);
+    assert.equal(s.smallMFloor.oursWithin, 0, "1.33x is past issue 26's 1.1x");
+    assert.equal(s.smallMFloor.deepGemm.count, 0, "no DeepGEMM time in these rows");
+  });
+  await t.step("summarize: DeepGEMM's time over the streaming floor beside ours", () => {
+    const row = (m: number, n: number, us: number, floor: number, dg?: number): JoinedRow => {
+      const shape = { kind: "dense", g: 1, m, n, k: 7168 } as const;
+      return {
+        ...shape,
+        ours: { ...shape, us, tflops: 2 * m * n * 7168 / us / 1e6, floor_us: floor },
+        torch: dg === undefined
+          ? undefined
+          : { ...shape, deepgemm_us: dg, deepgemm_tflops: 2 * m * n * 7168 / dg / 1e6 },
+      };
+    };
+    const f =
+      summarize([row(64, 576, 8.6, 3.8, 10.1), row(128, 576, 4.1, 3.8, 4.5), row(64, 2112, 9.0, 4.0)]).smallMFloor;
+    assert.equal(f.count, 3);
+    assert.equal(f.oursWithin, 1); // 4.1 / 3.8 = 1.08
+    assert.deepEqual(
+      { count: f.deepGemm.count, within: f.deepGemm.within },
+      { count: 2, within: 0 }, // 10.1 / 3.8 and 4.5 / 3.8 = 1.18
+    );
+    assert.ok(Math.abs(f.deepGemm.best - 4.5 / 3.8) < 1e-12);
+    assert.ok(Math.abs(f.deepGemm.median - (4.5 / 3.8 + 10.1 / 3.8) / 2) < 1e-12);
   });
   await t.step("formatSweep: the heuristic's row first, best configuration per shape in bold, errors shown", () => {
     const s = formatSweep(ours.rows);
@@ -139,7 +164,7 @@ Deno.test("gpu_table: table, summary, sweep, report", async (t) => {
     assert.match(md, /min \*\*43\.8 %\*\*, median \*\*53\.1 %\*\* over 2 \(target ≥ 70 %: not met\)/);
     assert.match(
       md,
-      /streaming floor of the same 1 shapes .*: min \*\*83\.3 %\*\*, median \*\*83\.3 %\*\* of the HBM bound; 1 of 1 reach 70 %; our time over the floor's, median \*\*1\.33×\*\*/,
+      /streaming floor of the same 1 shapes .*: min \*\*83\.3 %\*\*, median \*\*83\.3 %\*\* of the HBM bound; 1 of 1 reach 70 %; our time over the floor's, median \*\*1\.33×\*\*, 0 of 1 within 1\.1× \(issue 26's target\)$/m,
     );
     assert.match(md, /40 compiles, mean 2000\.0 ms, max 3100\.0 ms; parallel prepare 51234\.5 ms wall on 16 threads/);
     assert.match(md, /warm loads from the disk cache \(second run\): 4, mean 2\.5 ms, max 4\.5 ms/);
