@@ -121,7 +121,7 @@ inline bool fast_tiles256(const int32_t* gl, int64_t n, int64_t M, bool psum, in
 struct FastChoice {
   int bm = 128;          // bm=: BLOCK_M, 64 (one math warpgroup), 128, or 256 (two waves per math warpgroup)
   int bn = 128;          // bn=: BLOCK_N, multiple of 8 in [8, 256]
-  int stages = 0;        // stages=: pipeline depth (0: as many as fit in 227 KB)
+  int stages = 0;        // stages=: pipeline depth, 2..20 (0: as many as fit in 227 KB, at most 16 but with ktma=4)
   int multicast = 1;     // mc=: CTAs per cluster sharing the A tile by TMA multicast (1 or 2)
   int acc_sets = 2;      // acc=single|double|triple: accumulator sets taken in turn (1; 2: BN <= 128; 3: BN <= 64)
   bool shape = true;     // shape=: the JIT kernel has N and K as compile-time constants

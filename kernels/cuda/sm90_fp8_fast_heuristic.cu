@@ -305,7 +305,8 @@ bool apply_override(const char* text, FastChoice* c, Named* named, std::string* 
 #endif
     else {
       *err = "GO_CUDA_FAST_CFG: bad item \"" + item +
-             "\" (expected bm=64|128|256, bn=8..256 step 8, stages=2..20, mc=1|2, acc=single|double|triple, shape=0|1, "
+             "\" (expected bm=64|128|256, bn=8..256 step 8, stages=2.." + std::to_string(kFastMaxStages) +
+             ", mc=1|2, acc=single|double|triple, shape=0|1, "
              "sfa=tma|copy, split=1..64, ktma=1|2|4, spread=0|1, sms=1..1024"
 #ifdef GO_FAST_PROFILING
              ", dbg=1|4|8|64 and their sums"
