@@ -4,20 +4,9 @@
 // `bm=64|128|256`); what such a cut leaves is a code span that never closes, which this test looks for, with rows
 // wider or narrower than their header.
 import assert from "node:assert/strict";
+import { markdownFiles } from "./_markdown.ts";
 
 const ROOT = new URL("../../", import.meta.url);
-
-/** Every tracked-looking markdown file: the repo's .md files outside build and cache folders. */
-function markdownFiles(dir = ROOT, prefix = ""): string[] {
-  const out: string[] = [];
-  for (const e of Deno.readDirSync(dir)) {
-    if (e.name.startsWith(".") || e.name === "node_modules") continue;
-    const rel = prefix + e.name;
-    if (e.isDirectory) out.push(...markdownFiles(new URL(`${e.name}/`, dir), `${rel}/`));
-    else if (e.name.endsWith(".md")) out.push(rel);
-  }
-  return out.sort();
-}
 
 /** A table row's cells, split at unescaped pipes. */
 function cells(row: string): string[] {

@@ -1,0 +1,42 @@
+// A markdown link to a file of the repository resolves from the file that holds it: docs/cli.md linked
+// `docs/backend-protocol.md`, which from docs/ names docs/docs/backend-protocol.md.
+import assert from "node:assert/strict";
+import { markdownFiles } from "./_markdown.ts";
+
+const ROOT = new URL("../../", import.meta.url);
+
+/** The relative link targets of one markdown text (web addresses, mail and in-page anchors left out), with lines. */
+export function relativeLinks(text: string): { line: number; target: string }[] {
+  const out: { line: number; target: string }[] = [];
+  let inFence = false;
+  text.split("\n").forEach((l, i) => {
+    if (l.trimStart().startsWith("```")) inFence = !inFence;
+    if (inFence) return;
+    for (const m of l.matchAll(/\]\(([^)\s#]+)(#[^)]*)?\)/g)) {
+      if (!/^[a-z]+:/i.test(m[1])) out.push({ line: i + 1, target: m[1] });
+    }
+  });
+  return out;
+}
+
+Deno.test("markdown links to the repository's files resolve", async (t) => {
+  await t.step("the scanner keeps relative targets only", () => {
+    assert.deepEqual(
+      relativeLinks("[a](x.md) [b](https://e.org) [c](#top) [d](../y.md#s)\n```\n[e](z.md)\n```"),
+      [{ line: 1, target: "x.md" }, { line: 1, target: "../y.md" }],
+    );
+  });
+  for (const f of markdownFiles()) {
+    await t.step(f, () => {
+      const missing = relativeLinks(Deno.readTextFileSync(new URL(f, ROOT))).filter(({ target }) => {
+        try {
+          Deno.statSync(new URL(target, new URL(f, ROOT)));
+          return false;
+        } catch {
+          return true;
+        }
+      });
+      assert.deepEqual(missing, [], `${f}: links to files that do not exist from there`);
+    });
+  }
+});
