@@ -1,8 +1,9 @@
 /**
- * Summary of the fast FP8 kernel's cycle traces (`GO_CUDA_FAST_CFG=dbg=N` with bit 6, 64, set;
- * kernels/cuda/sm90_fp8_fast_profile.cuh): per trace in a log, the medians over its pipeline iterations of the
+ * Summary of the fast FP8 kernel's cycle traces (`GO_CUDA_FAST_CFG=dbg=N` with bit 6, 64, or its light form, bit 7,
+ * 128, set; kernels/cuda/sm90_fp8_fast_profile.cuh): per trace in a log, the medians over its pipeline iterations of the
  * producer's free-to-free interval, of its issue time (free to issued), of the math warps' full-to-full interval and of
- * the time a stage is held (full to released), in SM cycles, and the producer's first free stage (the prologue); and,
+ * the time a stage is held (full to released), in SM cycles, the producer's first free stage (the prologue) and when
+ * the first stage's loads had landed (the first data); and,
  * where the log has the first math thread's tiles, the medians of a tile's setup (`fast_tile`, accumulators zeroed),
  * K loop and epilogue, and of the step from one tile's epilogue to the next tile's top; and, where the log has both
  * math warpgroups' wgmma events (`phase` lines, pipeline iterations 64-95), the medians of a K block, of a batch's
@@ -13,7 +14,8 @@
  *     deno run -A bench/trace_table.ts bench.log [--label dbg=64 --label dbg=65 ...]
  *
  * The log holds what tests/gpu/run.sh's bench step printed: a `fast trace (<M>x<N>x<K> <config>): ...` header (from the launcher)
- * before each trace, one `trace <i> free <c> issued <c> full <c> released <c>` line per iteration, one
+ * before each trace, one `trace <i> free <c> issued <c> full <c> released <c>` line per iteration (the light form: the
+ * first 4, its header saying `the first 4 of <n> iterations`), one
  * `tile <t> top <c> setup <c> kloop <c> epilogue <c>` line per tile, one
  * `phase <i> wg0 <c> <c> <c> <c> wg1 <c> <c> <c> <c>` line per traced iteration (per warpgroup: wave 0's wgmmas
  * issued, waited for, wave 1's issued, waited for) and `trace end <c>`.
@@ -59,6 +61,8 @@ export interface Trace {
    * slot i mod 256, so `iterations` then holds the last ones (in order) and iteration 0's events are gone.
    */
   ran?: number;
+  /** The light trace's count of the iterations the launch ran (its lines are the first ones). */
+  ranLight?: number;
 }
 
 /** The medians of one trace, in cycles (undefined where the trace lacks the events). */
@@ -71,6 +75,8 @@ export interface TraceSummary {
   held?: number;
   /** Cycles from the producer's start to its first free stage: the prologue (H200: 1400-2000). */
   firstFree?: number;
+  /** Cycles from the producer's start to the first stage full in the math: when the first data had landed. */
+  firstFull?: number;
   /** Tiles with all four events in order, and their medians (present only where the trace has tiles). */
   tiles?: number;
   tileSetup?: number;
@@ -93,7 +99,7 @@ export interface TraceSummary {
 const LINE = /^trace (\d+) free (-?\d+) issued (-?\d+) full (-?\d+) released (-?\d+)$/;
 const TILE = /^tile (\d+) top (-?\d+) setup (-?\d+) kloop (-?\d+) epilogue (-?\d+)$/;
 const PHASE = /^phase (\d+) wg0 (-?\d+) (-?\d+) (-?\d+) (-?\d+) wg1 (-?\d+) (-?\d+) (-?\d+) (-?\d+)$/;
-const HEADER = /^fast trace \((.*)\): launch \d+(?:, CTA \d+, (\d+) iterations)?/;
+const HEADER = /^fast trace \((.*)\): launch \d+(?:, CTA \d+, (the first \d+ of )?(\d+) iterations)?/;
 
 /**
  * The traces of a log, in order.
@@ -113,6 +119,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
   const traces: Trace[] = [];
   let header: string | undefined;
   let ran: number | undefined;
+  let light = false;
   let current: TraceIteration[] = [];
   let tiles: TraceTile[] = [];
   let phases: TracePhase[] = [];
@@ -121,7 +128,8 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
     const h = HEADER.exec(line);
     if (h) {
       header = h[1];
-      ran = h[2] === undefined ? undefined : Number(h[2]);
+      light = h[2] !== undefined;
+      ran = h[3] === undefined ? undefined : Number(h[3]);
       continue;
     }
     const m = LINE.exec(line);
@@ -145,8 +153,8 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
     if (line.startsWith("trace end")) {
       const n = traces.length;
       const config = header ?? labels[n] ?? `trace ${n + 1}`;
-      // A ring that wrapped: slot ran mod size holds the oldest iteration kept.
-      const wrapped = ran !== undefined && ran > current.length && current.length > 0;
+      // A ring that wrapped: slot ran mod size holds the oldest iteration kept (a light trace keeps the first ones).
+      const wrapped = !light && ran !== undefined && ran > current.length && current.length > 0;
       const s0 = wrapped ? ran! % current.length : 0;
       const iterations = [...current.slice(s0), ...current.slice(0, s0)];
       traces.push({
@@ -155,9 +163,11 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
         ...(tiles.length > 0 ? { tiles } : {}),
         ...(phases.length > 0 ? { phases } : {}),
         ...(wrapped ? { ran } : {}),
+        ...(light && ran !== undefined ? { ranLight: ran } : {}),
       });
       header = undefined;
       ran = undefined;
+      light = false;
       current = [];
       tiles = [];
       phases = [];
@@ -193,6 +203,7 @@ export function median(xs: number[]): number | undefined {
  *   fullToFull: 100,
  *   held: 50,
  *   firstFree: 100,
+ *   firstFull: 400,
  * });
  * const g = summarize({ config: "x ktma=2", iterations: [1, 1, 2, 2].map(it) });
  * assert.equal(g.freeToFree, 50);
@@ -228,7 +239,7 @@ export function summarize(t: Trace): TraceSummary {
   };
   return {
     config: t.config,
-    iterations: t.ran ?? t.iterations.length,
+    iterations: t.ran ?? t.ranLight ?? t.iterations.length,
     ...(t.phases === undefined ? {} : phaseColumns(t.phases)),
     freeToFree: perGroup === undefined ? undefined : perGroup / group,
     issue: median(spans(starts, (x) => x.free, (x) => x.issued)),
@@ -236,6 +247,9 @@ export function summarize(t: Trace): TraceSummary {
     held: median(spans(t.iterations, (x) => x.full, (x) => x.released)),
     firstFree: t.ran === undefined && t.iterations.length > 0 && ok(t.iterations[0].free)
       ? t.iterations[0].free
+      : undefined,
+    firstFull: t.ran === undefined && t.iterations.length > 0 && ok(t.iterations[0].full)
+      ? t.iterations[0].full
       : undefined,
     ...tileColumns,
   };
@@ -304,7 +318,7 @@ export function phaseColumns(phases: TracePhase[]): Pick<
  * ```ts
  * import { traceTable } from "./trace_table.ts";
  * const md = traceTable([{ config: "x", iterations: 4, freeToFree: 100 }]);
- * if (!md.includes("| x | 4 | 100 | — | — | — | — |")) throw new Error(md);
+ * if (!md.includes("| x | 4 | 100 | — | — | — | — | — |")) throw new Error(md);
  * ```
  */
 export function traceTable(rows: TraceSummary[]): string {
@@ -318,14 +332,14 @@ export function traceTable(rows: TraceSummary[]): string {
     ? " phase iterations | K block | batch, issued → waited | warpgroup, waited → next issued | batches waited, apart | alternating |"
     : "";
   return [
-    "| trace | iterations | producer, free to free (per K block) | issue (free → issued; ktma=N: per N K blocks) | math, full to full | stage held (full → released) | first free (prologue) |" +
+    "| trace | iterations | producer, free to free (per K block) | issue (free → issued; ktma=N: per N K blocks) | math, full to full | stage held (full → released) | first free (prologue) | first full (first data) |" +
     tileHead + phaseHead,
-    "|---|---|---|---|---|---|---|" + (withTiles ? "---|---|---|---|---|" : "") +
+    "|---|---|---|---|---|---|---|---|" + (withTiles ? "---|---|---|---|---|" : "") +
     (withPhases ? "---|---|---|---|---|---|" : ""),
     ...rows.map((r) =>
       `| ${r.config} | ${r.iterations} | ${cell(r.freeToFree)} | ${cell(r.issue)} | ${cell(r.fullToFull)} | ${
         cell(r.held)
-      } | ${cell(r.firstFree)} |` +
+      } | ${cell(r.firstFree)} | ${cell(r.firstFull)} |` +
       (withTiles
         ? ` ${cell(r.tiles)} | ${cell(r.tileSetup)} | ${cell(r.tileKLoop)} | ${cell(r.tileEpilogue)} | ${
           cell(r.tileNext)

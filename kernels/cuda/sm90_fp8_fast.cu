@@ -327,10 +327,10 @@ std::string describe_launch(const Prepared& k) {
 }
 
 #ifdef GO_FAST_PROFILING
-// dbg bit 6 (sm90_fp8_fast_profile.cuh): after the 30th launch of a traced kernel, waits for the stream and prints
-// CTA 0's trace on stderr, one line per pipeline iteration and one per tile of the first math thread, in cycles
-// from the producer's start. A debugging aid: the wait holds the host, and a failure to read the trace is reported,
-// not returned.
+// dbg bit 6 or 7 (sm90_fp8_fast_profile.cuh): after the 30th launch of a traced kernel, waits for the stream and prints
+// CTA 0's trace on stderr, one line per pipeline iteration (bit 7 alone: the first 4) and one per tile of the first
+// math thread, in cycles from the producer's start. A debugging aid: the wait holds the host, and a failure to read
+// the trace is reported, not returned.
 void print_fast_trace(const Prepared& k, cudaStream_t stream) {
   static std::mutex mu;
   static std::map<CUfunction, int> launches;
@@ -349,9 +349,10 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
     std::fprintf(stderr, "fast trace (%s): %s\n", what.c_str(), e.c_str());
     return;
   }
-  const long long t0 = t[4][0], n = std::min<long long>(t[4][1], 256);
-  std::fprintf(stderr, "fast trace (%s): launch 30, CTA 0, %lld iterations, cycles from the producer's start\n",
-               what.c_str(), t[4][1]);
+  const bool full = (k.c.debug & kProfTrace) != 0;
+  const long long t0 = t[4][0], n = std::min<long long>(t[4][1], full ? 256 : 4);
+  std::fprintf(stderr, "fast trace (%s): launch 30, CTA 0, %s%lld iterations, cycles from the producer's start\n",
+               what.c_str(), full ? "" : ("the first " + std::to_string(n) + " of ").c_str(), t[4][1]);
   for (long long i = 0; i < n; ++i) {
     std::fprintf(stderr, "trace %lld free %lld issued %lld full %lld released %lld\n", i, t[0][i] - t0, t[1][i] - t0,
                  t[2][i] - t0, t[3][i] - t0);
@@ -362,7 +363,7 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
                  t[5][4 * i + 1] - t0, t[5][4 * i + 2] - t0, t[5][4 * i + 3] - t0);
   }
   // Rows 6 and 7: both math warpgroups' wgmma issue and wait per wave, iterations 64 .. 95 (those the launch ran).
-  for (long long i = 64; i < std::min<long long>(t[4][1], 96); ++i) {
+  for (long long i = 64; full && i < std::min<long long>(t[4][1], 96); ++i) {
     const long long* a = &t[6][4 * (i - 64)];
     const long long* b = &t[7][4 * (i - 64)];
     std::fprintf(stderr, "phase %lld wg0 %lld %lld %lld %lld wg1 %lld %lld %lld %lld\n", i, a[0] - t0, a[1] - t0,
@@ -416,7 +417,7 @@ cudaError_t launch_prepared(Prepared& k, int sms, cudaStream_t stream, std::stri
     }
   }
 #ifdef GO_FAST_PROFILING
-  if (c.debug & kProfTrace) print_fast_trace(k, stream);
+  if (c.debug & (kProfTrace | kProfTileTrace)) print_fast_trace(k, stream);
 #endif
   return cudaSuccess;
 }

@@ -294,7 +294,8 @@ bool apply_override(const char* text, FastChoice* c, Named* named, std::string* 
     else if (k == "spread" && num && (n == 0 || n == 1)) c->spread = n == 1;
     else if (k == "sms" && num && n >= 1 && n <= 1024) c->sms = static_cast<int>(n);
 #ifdef GO_FAST_PROFILING
-    else if (k == "dbg" && num && (n & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependencyWait | kProfTrace)) == 0)
+    else if (k == "dbg" && num &&
+             (n & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependencyWait | kProfTrace | kProfTileTrace)) == 0)
       c->debug = static_cast<int>(n);
 #else
     else if (k == "dbg") {
@@ -309,7 +310,7 @@ bool apply_override(const char* text, FastChoice* c, Named* named, std::string* 
              ", mc=1|2, acc=single|double|triple, shape=0|1, "
              "sfa=tma|copy, split=1..64, ktma=1|2|4, spread=0|1, sms=1..1024"
 #ifdef GO_FAST_PROFILING
-             ", dbg=1|4|8|64 and their sums"
+             ", dbg=1|4|8|64|128 and their sums"
 #endif
              ")";
       return false;

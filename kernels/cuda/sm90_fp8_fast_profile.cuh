@@ -7,7 +7,10 @@
 //      Nsight Compute counts no tensor-pipe cycle at 4096 x 7168 x 16384, so it times the feed and the waits);
 //   8  no griddepcontrol.wait: a launch may read its inputs before the kernel ahead of it wrote them
 //      (tests/gpu/pdl_check.cu --expect-hazard shows that its check sees this);
-//  64  a cycle trace of CTA 0 (go_fast_trace below; bench/trace_table.ts reads what the launcher prints).
+//  64  a cycle trace of CTA 0 (go_fast_trace below; bench/trace_table.ts reads what the launcher prints);
+// 128  its light form: rows 4 and 5, and rows 0-3 for the first 4 pipeline iterations only, no phase rows. The full
+//      trace's per-iteration stores slow what they watch (a 64 x 16 kernel with ktma=4 and three sets: 16.4 us traced
+//      against 10.0), so the light form is for where a tile's time goes (setup, first data, K loop, epilogue).
 #pragma once
 
 #if defined(GO_FAST_PROFILING)
@@ -22,11 +25,18 @@
 
 namespace go_sm90 {
 
-enum FastProfile : int { kProfNoMath = 1, kProfNoEpilogue = 4, kProfNoDependencyWait = 8, kProfTrace = 64 };
+enum FastProfile : int {
+  kProfNoMath = 1,
+  kProfNoEpilogue = 4,
+  kProfNoDependencyWait = 8,
+  kProfTrace = 64,
+  kProfTileTrace = 128
+};
 /// The profiling switches this kernel was compiled with (0 in every normal build).
 constexpr int kFastProfile = GO_FAST_DBG;
-static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependencyWait | kProfTrace)) == 0,
-              "dbg=N: bits 1, 4, 8 and 64 only");
+static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependencyWait | kProfTrace |
+                                kProfTileTrace)) == 0,
+              "dbg=N: bits 1, 4, 8, 64 and 128 only");
 
 }  // namespace go_sm90
 
@@ -42,15 +52,16 @@ static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependenc
 // 30th launch and prints it on stderr (print_fast_trace in sm90_fp8_fast.cu), so the kernel needs no printf, which
 // would serialise its wgmmas (C7510). C linkage keeps the symbol's name unmangled, so cuModuleGetGlobal finds
 // "go_fast_trace" (with C++ linkage it is _ZN7go_sm9013go_fast_traceE, which the H200 answered with CUresult 500, not
-// found).
-#if GO_FAST_DBG & 64
+// found). dbg bit 7 (128) without bit 6 records rows 0-3 for iterations 0-3 only, rows 4 and 5 as above, and no phase
+// rows.
+#if GO_FAST_DBG & (64 | 128)
 extern "C" {
 __device__ long long go_fast_trace[8][256];
 }
-#define GO_FAST_TRACE(ev, i)                                         \
-  do {                                                               \
-    if (blockIdx.x == 0 && (threadIdx.x == 0 || threadIdx.x == 128)) \
-      go_fast_trace[ev][(i) & 255] = clock64();                      \
+#define GO_FAST_TRACE(ev, i)                                                                            \
+  do {                                                                                                  \
+    if (blockIdx.x == 0 && (threadIdx.x == 0 || threadIdx.x == 128) && ((GO_FAST_DBG & 64) || (i) < 4)) \
+      go_fast_trace[ev][(i) & 255] = clock64();                                                         \
   } while (0)
 // Row 4, by thread t of CTA 0: the producer's start clock (slot 0), the math's iteration count and end (slots 1, 2),
 // and how many units the first math thread walked (slot 3).
@@ -63,6 +74,18 @@ __device__ long long go_fast_trace[8][256];
   do {                                                                                               \
     if (blockIdx.x == 0 && threadIdx.x == 128 && (t) < 64) go_fast_trace[5][4 * (t) + (e)] = clock64(); \
   } while (0)
+#else
+#define GO_FAST_TRACE(ev, i) \
+  do {                       \
+  } while (0)
+#define GO_FAST_TRACE_AT(t, slot, value) \
+  do {                                   \
+  } while (0)
+#define GO_FAST_TILE_TRACE(t, e) \
+  do {                           \
+  } while (0)
+#endif
+#if GO_FAST_DBG & 64
 // Rows 6 and 7: event e of pipeline iteration i in math warpgroup w's first thread, for i in [64, 96).
 #define GO_FAST_PHASE_TRACE(w, i, e)                                                    \
   do {                                                                                  \
@@ -72,14 +95,5 @@ __device__ long long go_fast_trace[8][256];
 #else
 #define GO_FAST_PHASE_TRACE(w, i, e) \
   do {                               \
-  } while (0)
-#define GO_FAST_TRACE(ev, i) \
-  do {                       \
-  } while (0)
-#define GO_FAST_TRACE_AT(t, slot, value) \
-  do {                                   \
-  } while (0)
-#define GO_FAST_TILE_TRACE(t, e) \
-  do {                           \
   } while (0)
 #endif

@@ -1,4 +1,4 @@
-// bench/trace_table.ts: the cycle traces of the fast FP8 kernel (dbg bit 6) are split at "trace end", named by the
+// bench/trace_table.ts: the cycle traces of the fast FP8 kernel (dbg bit 6, or its light form, bit 7) are split at "trace end", named by the
 // launcher's header or a label, and summarised by medians that leave out events never recorded.
 import assert from "node:assert/strict";
 import { parseTraces, summarize, traceTable } from "../../bench/trace_table.ts";
@@ -29,6 +29,7 @@ Deno.test("trace_table names traces by header, then label, then number, and take
     fullToFull: 520,
     held: 900,
     firstFree: 100,
+    firstFull: 1500,
   });
   assert.equal(b.issue, undefined, "an event never recorded gives no interval");
   assert.equal(b.freeToFree, 220);
@@ -36,7 +37,7 @@ Deno.test("trace_table names traces by header, then label, then number, and take
   assert.equal(c.freeToFree, undefined, "one iteration has no interval");
   const md = traceTable([a, b]);
   assert.match(md, /^\| trace \| iterations \| producer, free to free \(per K block\) \|/);
-  assert.match(md, /\| dbg=67 \| 3 \| 220 \| — \| 175 \| 10 \| 80 \|/);
+  assert.match(md, /\| dbg=67 \| 3 \| 220 \| — \| 175 \| 10 \| 80 \| 900 \|/);
 });
 
 Deno.test("trace_table finds no trace in a log without one", () => {
@@ -87,6 +88,29 @@ Deno.test("trace_table puts a wrapped ring of iterations back in order and gives
   assert.equal(s.iterations, 6, "the iterations the launch ran, not the slots kept");
   assert.equal(s.freeToFree, 1000, "no negative step at the ring's seam");
   assert.equal(s.firstFree, undefined, "iteration 0 was overwritten");
+  assert.equal(s.firstFull, undefined, "iteration 0 was overwritten");
+});
+
+Deno.test("trace_table reads a light trace's first iterations as they are, with the iterations the launch ran", () => {
+  // dbg=128: the first 4 of 56 iterations and the tile line; a ring of 4 slots would have put 56 mod 4 first.
+  const log = [
+    "fast trace (64x576x7168 bm=64 bn=16 dbg=128): launch 30, CTA 0, the first 4 of 58 iterations, cycles from the " +
+    "producer's start",
+    ...lines([[1400, 1450, 3900, 3950], [1410, 1460, 3960, 4010], [1420, 1470, 4020, 4070], [1430, 1480, 4080, 4130]]),
+    "tile 0 top 1200 setup 1300 kloop 9800 epilogue 10400",
+    "trace end 10600",
+  ].join("\n");
+  const [t] = parseTraces(log);
+  assert.equal(t.config, "64x576x7168 bm=64 bn=16 dbg=128");
+  assert.equal(t.ran, undefined, "not a wrapped ring");
+  assert.equal(t.ranLight, 58);
+  assert.deepEqual(t.iterations.map((x) => x.free), [1400, 1410, 1420, 1430]);
+  const s = summarize(t);
+  assert.equal(s.iterations, 58);
+  assert.equal(s.firstFree, 1400);
+  assert.equal(s.firstFull, 3900, "the first stage landed 2500 cycles after it was free");
+  assert.equal(s.fullToFull, 60);
+  assert.equal(s.tileKLoop, 8500);
 });
 
 Deno.test("trace_table summarises both math warpgroups' phase lines, leaving out stale second waves", () => {

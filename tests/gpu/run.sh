@@ -481,11 +481,12 @@ if has profile && [ -z "${HUNG:-}" ]; then
 fi
 
 if has trace && [ -z "${HUNG:-}" ]; then
-  # The profiling build's cycle trace of CTA 0 (GO_CUDA_FAST_CFG=dbg=64, plus TRACE_CFG) on TRACE_FILTER's shapes:
-  # per K block (producer and math), per tile of the first math thread (setup, K loop, epilogue) and, over pipeline
-  # iterations 64-95, both math warpgroups' wgmma batches (issued, waited for), summarised by bench/trace_table.ts
-  # into trace_table.md; trace.log holds the raw lines. Needs the build step in the same STEPS.
-  GO_CUDA_FAST_CFG=dbg=64${TRACE_CFG:+,$TRACE_CFG} GO_CUDA_ASYNC=1 timeout "${TRACE_TIMEOUT:-120}" "$B/bench" "$PROF_SO" \
+  # The profiling build's cycle trace of CTA 0 (GO_CUDA_FAST_CFG=dbg=$TRACE_DBG, default 64, plus TRACE_CFG) on
+  # TRACE_FILTER's shapes: per K block (producer and math), per tile of the first math thread (setup, K loop,
+  # epilogue) and, over pipeline iterations 64-95, both math warpgroups' wgmma batches (issued, waited for),
+  # summarised by bench/trace_table.ts into trace_table.md; trace.log holds the raw lines. TRACE_DBG=128: the light
+  # trace (the first 4 iterations and the tiles, which slows the kernel less). Needs the build step in the same STEPS.
+  GO_CUDA_FAST_CFG=dbg=${TRACE_DBG:-64}${TRACE_CFG:+,$TRACE_CFG} GO_CUDA_ASYNC=1 timeout "${TRACE_TIMEOUT:-120}" "$B/bench" "$PROF_SO" \
     --filter "${TRACE_FILTER:-dense 4096x7168x2048|dense 4096x32768x512|contiguous 4x8192x4096x2048}" >"$OUT/trace.log" 2>&1
   note "trace: exit $?, $(grep -c '^fast trace' "$OUT/trace.log") traces"
   if [ -x .device/enter.sh ]; then

@@ -25,6 +25,10 @@ const CONFIGS: [FastKernelConfig, string][] = [
   [{ bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true }, "spread: two issuing threads"],
   [{ bn: 112, stages: 5, mc: 2, spread: true }, "spread, multicast, 2 SFB slots, generic"],
   [{ bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true, debug: 64 }, "profiling build: the cycle trace"],
+  [
+    { bm: 64, bn: 16, stages: 20, n: 576, k: 7168, spread: true, ktma: 4, sets: 3, debug: 128 },
+    "profiling build: the light trace (the first 4 iterations and the tiles)",
+  ],
   [{ bm: 64, bn: 16, stages: 16, n: 2112, k: 7168, spread: true, ktma: 2 }, "ktma=2: 2-deep boxes, spread"],
   [{ bn: 32, stages: 8, n: 4096, k: 7168, ktma: 4 }, "ktma=4, one issuing thread"],
   [{ bm: 256, bn: 128, stages: 4, sets: 1, ktma: 2 }, "ktma=2, BLOCK_M 256, generic"],
