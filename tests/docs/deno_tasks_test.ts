@@ -1,0 +1,41 @@
+// Every `deno task NAME` that the markdown files show as code (a code span or a fenced block) names a task of
+// deno.json: docs/deno-notes.md told readers to regenerate the fixtures with a `test:update` task that never existed.
+import assert from "node:assert/strict";
+import { markdownFiles } from "./_markdown.ts";
+
+const ROOT = new URL("../../", import.meta.url);
+
+/** The task names that a markdown text's code (spans and fenced blocks) runs with `deno task`, with their lines. */
+export function taskNames(text: string): { line: number; task: string }[] {
+  const out: { line: number; task: string }[] = [];
+  let inFence = false;
+  text.split("\n").forEach((l, i) => {
+    if (l.trimStart().startsWith("```")) {
+      inFence = !inFence;
+      return;
+    }
+    const code = inFence ? [l] : [...l.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+    for (const c of code) {
+      for (const m of c.matchAll(/deno(?:@[\d.]+)? task ([a-z][a-z0-9:_-]*[a-z0-9])/g)) {
+        out.push({ line: i + 1, task: m[1] });
+      }
+    }
+  });
+  return out;
+}
+
+Deno.test("the markdown files' deno task commands name tasks of deno.json", async (t) => {
+  const tasks = new Set(Object.keys(JSON.parse(Deno.readTextFileSync(new URL("deno.json", ROOT))).tasks));
+  await t.step("the scanner reads code spans and fenced blocks, not prose", () => {
+    assert.deepEqual(
+      taskNames("run `deno task test` (deno task runs here)\n```sh\nnpx -y deno@2.9.6 task verify --json r.json\n```"),
+      [{ line: 1, task: "test" }, { line: 3, task: "verify" }],
+    );
+  });
+  for (const f of markdownFiles()) {
+    await t.step(f, () => {
+      const unknown = taskNames(Deno.readTextFileSync(new URL(f, ROOT))).filter(({ task }) => !tasks.has(task));
+      assert.deepEqual(unknown, [], `${f}: deno task commands that deno.json does not define`);
+    });
+  }
+});
