@@ -24,3 +24,25 @@ export function markdownFiles(dir = ROOT, prefix = ""): string[] {
   }
   return out.sort();
 }
+
+/**
+ * One test step per markdown file of the repository: `check` gets the file's path (relative to the root), its URL
+ * and its text.
+ * @example
+ * ```ts
+ * import { stepPerMarkdownFile } from "./_markdown.ts";
+ * Deno.test("every markdown file has text", (t) =>
+ *   stepPerMarkdownFile(t, (path, _url, text) => {
+ *     if (text.length === 0) throw new Error(path);
+ *   }));
+ * ```
+ */
+export async function stepPerMarkdownFile(
+  t: Deno.TestContext,
+  check: (path: string, url: URL, text: string) => void,
+): Promise<void> {
+  for (const f of markdownFiles()) {
+    const url = new URL(f, ROOT);
+    await t.step(f, () => check(f, url, Deno.readTextFileSync(url)));
+  }
+}

@@ -1,7 +1,7 @@
 // Every `deno task NAME` that the markdown files show as code (a code span or a fenced block) names a task of
 // deno.json: docs/deno-notes.md told readers to regenerate the fixtures with a `test:update` task that never existed.
 import assert from "node:assert/strict";
-import { markdownFiles } from "./_markdown.ts";
+import { stepPerMarkdownFile } from "./_markdown.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
@@ -32,10 +32,8 @@ Deno.test("the markdown files' deno task commands name tasks of deno.json", asyn
       [{ line: 1, task: "test" }, { line: 3, task: "verify" }],
     );
   });
-  for (const f of markdownFiles()) {
-    await t.step(f, () => {
-      const unknown = taskNames(Deno.readTextFileSync(new URL(f, ROOT))).filter(({ task }) => !tasks.has(task));
-      assert.deepEqual(unknown, [], `${f}: deno task commands that deno.json does not define`);
-    });
-  }
+  await stepPerMarkdownFile(t, (f, _url, text) => {
+    const unknown = taskNames(text).filter(({ task }) => !tasks.has(task));
+    assert.deepEqual(unknown, [], `${f}: deno task commands that deno.json does not define`);
+  });
 });

@@ -1,9 +1,7 @@
 // A markdown link to a file of the repository resolves from the file that holds it: docs/cli.md linked
 // `docs/backend-protocol.md`, which from docs/ names docs/docs/backend-protocol.md.
 import assert from "node:assert/strict";
-import { markdownFiles } from "./_markdown.ts";
-
-const ROOT = new URL("../../", import.meta.url);
+import { stepPerMarkdownFile } from "./_markdown.ts";
 
 /** The relative link targets of one markdown text (web addresses, mail and in-page anchors left out), with lines. */
 export function relativeLinks(text: string): { line: number; target: string }[] {
@@ -26,17 +24,15 @@ Deno.test("markdown links to the repository's files resolve", async (t) => {
       [{ line: 1, target: "x.md" }, { line: 1, target: "../y.md" }],
     );
   });
-  for (const f of markdownFiles()) {
-    await t.step(f, () => {
-      const missing = relativeLinks(Deno.readTextFileSync(new URL(f, ROOT))).filter(({ target }) => {
-        try {
-          Deno.statSync(new URL(target, new URL(f, ROOT)));
-          return false;
-        } catch {
-          return true;
-        }
-      });
-      assert.deepEqual(missing, [], `${f}: links to files that do not exist from there`);
+  await stepPerMarkdownFile(t, (f, url, text) => {
+    const missing = relativeLinks(text).filter(({ target }) => {
+      try {
+        Deno.statSync(new URL(target, url));
+        return false;
+      } catch {
+        return true;
+      }
     });
-  }
+    assert.deepEqual(missing, [], `${f}: links to files that do not exist from there`);
+  });
 });

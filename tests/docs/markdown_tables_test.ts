@@ -4,9 +4,7 @@
 // `bm=64|128|256`); what such a cut leaves is a code span that never closes, which this test looks for, with rows
 // wider or narrower than their header.
 import assert from "node:assert/strict";
-import { markdownFiles } from "./_markdown.ts";
-
-const ROOT = new URL("../../", import.meta.url);
+import { markdownFiles, stepPerMarkdownFile } from "./_markdown.ts";
 
 /** A table row's cells, split at unescaped pipes. */
 function cells(row: string): string[] {
@@ -49,9 +47,5 @@ Deno.test("markdown tables: a row as wide as its header, every code span closed"
   });
   const files = markdownFiles();
   assert.ok(files.includes("docs/numerics.md") && files.includes("README.md"), files.join(", "));
-  for (const f of files) {
-    await t.step(f, () => {
-      assert.deepEqual(tableFaults(Deno.readTextFileSync(new URL(f, ROOT))), [], f);
-    });
-  }
+  await stepPerMarkdownFile(t, (f, _url, text) => assert.deepEqual(tableFaults(text), [], f));
 });
