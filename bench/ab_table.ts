@@ -161,7 +161,6 @@ export function formatAb(rows: AbRow[], labelA: string, labelB: string): string 
 if (import.meta.main) {
   const usage = "usage: deno run -A bench/ab_table.ts A.json B.json [--label-a A] [--label-b B]";
   const { values, positionals } = benchArgs(usage, {
-    args: Deno.args,
     allowPositionals: true,
     options: { "label-a": { type: "string", default: "A" }, "label-b": { type: "string", default: "B" } },
   });

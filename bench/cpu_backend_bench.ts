@@ -137,7 +137,6 @@ if (import.meta.main) {
     "usage: deno run -A bench/cpu_backend_bench.ts [--m 512] [--n 512] [--k 2048] [--reps 5] " +
       "[--isa auto|avx512|avx2|portable|all] [--ts-reps 1]",
     {
-      args: Deno.args,
       options: {
         m: { type: "string", default: "512" },
         n: { type: "string", default: "512" },

@@ -11,7 +11,6 @@ import { Prng } from "../reference/random/prng.ts";
 import { Tensor } from "../reference/tensor/tensor.ts";
 
 const { values } = benchArgs("usage: deno run -A bench/gemm_bench.ts [--reps 3] [--skip-big]", {
-  args: Deno.args,
   options: { reps: { type: "string", default: "3" }, "skip-big": { type: "boolean", default: false } },
 });
 const REPS = Number(values.reps);

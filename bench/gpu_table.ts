@@ -949,7 +949,6 @@ async function main() {
   const usage = "usage: deno run -A bench/gpu_table.ts --ours ours.json [--torch torch.json] [--warm warm.json] " +
     "[--write bench/RESULTS.md] [--out table.md] [--hbm TB/s]";
   const { values } = benchArgs(usage, {
-    args: Deno.args,
     options: {
       ours: { type: "string" },
       torch: { type: "string" },

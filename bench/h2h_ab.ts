@@ -141,7 +141,6 @@ async function main(): Promise<number> {
   const usage = "usage: deno run -A bench/h2h_ab.ts A.json[,A2.json...] B.json[,B2.json...] [--label-a A] " +
     "[--label-b B] [--filter REGEX]";
   const { values, positionals } = benchArgs(usage, {
-    args: Deno.args,
     allowPositionals: true,
     options: { "label-a": { type: "string" }, "label-b": { type: "string" }, filter: { type: "string" } },
   });

@@ -284,7 +284,6 @@ export function formatH2h(doc: H2hDoc): string {
 async function main() {
   const usage = "usage: deno run -A bench/h2h_table.ts h2h.json [--write bench/RESULTS.md] [--out h2h.md]";
   const { values, positionals } = benchArgs(usage, {
-    args: Deno.args,
     options: { write: { type: "string" }, out: { type: "string" } },
     allowPositionals: true,
   });

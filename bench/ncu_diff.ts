@@ -131,7 +131,6 @@ async function main() {
   const usage = "usage: deno run -A bench/ncu_diff.ts OURS.raw.csv THEIRS.raw.csv [--factor F > 1] " +
     "[--grep SUBSTR,...] [--top N]";
   const { values, positionals } = benchArgs(usage, {
-    args: Deno.args,
     options: { factor: { type: "string" }, grep: { type: "string" }, top: { type: "string" } },
     allowPositionals: true,
   });

@@ -22,7 +22,7 @@ const BENCHES: Readonly<Record<string, string[]>> = {
 
 const { values } = benchArgs(
   "usage: deno run -A bench/run_all.ts [--only formats,quant,gemm,cpu,mqa,safetensors,gpu]",
-  { args: Deno.args, options: { only: { type: "string" } } },
+  { options: { only: { type: "string" } } },
 );
 const names = values.only ? values.only.split(",") : Object.keys(BENCHES);
 const unknown = names.filter((n) => !Object.hasOwn(BENCHES, n));

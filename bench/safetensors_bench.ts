@@ -71,7 +71,6 @@ Deno.bench({ name: "parseSafetensors, 1.5 M tensors", n: 2, warmup: 1, fn: () =>
 
 if (import.meta.main) {
   const { values } = benchArgs("usage: deno run -A bench/safetensors_bench.ts [--reps 5]", {
-    args: Deno.args,
     options: { reps: { type: "string", default: "5" } },
   });
   const reps = Number(values.reps);

@@ -208,7 +208,6 @@ export function parseCubin(elf: Uint8Array): SassLine[] {
 if (import.meta.main) {
   const usage = "usage: deno run -A bench/sass_banks.ts kernel.sass|kernel.cubin [...] [--banks 2,4] [--first N]";
   const { values, positionals } = benchArgs(usage, {
-    args: Deno.args,
     allowPositionals: true,
     options: { banks: { type: "string", default: "2,4" }, first: { type: "string" } },
   });

@@ -325,7 +325,6 @@ async function main() {
   const usage = "usage: deno run -A bench/sass_stalls.ts PAGE.sass.csv [--hot N] [--executions LO-HI] [--top N] " +
     "[--grep REGEX] [--sequence (with --executions)] [--wavefronts]";
   const { values, positionals } = benchArgs(usage, {
-    args: Deno.args,
     options: {
       hot: { type: "string" },
       executions: { type: "string" },

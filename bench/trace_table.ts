@@ -56,13 +56,13 @@ export interface Trace {
   iterations: TraceIteration[];
   tiles?: TraceTile[];
   phases?: TracePhase[];
-  /**
-   * Iterations the launch ran, where the header says and it is more than the lines: the kernel writes iteration i into
-   * slot i mod 256, so `iterations` then holds the last ones (in order) and iteration 0's events are gone.
-   */
+  /** Iterations the launch ran, where the header says (more than the lines of a light trace, which are the first). */
   ran?: number;
-  /** The light trace's count of the iterations the launch ran (its lines are the first ones). */
-  ranLight?: number;
+  /**
+   * The ring wrapped: the kernel writes iteration i into slot i mod 256, so past 256 iterations `iterations` holds the
+   * last ones (in order) and iteration 0's events are gone.
+   */
+  wrapped?: true;
 }
 
 /** The medians of one trace, in cycles (undefined where the trace lacks the events). */
@@ -162,8 +162,8 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
         iterations,
         ...(tiles.length > 0 ? { tiles } : {}),
         ...(phases.length > 0 ? { phases } : {}),
-        ...(wrapped ? { ran } : {}),
-        ...(light && ran !== undefined ? { ranLight: ran } : {}),
+        ...(ran !== undefined ? { ran } : {}),
+        ...(wrapped ? { wrapped } : {}),
       });
       header = undefined;
       ran = undefined;
@@ -224,6 +224,7 @@ export function summarize(t: Trace): TraceSummary {
   const spans = (xs: TraceIteration[], from: (x: TraceIteration) => number, to: (x: TraceIteration) => number) =>
     xs.filter((x) => ok(from(x)) && ok(to(x))).map((x) => to(x) - from(x));
   const perGroup = median(diffs(starts, (x) => x.free));
+  const first = t.wrapped ? undefined : t.iterations[0]; // iteration 0, where the trace kept it
   const tiles = (t.tiles ?? []).filter((x) =>
     0 < x.top && x.top <= x.setup && x.setup <= x.kloop && x.kloop <= x.epilogue
   );
@@ -239,18 +240,14 @@ export function summarize(t: Trace): TraceSummary {
   };
   return {
     config: t.config,
-    iterations: t.ran ?? t.ranLight ?? t.iterations.length,
+    iterations: t.ran ?? t.iterations.length,
     ...(t.phases === undefined ? {} : phaseColumns(t.phases)),
     freeToFree: perGroup === undefined ? undefined : perGroup / group,
     issue: median(spans(starts, (x) => x.free, (x) => x.issued)),
     fullToFull: median(diffs(t.iterations, (x) => x.full)),
     held: median(spans(t.iterations, (x) => x.full, (x) => x.released)),
-    firstFree: t.ran === undefined && t.iterations.length > 0 && ok(t.iterations[0].free)
-      ? t.iterations[0].free
-      : undefined,
-    firstFull: t.ran === undefined && t.iterations.length > 0 && ok(t.iterations[0].full)
-      ? t.iterations[0].full
-      : undefined,
+    firstFree: first && ok(first.free) ? first.free : undefined,
+    firstFull: first && ok(first.full) ? first.full : undefined,
     ...tileColumns,
   };
 }
@@ -357,7 +354,6 @@ export function traceTable(rows: TraceSummary[]): string {
 if (import.meta.main) {
   const usage = "usage: deno run -A bench/trace_table.ts bench.log [--label NAME ...]";
   const { values, positionals } = benchArgs(usage, {
-    args: Deno.args,
     allowPositionals: true,
     options: { label: { type: "string", multiple: true } },
   });

@@ -350,7 +350,7 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
     return;
   }
   const bool full = (k.c.debug & kProfTrace) != 0;
-  const long long t0 = t[4][0], n = std::min<long long>(t[4][1], full ? 256 : 4);
+  const long long t0 = t[4][0], n = std::min<long long>(t[4][1], full ? 256 : kFastLightTraceIterations);
   std::fprintf(stderr, "fast trace (%s): launch 30, CTA 0, %s%lld iterations, cycles from the producer's start\n",
                what.c_str(), full ? "" : ("the first " + std::to_string(n) + " of ").c_str(), t[4][1]);
   for (long long i = 0; i < n; ++i) {

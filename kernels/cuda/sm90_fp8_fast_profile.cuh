@@ -34,6 +34,8 @@ enum FastProfile : int {
 };
 /// The profiling switches this kernel was compiled with (0 in every normal build).
 constexpr int kFastProfile = GO_FAST_DBG;
+/// The pipeline iterations whose rows 0-3 the light trace (dbg bit 7 alone) records: the first ones.
+constexpr int kFastLightTraceIterations = 4;
 static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependencyWait | kProfTrace |
                                 kProfTileTrace)) == 0,
               "dbg=N: bits 1, 4, 8, 64 and 128 only");
@@ -58,10 +60,11 @@ static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependenc
 extern "C" {
 __device__ long long go_fast_trace[8][256];
 }
-#define GO_FAST_TRACE(ev, i)                                                                            \
-  do {                                                                                                  \
-    if (blockIdx.x == 0 && (threadIdx.x == 0 || threadIdx.x == 128) && ((GO_FAST_DBG & 64) || (i) < 4)) \
-      go_fast_trace[ev][(i) & 255] = clock64();                                                         \
+#define GO_FAST_TRACE(ev, i)                                           \
+  do {                                                                 \
+    if (blockIdx.x == 0 && (threadIdx.x == 0 || threadIdx.x == 128) && \
+        ((GO_FAST_DBG & 64) || (i) < kFastLightTraceIterations))       \
+      go_fast_trace[ev][(i) & 255] = clock64();                        \
   } while (0)
 // Row 4, by thread t of CTA 0: the producer's start clock (slot 0), the math's iteration count and end (slots 1, 2),
 // and how many units the first math thread walked (slot 3).

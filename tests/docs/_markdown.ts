@@ -46,3 +46,31 @@ export async function stepPerMarkdownFile(
     await t.step(f, () => check(f, url, Deno.readTextFileSync(url)));
   }
 }
+
+/** One line of a markdown text: its number (from 1), its text, and whether it lies inside a fenced code block. */
+export interface MarkdownLine {
+  line: number;
+  text: string;
+  fenced: boolean;
+}
+
+/**
+ * The lines of a markdown text, each marked inside or outside a fenced code block; the fence lines themselves are
+ * left out.
+ * @example
+ * ```ts
+ * import { markdownLines } from "./_markdown.ts";
+ * const fence = "`".repeat(3);
+ * const l = markdownLines(`a\n${fence}\nb\n${fence}\nc`);
+ * if (l.map((x) => `${x.line}${x.fenced ? "f" : ""}`).join(" ") !== "1 3f 5") throw new Error();
+ * ```
+ */
+export function markdownLines(text: string): MarkdownLine[] {
+  const out: MarkdownLine[] = [];
+  let fenced = false;
+  text.split("\n").forEach((t, i) => {
+    if (t.trimStart().startsWith("```")) fenced = !fenced;
+    else out.push({ line: i + 1, text: t, fenced });
+  });
+  return out;
+}

@@ -1,26 +1,19 @@
 // Every `deno task NAME` that the markdown files show as code (a code span or a fenced block) names a task of
 // deno.json: docs/deno-notes.md told readers to regenerate the fixtures with a `test:update` task that never existed.
 import assert from "node:assert/strict";
-import { stepPerMarkdownFile } from "./_markdown.ts";
+import { markdownLines, stepPerMarkdownFile } from "./_markdown.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
 /** The task names that a markdown text's code (spans and fenced blocks) runs with `deno task`, with their lines. */
-export function taskNames(text: string): { line: number; task: string }[] {
+function taskNames(text: string): { line: number; task: string }[] {
   const out: { line: number; task: string }[] = [];
-  let inFence = false;
-  text.split("\n").forEach((l, i) => {
-    if (l.trimStart().startsWith("```")) {
-      inFence = !inFence;
-      return;
-    }
-    const code = inFence ? [l] : [...l.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+  for (const { line, text: l, fenced } of markdownLines(text)) {
+    const code = fenced ? [l] : [...l.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
     for (const c of code) {
-      for (const m of c.matchAll(/deno(?:@[\d.]+)? task ([a-z][a-z0-9:_-]*[a-z0-9])/g)) {
-        out.push({ line: i + 1, task: m[1] });
-      }
+      for (const m of c.matchAll(/deno(?:@[\d.]+)? task ([a-z][a-z0-9:_-]*[a-z0-9])/g)) out.push({ line, task: m[1] });
     }
-  });
+  }
   return out;
 }
 

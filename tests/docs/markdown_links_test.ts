@@ -1,19 +1,17 @@
 // A markdown link to a file of the repository resolves from the file that holds it: docs/cli.md linked
 // `docs/backend-protocol.md`, which from docs/ names docs/docs/backend-protocol.md.
 import assert from "node:assert/strict";
-import { stepPerMarkdownFile } from "./_markdown.ts";
+import { markdownLines, stepPerMarkdownFile } from "./_markdown.ts";
 
 /** The relative link targets of one markdown text (web addresses, mail and in-page anchors left out), with lines. */
-export function relativeLinks(text: string): { line: number; target: string }[] {
+function relativeLinks(text: string): { line: number; target: string }[] {
   const out: { line: number; target: string }[] = [];
-  let inFence = false;
-  text.split("\n").forEach((l, i) => {
-    if (l.trimStart().startsWith("```")) inFence = !inFence;
-    if (inFence) return;
+  for (const { line, text: l, fenced } of markdownLines(text)) {
+    if (fenced) continue;
     for (const m of l.matchAll(/\]\(([^)\s#]+)(#[^)]*)?\)/g)) {
-      if (!/^[a-z]+:/i.test(m[1])) out.push({ line: i + 1, target: m[1] });
+      if (!/^[a-z]+:/i.test(m[1])) out.push({ line, target: m[1] });
     }
-  });
+  }
   return out;
 }
 

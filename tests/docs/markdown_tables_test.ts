@@ -4,7 +4,7 @@
 // `bm=64|128|256`); what such a cut leaves is a code span that never closes, which this test looks for, with rows
 // wider or narrower than their header.
 import assert from "node:assert/strict";
-import { markdownFiles, stepPerMarkdownFile } from "./_markdown.ts";
+import { markdownFiles, markdownLines, stepPerMarkdownFile } from "./_markdown.ts";
 
 /** A table row's cells, split at unescaped pipes. */
 function cells(row: string): string[] {
@@ -12,23 +12,22 @@ function cells(row: string): string[] {
 }
 
 /** What is wrong with the tables of one markdown text, as "line: reason" strings. */
-export function tableFaults(text: string): string[] {
+function tableFaults(text: string): string[] {
   const faults: string[] = [];
-  let inFence = false, width = 0;
-  text.split("\n").forEach((line, i) => {
-    if (line.trimStart().startsWith("```")) inFence = !inFence;
-    const t = line.trim();
-    if (inFence || !t.startsWith("|")) {
-      width = 0;
-      return;
-    }
+  let width = 0, previous = 0;
+  for (const { line, text: l, fenced } of markdownLines(text)) {
+    const t = l.trim();
+    // A table ends at any other line, a fence line (left out of markdownLines) included.
+    if (fenced || !t.startsWith("|") || line !== previous + 1) width = 0;
+    previous = line;
+    if (fenced || !t.startsWith("|")) continue;
     const row = cells(t);
     if (width === 0) width = row.length;
-    else if (row.length !== width) faults.push(`${i + 1}: ${row.length} cells, the header has ${width}`);
+    else if (row.length !== width) faults.push(`${line}: ${row.length} cells, the header has ${width}`);
     row.forEach((c, j) => {
-      if ((c.match(/`/g) ?? []).length % 2) faults.push(`${i + 1}: cell ${j + 1} opens a code span it does not close`);
+      if ((c.match(/`/g) ?? []).length % 2) faults.push(`${line}: cell ${j + 1} opens a code span it does not close`);
     });
-  });
+  }
   return faults;
 }
 
