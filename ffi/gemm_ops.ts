@@ -142,7 +142,12 @@ export interface MGroupedFp8GemmMaskedArgs extends Omit<Fp8GemmArgs, "c"> {
   maskedM: TensorArg;
 }
 
-/** `m_grouped_fp8_gemm_nt_masked`: A `[G, Mmax, K]`, B `[G, N, K]`, D `[G, Mmax, N]`; rows ≥ masked_m untouched. */
+/**
+ * `m_grouped_fp8_gemm_nt_masked`: A `[G, Mmax, K]`, B `[G, N, K]`, D `[G, Mmax, N]`. Rows below masked_m hold A·Bᵀ;
+ * as BLOCK_M 128 tiles do, the rest of a group's last tile is computed from A's padding, except that the SM90 models
+ * write zeros in 64-row chunks starting at or after masked_m; rows from align(masked_m, 128) on are untouched
+ * (kernels/gemm_oracle.h).
+ */
 export function mGroupedFp8GemmMasked(lib: NativeLibrary, args: MGroupedFp8GemmMaskedArgs): void {
   const f = nativeOp(lib, "go_m_grouped_fp8_gemm_masked");
   const { a, b, d, maskedM } = args;
