@@ -84,6 +84,26 @@ typedef enum go_model {
                                    add, optional split-K, fp32 epilogue then one cast (numerics.md §8.2, §8.2b) */
 } go_model;
 
+/* A model's name as reference/ and the CLI's `--model` spell it (reference/kernel_models/model_table.ts; checked by
+ * tests/kernels/model_table_test.ts); "unknown" outside the enum. Both backends name models in their messages with it. */
+static inline const char* go_model_name(int32_t model) {
+  switch (model) {
+    case GO_MODEL_DEFAULT: return "default";
+    case GO_MODEL_EXACT: return "exact";
+    case GO_MODEL_SM90_1D2D: return "sm90_1d2d";
+    case GO_MODEL_SM90_1D1D: return "sm90_1d1d";
+    case GO_MODEL_SM100_1D1D: return "sm100_1d1d";
+    case GO_MODEL_BF16: return "bf16";
+    case GO_MODEL_FP32_SEQUENTIAL: return "fp32_sequential";
+    case GO_MODEL_TF32: return "tf32";
+    case GO_MODEL_SM90_MQA: return "sm90_mqa";
+    case GO_MODEL_GPU: return "gpu";
+    case GO_MODEL_CPU: return "cpu";
+    case GO_MODEL_CUBLASLT: return "cublaslt";
+    default: return "unknown";
+  }
+}
+
 /* Quantization recipes of go_quantize, by their DeepGEMM / torchao names. */
 typedef enum go_quant_kind {
   GO_PER_TOKEN_CAST_TO_FP8 = 0,   /* deepgemm-ops.md §2.4: 1 × gran_k groups, E4M3 codes, amax / 448 */

@@ -138,26 +138,6 @@ void decode_groups(const View& v, Dec* out) {
   });
 }
 
-const char* model_name(int32_t model) {
-  // Every go_model value, named as the model table (reference/kernel_models/model_table.ts, which
-  // tests/kernels/model_table_test.ts checks this switch against).
-  switch (model) {
-    case GO_MODEL_DEFAULT: return "default";
-    case GO_MODEL_EXACT: return "exact";
-    case GO_MODEL_SM90_1D2D: return "sm90_1d2d";
-    case GO_MODEL_SM90_1D1D: return "sm90_1d1d";
-    case GO_MODEL_SM100_1D1D: return "sm100_1d1d";
-    case GO_MODEL_BF16: return "bf16";
-    case GO_MODEL_FP32_SEQUENTIAL: return "fp32_sequential";
-    case GO_MODEL_TF32: return "tf32";
-    case GO_MODEL_SM90_MQA: return "sm90_mqa";
-    case GO_MODEL_GPU: return "gpu";
-    case GO_MODEL_CPU: return "cpu";
-    case GO_MODEL_CUBLASLT: return "cublaslt";
-    default: return "unknown";
-  }
-}
-
 int32_t fp8_model(int32_t model, int32_t fallback, int64_t gran_a_k, int64_t gran_b_k, const ScaleTable& sa,
                   const ScaleTable& sb) {
   if (model == GO_MODEL_DEFAULT) model = fallback;
@@ -166,7 +146,7 @@ int32_t fp8_model(int32_t model, int32_t fallback, int64_t gran_a_k, int64_t gra
     case GO_MODEL_SM90_1D2D:
     case GO_MODEL_SM90_1D1D:
       if (gran_a_k != 128 || gran_b_k != 128) {
-        fail(GO_ERR_INVALID_ARGUMENT, std::string(model_name(model)) +
+        fail(GO_ERR_INVALID_ARGUMENT, std::string(go_model_name(model)) +
                                           " promotes every 128 K: gran_a_k and gran_b_k must be 128, got " +
                                           std::to_string(gran_a_k) + " and " + std::to_string(gran_b_k));
       }
@@ -181,7 +161,7 @@ int32_t fp8_model(int32_t model, int32_t fallback, int64_t gran_a_k, int64_t gra
       }
       return model;
     default:
-      fail(GO_ERR_UNSUPPORTED, "model " + std::string(model_name(model)) + " (" + std::to_string(model) +
+      fail(GO_ERR_UNSUPPORTED, "model " + std::string(go_model_name(model)) + " (" + std::to_string(model) +
                                    ") is not implemented for FP8 GEMMs by the CPU backend");
   }
 }
@@ -193,7 +173,7 @@ int32_t bf16_model(int32_t model) {
     case GO_MODEL_BF16:
     case GO_MODEL_FP32_SEQUENTIAL: return model;
     default:
-      fail(GO_ERR_UNSUPPORTED, "model " + std::string(model_name(model)) + " (" + std::to_string(model) +
+      fail(GO_ERR_UNSUPPORTED, "model " + std::string(go_model_name(model)) + " (" + std::to_string(model) +
                                    ") is not implemented for BF16 GEMMs by the CPU backend");
   }
 }

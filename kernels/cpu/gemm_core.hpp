@@ -85,8 +85,6 @@ int32_t fp8_model(int32_t model, int32_t fallback, int64_t gran_a_k, int64_t gra
                   const ScaleTable& sb);
 int32_t bf16_model(int32_t model);
 
-const char* model_name(int32_t model);
-
 // Fills D (2-D view or rows of a 3-D view) with C, or zeros (k == 0).
 void copy_c_or_zero(const View& d, const View& c);
 

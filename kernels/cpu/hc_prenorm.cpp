@@ -43,7 +43,7 @@ extern "C" int32_t go_tf32_hc_prenorm_gemm(const go_tensor* a_, const go_tensor*
                                            int32_t model) {
   return guard([&] {
     if (model != GO_MODEL_DEFAULT && model != GO_MODEL_TF32) {
-      fail(GO_ERR_UNSUPPORTED, "model " + std::string(model_name(model)) + " (" + std::to_string(model) +
+      fail(GO_ERR_UNSUPPORTED, "model " + std::string(go_model_name(model)) + " (" + std::to_string(model) +
                                    ") is not implemented for tf32_hc_prenorm_gemm by the CPU backend (only tf32)");
     }
     if (tf32_rounding != 0 && tf32_rounding != 1) {

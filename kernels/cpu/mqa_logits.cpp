@@ -69,7 +69,7 @@ float mqa_logit(int32_t model, const Dec* q, const Dec* key, const float* w, int
 int32_t mqa_model(int32_t model, const char* op) {
   if (model == GO_MODEL_DEFAULT) model = GO_MODEL_SM90_MQA;
   if (model != GO_MODEL_SM90_MQA && model != GO_MODEL_EXACT) {
-    fail(GO_ERR_UNSUPPORTED, "model " + std::string(model_name(model)) + " (" + std::to_string(model) + ") is not implemented for " +
+    fail(GO_ERR_UNSUPPORTED, "model " + std::string(go_model_name(model)) + " (" + std::to_string(model) + ") is not implemented for " +
                                  op + " by the CPU backend (sm90_mqa, exact)");
   }
   return model;

@@ -325,24 +325,6 @@ int32_t launch_status(cudaError_t e, const char* what) {
   return GO_OK;
 }
 
-const char* model_str(int32_t m) {
-  switch (m) {
-    case GO_MODEL_DEFAULT: return "default";
-    case GO_MODEL_EXACT: return "exact";
-    case GO_MODEL_SM90_1D2D: return "sm90_1d2d";
-    case GO_MODEL_SM90_1D1D: return "sm90_1d1d";
-    case GO_MODEL_SM100_1D1D: return "sm100_1d1d";
-    case GO_MODEL_BF16: return "bf16";
-    case GO_MODEL_FP32_SEQUENTIAL: return "fp32_sequential";
-    case GO_MODEL_TF32: return "tf32";
-    case GO_MODEL_SM90_MQA: return "sm90_mqa";
-    case GO_MODEL_GPU: return "gpu";
-    case GO_MODEL_CPU: return "cpu";
-    case GO_MODEL_CUBLASLT: return "cublaslt";
-    default: return "unknown";
-  }
-}
-
 int32_t need_model(int32_t model, std::initializer_list<int32_t> ok, const char* family) {
   if (model == GO_MODEL_DEFAULT) return GO_OK;
   for (int32_t m : ok)
@@ -350,7 +332,7 @@ int32_t need_model(int32_t model, std::initializer_list<int32_t> ok, const char*
   if (model == GO_MODEL_SM100_1D1D)  // the tcgen05 model: another architecture, named (issue 28)
     return fail(GO_ERR_UNSUPPORTED, "%s: model sm100_1d1d needs SM100 (Blackwell): block-scaled tcgen05 MMA with UE8M0 "
                 "scales in the unit; this backend runs sm_90a", family);
-  return fail(GO_ERR_UNSUPPORTED, "%s: model %s (%d) is not produced by the CUDA SM90 backend", family, model_str(model),
+  return fail(GO_ERR_UNSUPPORTED, "%s: model %s (%d) is not produced by the CUDA SM90 backend", family, go_model_name(model),
               model);
 }
 
@@ -1238,7 +1220,7 @@ int32_t go_cublaslt_gemm(const go_tensor* a_, const go_tensor* b_, const go_tens
     return fail(GO_ERR_INVALID_ARGUMENT, "cublaslt_gemm: algo is NULL with algo_len %lld", (long long)algo_len);
   GO_TRY(bind_device());
   if (model != GO_MODEL_DEFAULT && model != GO_MODEL_CUBLASLT)
-    return fail(GO_ERR_UNSUPPORTED, "cublaslt_gemm: model %s (%d): cuBLASLt computes its own model, cublaslt", model_str(model), model);
+    return fail(GO_ERR_UNSUPPORTED, "cublaslt_gemm: model %s (%d): cuBLASLt computes its own model, cublaslt", go_model_name(model), model);
   if (split_k < 0 || split_k > 1024) return fail(GO_ERR_INVALID_ARGUMENT, "cublaslt_gemm: split_k %d (0 = cuBLASLt's choice, 1..1024)", split_k);
   TV a, b, c, d;
   GO_TRY(check_tensor(a_, "a", false, {GO_E4M3, GO_E5M2, GO_BF16}, 2, 2, a));
