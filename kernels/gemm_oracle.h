@@ -81,7 +81,9 @@ typedef enum go_model {
                                    0x7FFFFFFF (deepgemm-ops.md §2) */
   GO_MODEL_CPU = 9,             /* quantizers: PyTorch on a CPU tensor: true division, x86 NaN spellings */
   GO_MODEL_CUBLASLT = 10        /* cuBLASLt raw FP8: chained k32 wgmma, partials promoted every 128 K by a plain fp32
-                                   add, optional split-K, fp32 epilogue then one cast (numerics.md §8.2, §8.2b) */
+                                   add, optional split-K; C added in fp32 to the sum (split-K) or to the product
+                                   already cast to the output type (no split-K), then one cast (numerics.md §8.2,
+                                   §8.2b, §8.2c) */
 } go_model;
 
 /* A model's name as reference/ and the CLI's `--model` spell it (reference/kernel_models/model_table.ts; checked by

@@ -242,7 +242,15 @@ export function makeElement(model: ResolvedModel, aFormat: string, bFormat: stri
  */
 export function makeEpilogue(model: ResolvedModel): (F: number, c: number | null) => number {
   const out = model.outDtype;
-  if (model.epilogue === "fp32_then_cast") return (F, c) => roundOut(c === null ? F : Math.fround(F + c), out);
+  if (model.epilogue === "fp32_then_cast") {
+    // Without split-K cuBLASLt rounds the product to the output type before it adds C in fp32 (numerics.md §8.2c: at
+    // 33×72×384 tn, BF16 output with C, its split-K 1 kernel differed from a single cast in 34 of 2376 elements, and
+    // this rule gives those 34 and the first one's bits, 0xc87c); its split-K kernels add C to the fp32 sum.
+    if (model.splitK === 1) {
+      return (F, c) => c === null ? roundOut(F, out) : roundOut(Math.fround(roundOut(F, out) + c), out);
+    }
+    return (F, c) => roundOut(c === null ? F : Math.fround(F + c), out);
+  }
   // D pre-filled with C, reduce-add of the rounded output (deepgemm-ops §6.3)
   return (F, c) => {
     const o = roundOut(F, out);

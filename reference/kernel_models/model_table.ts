@@ -151,14 +151,16 @@ const MODELS = [
     gemm: {
       description:
         "cuBLASLt raw FP8 (no scales, fast accumulation off): chained k32 wgmma, partial sums promoted to fp32 " +
-        "every 128 K with a plain fp32 add; optional split-K; epilogue in fp32 then one cast",
+        "every 128 K with a plain fp32 add; optional split-K; C added in fp32 to the sum (split-K) or to the product " +
+        "already cast to the output type (no split-K), then one cast",
       tensorCore: "hopper_wgmma_fp8",
       promotion: 128,
       scales: "none",
       splitK: 1,
       outDtype: "bf16",
       epilogue: "fp32_then_cast",
-      source: "numerics.md §8.2 (promotion, inferred interval) and §8.2b (split-K in 2 halves at 64×256×7168)",
+      source:
+        "numerics.md §8.2 (promotion, inferred interval), §8.2b (split-K in 2 halves at 64×256×7168) and §8.2c (C)",
     },
   },
   {

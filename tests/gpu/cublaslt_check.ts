@@ -19,7 +19,8 @@ import { Prng } from "../../reference/random/prng.ts";
 import { Tensor } from "../../reference/tensor/tensor.ts";
 import { randnBf16 } from "../../reference/cases/seeded_operands.ts";
 
-interface Shape {
+/** One cuBLASLt call checked: its dimensions, operand layout, output type and whether it adds C. */
+export interface Shape {
   m: number;
   n: number;
   k: number;
@@ -28,7 +29,8 @@ interface Shape {
   withC: boolean;
 }
 
-const SHAPES: Shape[] = [
+/** The shapes checked, in order (operands from Prng(1000 + index): checkOperands). */
+export const SHAPES: Shape[] = [
   { m: 8, n: 64, k: 256, layout: "nt", out: "bf16", withC: false },
   { m: 64, n: 256, k: 7168, layout: "nt", out: "bf16", withC: false },
   { m: 128, n: 512, k: 2048, layout: "nt", out: "bf16", withC: false },
@@ -41,6 +43,25 @@ const SHAPES: Shape[] = [
 
 function e4m3(p: Prng, rows: number, k: number): Tensor {
   return perTokenCastToFp8(randnBf16(p, [rows, k]), { useUe8m0: false }).q;
+}
+
+/**
+ * The operands of SHAPES[i] as the reference takes them (a and b stored as the layout says; c where the shape has C),
+ * drawn from Prng(1000 + i): the same on every run, so that a recorded mismatch replays without a GPU.
+ */
+export function checkOperands(i: number): Record<string, Tensor> {
+  const s = SHAPES[i], p = new Prng(1000 + i);
+  let a = e4m3(p, s.m, s.k), b = e4m3(p, s.n, s.k);
+  // stored as DeepGEMM receives them: tn/tt take A as [K, M], nn/tn B as [K, N]
+  if (s.layout[0] === "t") a = a.transpose().contiguous();
+  if (s.layout[1] === "n") b = b.transpose().contiguous();
+  const inputs: Record<string, Tensor> = { a, b };
+  if (s.withC) {
+    inputs.c = s.out === "f32"
+      ? Tensor.from("f32", [s.m, s.n], new Float32Array(s.m * s.n).map(() => p.normal() * 8))
+      : randnBf16(p, [s.m, s.n], 8);
+  }
+  return inputs;
 }
 
 function bits(t: Tensor): string {
@@ -64,17 +85,8 @@ async function main(): Promise<number> {
   let bad = 0;
   try {
     for (const [i, s] of SHAPES.entries()) {
-      const p = new Prng(1000 + i);
-      let a = e4m3(p, s.m, s.k), b = e4m3(p, s.n, s.k);
-      // stored as DeepGEMM receives them: tn/tt take A as [K, M], nn/tn B as [K, N]
-      if (s.layout[0] === "t") a = a.transpose().contiguous();
-      if (s.layout[1] === "n") b = b.transpose().contiguous();
-      const inputs: Record<string, Tensor> = { a, b };
-      if (s.withC) {
-        inputs.c = s.out === "f32"
-          ? Tensor.from("f32", [s.m, s.n], new Float32Array(s.m * s.n).map(() => p.normal() * 8))
-          : randnBf16(p, [s.m, s.n], 8);
-      }
+      const inputs = checkOperands(i);
+      const { a, b } = inputs;
       const op = `cublaslt_gemm_${s.layout}`;
       const va = s.layout[0] === "t" ? a.transpose() : a, vb = s.layout[1] === "n" ? b.transpose() : b;
       for (const request of [0, 2]) {
