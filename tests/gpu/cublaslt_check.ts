@@ -39,6 +39,9 @@ export const SHAPES: Shape[] = [
   { m: 33, n: 72, k: 384, layout: "tn", out: "bf16", withC: true },
   { m: 16, n: 128, k: 512, layout: "nn", out: "bf16", withC: false },
   { m: 24, n: 96, k: 640, layout: "tt", out: "bf16", withC: false },
+  // BF16 output with C at other sizes (numerics.md §8.2c's rule rests on 33×72×384 alone): cuBLASLt's own split and 2.
+  { m: 64, n: 256, k: 7168, layout: "nt", out: "bf16", withC: true },
+  { m: 128, n: 512, k: 2048, layout: "nt", out: "bf16", withC: true },
 ];
 
 function e4m3(p: Prng, rows: number, k: number): Tensor {
