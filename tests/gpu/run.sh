@@ -186,7 +186,11 @@ if has sanitize; then
     timeout 300 compute-sanitizer --tool "$tool" $extra --error-exitcode 99 "$B/check" "$CUDA_SO" - --small --reruns 1 \
       >>"$OUT/sanitizer.log" 2>&1
     rc=$?
-    note "sanitizer $tool: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+    # A status past 128 with no summary line of this tool's run is compute-sanitizer itself killed by a signal (synccheck
+    # exited 139 before its first report beside six other GPU processes, and ran clean alone): no verdict either way.
+    verdict=$(sed -n "/^==== $tool ====/,\$p" "$OUT/sanitizer.log" | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' | tail -1)
+    [ -z "$verdict" ] && [ "$rc" -gt 128 ] && verdict="no report: compute-sanitizer killed by signal $((rc - 128))"
+    note "sanitizer $tool: exit $rc; ${verdict:-no summary line (see sanitizer.log)}"
   done
 fi
 
