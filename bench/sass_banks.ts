@@ -193,10 +193,10 @@ export function decodeFfma(fn: string, instruction: Uint8Array): SassLine {
   };
 }
 
-/** The instructions of a cubin's `.text.<function>` sections (decodeFfma: FFMAs, the rest as "?"). */
-export function parseCubin(elf: Uint8Array): SassLine[] {
+/** The instructions of a cubin's `.text.<function>` sections (elfSections; decodeFfma: FFMAs, the rest as "?"). */
+export function parseCubin(sections: ElfSection[]): SassLine[] {
   const out: SassLine[] = [];
-  for (const s of elfSections(elf)) {
+  for (const s of sections) {
     if (!s.name.startsWith(".text.")) continue;
     for (let o = 0; o + 16 <= s.bytes.length; o += 16) {
       out.push(decodeFfma(s.name.slice(6), s.bytes.subarray(o, o + 16)));
@@ -230,8 +230,8 @@ if (import.meta.main) {
       console.error(`${path}: ${e instanceof Error ? e.message : e}`);
       Deno.exit(2);
     }
-    const cubin = elfSections(bytes).length > 0;
-    const lines = cubin ? parseCubin(bytes) : parseSass(new TextDecoder().decode(bytes));
+    const sections = elfSections(bytes), cubin = sections.length > 0;
+    const lines = cubin ? parseCubin(sections) : parseSass(new TextDecoder().decode(bytes));
     const per = banks.map((b) => bankConflicts(lines, b, first));
     if (per[0].length === 0) {
       console.error(`${path}: no FFMA in ${cubin ? "the cubin's .text sections" : "cuobjdump -sass text"}`);

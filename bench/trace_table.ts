@@ -73,7 +73,7 @@ export interface TraceSummary {
   issue?: number;
   fullToFull?: number;
   held?: number;
-  /** Cycles from the producer's start to its first free stage: the prologue (H200: 1400-2000). */
+  /** Cycles from the producer's start to its first free stage: the prologue (H200: 1.1-2.0 k). */
   firstFree?: number;
   /** Cycles from the producer's start to the first stage full in the math: when the first data had landed. */
   firstFull?: number;

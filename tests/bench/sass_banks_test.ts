@@ -4,7 +4,7 @@
 // naming the fault.
 import assert from "node:assert/strict";
 import { runBench } from "./_run.ts";
-import { bankConflicts, decodeFfma, parseCubin, parseSass } from "../../bench/sass_banks.ts";
+import { bankConflicts, decodeFfma, elfSections, parseCubin, parseSass } from "../../bench/sass_banks.ts";
 import { nvccTest, runNvcc } from "../kernels/_nvcc.ts";
 
 const at = (a: string) => `        /${"*"}${a}${"*"}/   `;
@@ -104,7 +104,7 @@ await nvccTest("sass_banks reads the FFMAs of a cubin nvcc wrote", "go-sass-bank
   );
   const r = await runNvcc(["-cubin", "-O3", "-gencode=arch=compute_90a,code=sm_90a", "-o", cubin, cu]);
   assert.ok(r.ok, r.log);
-  const lines = parseCubin(await Deno.readFile(cubin));
+  const lines = parseCubin(elfSections(await Deno.readFile(cubin)));
   assert.deepEqual([...new Set(lines.map((l) => l.fn))], ["_Z1kPfPKfS1_"]);
   const [c] = bankConflicts(lines, 4);
   assert.equal(c.ffma, 1, "one FFMA with four register operands");

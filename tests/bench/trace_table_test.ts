@@ -1,5 +1,6 @@
-// bench/trace_table.ts: the cycle traces of the fast FP8 kernel (dbg bit 6, or its light form, bit 7) are split at "trace end", named by the
-// launcher's header or a label, and summarised by medians that leave out events never recorded.
+// bench/trace_table.ts: the cycle traces of the fast FP8 kernel (dbg bit 6, or its light form, bit 7) are split at
+// "trace end", named by the launcher's header or a label, and summarised by medians that leave out events never
+// recorded.
 import assert from "node:assert/strict";
 import { parseTraces, summarize, traceTable } from "../../bench/trace_table.ts";
 

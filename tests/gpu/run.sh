@@ -34,6 +34,14 @@ SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 note() { echo "$*" | tee -a "$SUMMARY"; }
+# The last line matching the ERE $2 in the log $1 after its last "==== " header line: the verdict of the run appended
+# last, never an earlier run's (check.log, ab/check.log and sanitizer.log hold one run per header; a run killed before
+# its summary has none, where the whole log's last match was the previous run's). None: $3 (default empty).
+last_run_line() {
+  awk -v p="$2" -v none="${3:-}" \
+    'index($0, "==== ") == 1 { s = "" } $0 ~ p { s = $0 } END { print (s == "" ? none : s) }' "$1"
+}
+NO_SUMMARY="no SUMMARY line: the run ended before its summary"
 
 {
   date -u
@@ -153,7 +161,7 @@ if has check; then
     echo "==== check: $cfg (${envs[*]:-heuristic}) ====" >>"$OUT/check.log"
     env "${envs[@]}" GO_CUDA_JIT_LOG=1 timeout "${CHECK_TIMEOUT:-150}" "$B/check" "$CUDA_SO" "$cpu_arg" --reruns "$reruns" >>"$OUT/check.log" 2>&1
     rc=$?
-    note "check [$cfg]: exit $rc; $(grep SUMMARY "$OUT/check.log" | tail -1)"
+    note "check [$cfg]: exit $rc; $(last_run_line "$OUT/check.log" SUMMARY "$NO_SUMMARY")"
     if [ "$rc" = 124 ]; then
       note "check [$cfg] timed out (a hung kernel?): skipping the remaining configurations and the benchmark"
       HUNG=1
@@ -188,7 +196,7 @@ if has sanitize; then
     rc=$?
     # A status past 128 with no summary line of this tool's run is compute-sanitizer itself killed by a signal (synccheck
     # exited 139 before its first report beside six other GPU processes, and ran clean alone): no verdict either way.
-    verdict=$(sed -n "/^==== $tool ====/,\$p" "$OUT/sanitizer.log" | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' | tail -1)
+    verdict=$(last_run_line "$OUT/sanitizer.log" 'ERROR SUMMARY|RACECHECK SUMMARY')
     [ -z "$verdict" ] && [ "$rc" -gt 128 ] && verdict="no report: compute-sanitizer killed by signal $((rc - 128))"
     note "sanitizer $tool: exit $rc; ${verdict:-no summary line (see sanitizer.log)}"
   done
@@ -356,7 +364,7 @@ if has ab && [ -z "${HUNG:-}" ]; then
       echo "==== check: ${ab_dirs[$((${side#b} - 1))]} ====" >>"$OUT/ab/check.log"
       timeout "${CHECK_TIMEOUT:-150}" "$B/check" "$B/ab/${side#b}/libgo_cuda.so" "$cpu_arg" --reruns 1 \
         >>"$OUT/ab/check.log" 2>&1
-      note "ab check [${ab_dirs[$((${side#b} - 1))]}]: exit $?; $(grep SUMMARY "$OUT/ab/check.log" | tail -1)"
+      note "ab check [${ab_dirs[$((${side#b} - 1))]}]: exit $?; $(last_run_line "$OUT/ab/check.log" SUMMARY "$NO_SUMMARY")"
     done
   fi
   : >"$OUT/ab_table.md"
