@@ -33,7 +33,8 @@ export type ScaleApplication = "promotion" | "in_unit" | "none";
  * - `reduce_add` (DeepGEMM): `o = round_out(F)`; with C, D was pre-filled with C and the store adds: `D = round_out(C + o)`
  *   (BF16 output with C therefore rounds twice, `deepgemm-ops.md` §6.3);
  * - `fp32_then_cast` (cuBLASLt, fp32 compute type, C added in fp32): with split-K, `D = round_out(fl32(F + C))`
- *   (**[inferred]**); without, `D = round_out(fl32(round_out(F) + C))` (`numerics.md` §8.2c, from an H200 mismatch);
+ *   (**[inferred]**); without, `D = round_out(fl32(round_out(F) + C))` (`numerics.md` §8.2c, from an H200 mismatch,
+ *   confirmed on two more shapes);
  * - `exact`: `D = round_out(C + Σ a·sa·b·sb)` with a single rounding of the true value.
  */
 export type Epilogue = "reduce_add" | "fp32_then_cast" | "exact";

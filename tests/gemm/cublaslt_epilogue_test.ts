@@ -8,6 +8,7 @@ import { makeEpilogue } from "../../reference/kernel_models/element.ts";
 import { resolveModel } from "../../reference/kernel_models/kernel_models.ts";
 import { checkOperands, SHAPES } from "../gpu/cublaslt_check.ts";
 import type { Tensor } from "../../reference/tensor/tensor.ts";
+import { widenBf16 } from "../../reference/tensor/values.ts";
 
 function differences(x: Tensor, y: Tensor): { count: number; first: string } {
   const [m, n] = x.shape;
@@ -39,4 +40,30 @@ Deno.test("cublaslt epilogue: the H200's 33×72×384 tn BF16+C case, split-K 1 a
   const run = (splitK: number) =>
     referenceOp("cublaslt_gemm_tn")!.run({ ...inputs }, {}, { model: "cublaslt", outDtype: "bf16", splitK }).d;
   assert.deepEqual(differences(run(1), run(2)), { count: 34, first: "[0,18] 0xc87c 0xc87d" });
+});
+
+/** Elements of SHAPES[i] (BF16 output with C) where the two epilogues disagree on the same fp32 product F. */
+function ruleDifferences(i: number): number {
+  const s = SHAPES[i], { c, ...ab } = checkOperands(i);
+  const F = referenceOp(`cublaslt_gemm_${s.layout}`)!.run(ab, {}, { model: "cublaslt", outDtype: "f32" }).d;
+  const C = widenBf16(c.contiguous().data as Uint16Array);
+  const castFirst = makeEpilogue(resolveModel({ model: "cublaslt" }));
+  const castOnce = makeEpilogue(resolveModel({ model: "cublaslt", splitK: 2 }));
+  let count = 0;
+  for (let r = 0; r < s.m; r++) {
+    for (let j = 0; j < s.n; j++) {
+      if (castFirst(F.at(r, j), C[r * s.n + j]) !== castOnce(F.at(r, j), C[r * s.n + j])) count++;
+    }
+  }
+  return count;
+}
+
+Deno.test("cublaslt epilogue: the BF16+C shapes cublaslt_check runs tell the two rules apart", () => {
+  // On the H200 (bench/RESULTS.md) cuBLASLt ran 128×512×2048 at split-K 1 and 64×256×7168 at split-K 2, equal to the
+  // model in every element: the rule chosen by the split matched where the other would have missed these counts.
+  const find = (m: number, n: number, k: number) =>
+    SHAPES.findIndex((s) => s.m === m && s.n === n && s.k === k && s.withC && s.out === "bf16");
+  assert.equal(ruleDifferences(find(33, 72, 384)), 34);
+  assert.equal(ruleDifferences(find(128, 512, 2048)), 329);
+  assert.equal(ruleDifferences(find(64, 256, 7168)), 35);
 });

@@ -39,7 +39,8 @@ export const SHAPES: Shape[] = [
   { m: 33, n: 72, k: 384, layout: "tn", out: "bf16", withC: true },
   { m: 16, n: 128, k: 512, layout: "nn", out: "bf16", withC: false },
   { m: 24, n: 96, k: 640, layout: "tt", out: "bf16", withC: false },
-  // BF16 output with C at other sizes (numerics.md §8.2c's rule rests on 33×72×384 alone): cuBLASLt's own split and 2.
+  // BF16 output with C at other sizes, cuBLASLt's own split and 2: cuBLASLt runs split-K 2 at the first and 1 at the
+  // second on the H200, so they test both branches of numerics.md §8.2c (tests/gemm/cublaslt_epilogue_test.ts).
   { m: 64, n: 256, k: 7168, layout: "nt", out: "bf16", withC: true },
   { m: 128, n: 512, k: 2048, layout: "nt", out: "bf16", withC: true },
 ];
