@@ -22,7 +22,8 @@
 # PROFILE_*; "sass": cuobjdump of JIT kernels, see SASS_GREP; "trace": the profiling build's cycle traces, see TRACE_*;
 # "ab": the working tree's kernels against copies of kernels/ in AB_SOURCES (AB_NULL=1: and an unmodified copy), timed in
 # turn in the same call, see AB_*;
-# "clocks": ours and DeepGEMM under sustained load, time, SM clock, power and cycles per call, see CLOCK_*).
+# "clocks": ours and DeepGEMM under sustained load, time, SM clock, power and cycles per call, see CLOCK_*;
+# "probe": the promotion's FMAs against the tensor cores, tests/gpu/ffma_wgmma_probe.cu, PROBE_ARGS).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -94,7 +95,7 @@ if has build; then
     set -x
     # CPU backend and the drivers build in the background while the CUDA backend compiles.
     (g++ -O2 -std=c++17 -fPIC -shared -pthread -o "$CPU_SO" kernels/cpu/*.cpp && echo "cpu backend ok") &
-    (g++ -O2 -std=c++17 -ffp-contract=off -pthread -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/pdl_check" tests/gpu/pdl_check.cu -ldl && echo "drivers ok") &
+    (g++ -O2 -std=c++17 -ffp-contract=off -pthread -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/pdl_check" tests/gpu/pdl_check.cu -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/ffma_wgmma_probe" tests/gpu/ffma_wgmma_probe.cu -ldl && echo "drivers ok") &
     # The profiling build of the CUDA backend (sm90_fp8_fast_profile.cuh), which alone accepts dbg=: pdl_check's
     # hazard run (check step) compiles griddepcontrol.wait out with it, the trace step records cycles with it, and the
     # profile step runs its dbg= configurations on it.
@@ -505,6 +506,15 @@ if has trace && [ -z "${HUNG:-}" ]; then
     timeout 45 bash .device/enter.sh deno run -A bench/trace_table.ts "$OUT/trace.log" >"$OUT/trace_table.md" 2>&1
     note "trace table: exit $? (trace_table.md)"
   fi
+fi
+
+if has probe && [ -z "${HUNG:-}" ]; then
+  # What the promotion's FMAs cost the tensor cores, without loads or barriers (tests/gpu/ffma_wgmma_probe.cu: cycles
+  # per K block of the BLOCK_M 256 x BLOCK_N 128 K loop per variant of the work after each wave); probe.log, the table
+  # twice (two runs in a row).
+  { timeout "${PROBE_TIMEOUT:-120}" "$B/ffma_wgmma_probe" ${PROBE_ARGS:-}; echo "probe exit $?"
+    timeout "${PROBE_TIMEOUT:-120}" "$B/ffma_wgmma_probe" ${PROBE_ARGS:-}; echo "probe exit $?"; } >"$OUT/probe.log" 2>&1
+  note "probe: $(grep -c '^probe exit 0' "$OUT/probe.log") of 2 runs exit 0 (probe.log)"
 fi
 
 if has sass; then
