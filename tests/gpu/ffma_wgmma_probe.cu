@@ -34,8 +34,7 @@ enum Work {
   kNone,        // F[0] += P[0]: the tensor cores' own rate with two warpgroups taking turns
   kFfmaAcc,     // F[i] = fma(s, P[i], F[i]): the kernel's promotion
   kFfmaOther,   // F[i] = fma(s, G[i], F[i]) with G independent of the wgmmas (and F[0] += P[0])
-  kFmulAcc,     // F[i] = F[i] * P[i] (two register reads instead of three)
-  kFfmaTwoSets  // ffma_acc, the next wave's wgmmas issued into a second set before this wave is promoted
+  kFmulAcc      // F[i] = F[i] * P[i] (two register reads instead of three)
 };
 
 // What the producer copies into a stage per K block (pipe variants); the rest of the stage keeps the resident bytes.
@@ -46,6 +45,20 @@ enum Feed {
   kFeedBarriers  // nothing: the full barrier is arrived on without bytes (the ring's waits and releases alone)
 };
 
+// Changes to the pipe variants' K loop (bits of kOpts).
+enum Opt {
+  kOptEarly = 1,         // the next stage's wait moved ahead of the last wave's wgmma wait
+  kOptReleaseAfter = 2,  // the stage released after the last wave's promotion, not before it
+  kOptHoistSa = 4,       // both waves' A scales read right after the stage's wait, not each before its wave
+  kOptThreadArrive = 8,  // every thread arrives on the empty barrier (no __syncwarp), as the kernel without multicast
+  kOptSpin = 16,         // barrier waits spin on try_wait without the suspend-time hint
+  kOptScalesAfterIssue = 32,  // the scales read after the wave's wgmmas are issued (before their wait), not before
+  kOptScalesInRegisters = 64,  // no loads: each wave's scales derived from the last by one FMUL (their latency alone)
+  kOptOrdered = 128,  // the two warpgroups issue their waves in turn (named barriers): one's batch never joins the other's
+  kOptBalanced = 256  // the next stage's wait and B scale between wave 0's promotion and wave 1's issue, so that each
+                      // of a K block's two turns between waves carries one of its two barrier operations
+};
+
 struct Variant {
   const char* name;
   Work work;
@@ -54,7 +67,7 @@ struct Variant {
   bool pipe;    // operands streamed through the ring by a producer warp
   bool scales;  // s = sa * sb read from shared memory per wave (SFA with the stage, SFB from a per-tile window)
   Feed feed = kFeedAll;
-  bool early = false;  // the next stage's wait moved ahead of the last wave's wgmma wait
+  int opts = 0;  // Opt bits
 };
 
 constexpr Variant kVariants[] = {
@@ -64,7 +77,6 @@ constexpr Variant kVariants[] = {
     {"ffma_acc", kFfmaAcc, 128, 2, false, false},
     {"ffma_other", kFfmaOther, 64, 2, false, false},
     {"fmul_acc", kFmulAcc, 64, 2, false, false},
-    {"ffma_two_sets", kFfmaTwoSets, 64, 2, false, false},
     {"ffma_acc", kFfmaAcc, 64, 1, false, false},
     {"none", kNone, 1, 2, true, false},
     {"ffma_acc", kFfmaAcc, 64, 2, true, false},
@@ -75,8 +87,31 @@ constexpr Variant kVariants[] = {
     {"none, B resident", kNone, 1, 2, true, false, kFeedA},
     {"ffma_acc, B resident", kFfmaAcc, 64, 2, true, true, kFeedA},
     {"ffma_acc, SFA resident", kFfmaAcc, 64, 2, true, true, kFeedNoSfa},
-    {"ffma_acc, early wait", kFfmaAcc, 64, 2, true, true, kFeedAll, true},
-    {"none, early wait", kNone, 1, 2, true, false, kFeedAll, true},
+    {"ffma_acc, early wait", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptEarly},
+    {"ffma_acc, resident, no barriers", kFfmaAcc, 64, 2, false, true},
+    {"ffma_acc, resident, no barriers", kFfmaAcc, 64, 1, false, true},
+    {"ffma_acc, barriers only", kFfmaAcc, 64, 1, true, true, kFeedBarriers},
+    {"none, barriers only", kNone, 1, 1, true, false, kFeedBarriers},
+    {"ffma_acc, barriers only, release after", kFfmaAcc, 64, 2, true, true, kFeedBarriers, kOptReleaseAfter},
+    {"ffma_acc, barriers only, sa hoisted", kFfmaAcc, 64, 2, true, true, kFeedBarriers, kOptHoistSa},
+    {"ffma_acc, barriers only, thread arrive", kFfmaAcc, 64, 2, true, true, kFeedBarriers, kOptThreadArrive},
+    {"ffma_acc, barriers only, spin", kFfmaAcc, 64, 2, true, true, kFeedBarriers, kOptSpin},
+    {"ffma_acc, release after", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptReleaseAfter},
+    {"ffma_acc, sa hoisted", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptHoistSa},
+    {"ffma_acc, thread arrive", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptThreadArrive},
+    {"ffma_acc, spin", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptSpin},
+    {"ffma_acc, scales after issue", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptScalesAfterIssue},
+    {"ffma_acc, scales in registers", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptScalesInRegisters},
+    {"ffma_acc, resident, scales after issue", kFfmaAcc, 64, 2, false, true, kFeedAll, kOptScalesAfterIssue},
+    {"ffma_acc, resident, scales in registers", kFfmaAcc, 64, 2, false, true, kFeedAll, kOptScalesInRegisters},
+    {"ffma_acc, resident, ordered", kFfmaAcc, 64, 2, false, true, kFeedAll, kOptOrdered},
+    {"ffma_acc, ordered", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptOrdered},
+    {"ffma_acc, ordered, thread arrive", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptOrdered | kOptThreadArrive},
+    {"ffma_acc, barriers only, ordered", kFfmaAcc, 64, 2, true, true, kFeedBarriers, kOptOrdered},
+    {"ffma_acc, balanced", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptBalanced},
+    {"ffma_acc, barriers only, balanced", kFfmaAcc, 64, 2, true, true, kFeedBarriers, kOptBalanced},
+    {"ffma_acc, balanced, thread arrive", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptBalanced | kOptThreadArrive},
+    {"ffma_acc, balanced", kFfmaAcc, 64, 1, true, true, kFeedAll, kOptBalanced},
 };
 
 constexpr int kStages = 3, kABytes = 256 * 128, kBBytes = 128 * 128, kSfaBytes = 256 * 4;
@@ -109,14 +144,14 @@ __device__ __forceinline__ void work(float (&acc)[64], float (&F)[64], const flo
     for (int n = 0; n < N; ++n) {
       const int i = n % 64;
       const float s = (i & 2) ? s1 : s0;
-      if constexpr (W == kFfmaAcc || W == kFfmaTwoSets) F[i] = __fmaf_rn(s, acc[i], F[i]);
+      if constexpr (W == kFfmaAcc) F[i] = __fmaf_rn(s, acc[i], F[i]);
       if constexpr (W == kFfmaOther) F[i] = __fmaf_rn(s, G[i], F[i]);
       if constexpr (W == kFmulAcc) F[i] = __fmul_rn(F[i], acc[i]);
     }
   }
 }
 
-template <Work W, int N, bool kPipe, bool kScales, bool kEarly = false>
+template <Work W, int N, bool kPipe, bool kScales, int kOpts = 0>
 __global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
     probe(int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink) {
   extern __shared__ uint8_t smem_raw[];
@@ -133,7 +168,7 @@ __global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
   }
   for (int i = threadIdx.x; i < kSfbFloats; i += blockDim.x) sfb[i] = 1.0f + i * 1e-3f;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) mbar_init(&bars[s], 1), mbar_init(&bars[kStages + s], 4 * wgs);
+    for (int s = 0; s < kStages; ++s) mbar_init(&bars[s], 1), mbar_init(&bars[kStages + s], (kOpts & kOptThreadArrive) ? 128 * wgs : 4 * wgs);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   fence_proxy_async();
@@ -167,69 +202,95 @@ __global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
   const uint32_t lo_b0 = __shfl_sync(0xffffffffu, desc_lo_sw128(smem_addr(smem + kABytes)), 0);
   const uint32_t sfa_u = smem_addr(smem + kABytes + kBBytes) + 4 * (w * 64 + acc_row(tid, 0));
   const uint32_t sfb_u = smem_addr(sfb);
-  float acc[64], acc2[64], F[64], G[64];
+  float acc[64], F[64], G[64];
 #pragma unroll
-  for (int i = 0; i < 64; ++i) acc[i] = acc2[i] = 0.0f, F[i] = 0.0f, G[i] = 1.0f + i * tid;
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f, F[i] = 0.0f, G[i] = 1.0f + i * tid;
   float s0 = 1.0f + 1e-3f * tid, s1 = 1.0f - 1e-3f * tid;
   named_sync(1, 128 * wgs);
   const long long t0 = clock64();
-  if constexpr (W == kFfmaTwoSets) {
-    // Block kb's wave 0 is in flight in acc at the top; the last block runs after the loop (the kernel's two-set loop
-    // has this shape: written with a branch inside, ptxas serialised the wgmmas).
-    constexpr uint32_t kWave1 = 128 * 128 / 16;
-    wave_mma(acc, lo_a0, lo_b0);
-    for (int kb = 0; kb + 1 < blocks; ++kb) {
-      wave_mma(acc2, lo_a0 + kWave1, lo_b0);  // wave 1 of block kb
-      wgmma_wait1();
-      work<W, N>(acc, F, G, s0, s1);
-      wave_mma(acc, lo_a0, lo_b0);  // wave 0 of block kb + 1
-      wgmma_wait1();
-      work<W, N>(acc2, F, G, s1, s0);
-    }
-    wave_mma(acc2, lo_a0 + kWave1, lo_b0);
-    wgmma_wait1();
-    work<W, N>(acc, F, G, s0, s1);
-    wgmma_wait0();
-    work<W, N>(acc2, F, G, s1, s0);
-  } else {
+  {
+    constexpr bool kEarly = kOpts & kOptEarly, kAfter = kOpts & kOptReleaseAfter, kHoist = kOpts & kOptHoistSa;
+    const auto wait = [&](uint32_t bar, uint32_t parity) {
+      if constexpr ((kOpts & kOptSpin) != 0) {
+        asm volatile(
+            "{\n.reg .pred p;\nSPIN_%=:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra SPIN_%=;\n}\n" ::"r"(
+                bar),
+            "r"(parity)
+            : "memory");
+      } else {
+        mbar_wait(bar, parity);
+      }
+    };
+    const auto release = [&](int s) {  // the stage is free once both waves' wgmmas have read it
+      if constexpr ((kOpts & kOptThreadArrive) != 0) {
+        mbar_arrive_local(empty_u + 8 * s);
+      } else {  // one arrival a warp, as the kernel's multicast release
+        __syncwarp();
+        if (tid % 32 == 0) mbar_arrive_local(empty_u + 8 * s);
+      }
+    };
+    float sb_next = 1.0f;
 #pragma unroll 2
     for (int kb = 0; kb < blocks; ++kb) {
       const int s = kPipe ? kb % kStages : 0;
       const uint32_t stage = static_cast<uint32_t>(s * kStageBytes) / 16;
-      float sb = 1.0f;
-      if constexpr (kScales) sb = ld_shared_f32(sfb_u + 4 * (kb % kSfbFloats));
-      if (kPipe && (!kEarly || kb == 0)) mbar_wait(full_u + 8 * s, (kb / kStages) & 1);
+      float sb = 1.0f, sa[4];
+      if constexpr (kScales && (kOpts & kOptScalesInRegisters) == 0)
+        if ((kOpts & kOptBalanced) == 0 || kb == 0) sb = ld_shared_f32(sfb_u + 4 * (kb % kSfbFloats));
+      constexpr bool kBal = kOpts & kOptBalanced;
+      if (kPipe && ((!kEarly && !kBal) || kb == 0)) wait(full_u + 8 * s, (kb / kStages) & 1);
+      if (kBal && kScales && kb > 0) sb = sb_next;
+      if constexpr (kScales && kHoist) {
+#pragma unroll
+        for (int v = 0; v < 2; ++v) {
+          sa[2 * v] = ld_shared_f32(sfa_u + s * kStageBytes + 4 * 128 * v);
+          sa[2 * v + 1] = ld_shared_f32(sfa_u + s * kStageBytes + 4 * (128 * v + 8));
+        }
+      }
+      constexpr bool kAfterIssue = kOpts & kOptScalesAfterIssue, kRegs = kOpts & kOptScalesInRegisters;
+      const auto read_sa = [&](int v) {
+        if constexpr (kRegs) {
+          sa[2 * v] = __fmul_rn(s0, 1.0000001f), sa[2 * v + 1] = __fmul_rn(s1, 0.9999999f);
+        } else {
+          sa[2 * v] = ld_shared_f32(sfa_u + s * kStageBytes + 4 * 128 * v);
+          sa[2 * v + 1] = ld_shared_f32(sfa_u + s * kStageBytes + 4 * (128 * v + 8));
+        }
+      };
 #pragma unroll
       for (int v = 0; v < 2; ++v) {
-        if constexpr (kScales) {
-          const float sa0 = ld_shared_f32(sfa_u + s * kStageBytes + 4 * 128 * v);
-          const float sa1 = ld_shared_f32(sfa_u + s * kStageBytes + 4 * (128 * v + 8));
-          s0 = __fmul_rn(sa0, sb), s1 = __fmul_rn(sa1, sb);
-        }
+        if constexpr (kScales && !kHoist && !kAfterIssue) read_sa(v);
+        constexpr bool kOrdered = kOpts & kOptOrdered;
+        // ordered: warpgroup w issues after the other has issued its previous wave (barrier 2 + w), then lets it go
+        if (kOrdered && (w == 1 || kb > 0 || v > 0)) asm volatile("bar.sync %0, 256;\n" ::"r"(2 + w) : "memory");
         wave_mma(acc, lo_a0 + stage + v * (128 * 128 / 16), lo_b0 + stage);
+        if (kOrdered) asm volatile("bar.arrive %0, 256;\n" ::"r"(3 - w) : "memory");
+        if constexpr (kScales && kAfterIssue) read_sa(v);
+        if constexpr (kScales) s0 = __fmul_rn(sa[2 * v], sb), s1 = __fmul_rn(sa[2 * v + 1], sb);
         // early: the next K block's stage is waited for while this block's last wave runs, not after its promotion
-        if (kEarly && v == 1 && kb + 1 < blocks)
-          mbar_wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
+        if (kEarly && v == 1 && kb + 1 < blocks) wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
         wgmma_wait0();
-        if (kPipe && v == 1) {  // the stage is free once both waves' wgmmas have read it: one arrival a warp
-          __syncwarp();
-          if (tid % 32 == 0) mbar_arrive_local(empty_u + 8 * s);
-        }
+        if (kPipe && !kAfter && v == 1) release(s);
         work<W, N>(acc, F, G, s0, s1);
+        if (kPipe && kAfter && v == 1) release(s);
+        if ((kOpts & kOptBalanced) != 0 && v == 0 && kb + 1 < blocks) {
+          if constexpr (kScales) sb_next = ld_shared_f32(sfb_u + 4 * ((kb + 1) % kSfbFloats));
+          if (kPipe) wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
+        }
       }
     }
   }
+  if ((kOpts & kOptOrdered) != 0 && w == 0) asm volatile("bar.sync 2, 256;\n" ::: "memory");  // the last release
   const long long t1 = clock64();
   if (tid == 0) cycles[blockIdx.x * 2 + w] = t1 - t0;
   float x = 0.0f;
 #pragma unroll
-  for (int i = 0; i < 64; ++i) x += F[i] + acc[i] + acc2[i];
+  for (int i = 0; i < 64; ++i) x += F[i] + acc[i];
   if (x == 12345.678f) sink[threadIdx.x] = x;  // keeps the work live
 }
 
-template <Work W, int N, bool kPipe, bool kScales, bool kEarly = false>
+template <Work W, int N, bool kPipe, bool kScales, int kOpts = 0>
 bool launch(int sms, int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink) {
-  auto* k = probe<W, N, kPipe, kScales, kEarly>;
+  auto* k = probe<W, N, kPipe, kScales, kOpts>;
   cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   k<<<sms, kPipe ? 384 : 256, kSmemBytes>>>(blocks, wgs, feed, src, cycles, sink);
   return true;
@@ -238,17 +299,36 @@ bool launch(int sms, int blocks, int wgs, int feed, const uint8_t* src, long lon
 /// The instantiation of each row of kVariants.
 bool run_variant(const Variant& v, int sms, int blocks, const uint8_t* src, long long* cycles, float* sink) {
   const int g = v.wgs;
-  if (!v.pipe) {
+  if (v.opts != 0) {
+    if (v.opts == kOptEarly) return launch<kFfmaAcc, 64, true, true, kOptEarly>(sms, blocks, g, v.feed, src, cycles, sink);
+    if (v.opts == kOptReleaseAfter)
+      return launch<kFfmaAcc, 64, true, true, kOptReleaseAfter>(sms, blocks, g, v.feed, src, cycles, sink);
+    if (v.opts == kOptHoistSa)
+      return launch<kFfmaAcc, 64, true, true, kOptHoistSa>(sms, blocks, g, v.feed, src, cycles, sink);
+    if (v.opts == kOptThreadArrive)
+      return launch<kFfmaAcc, 64, true, true, kOptThreadArrive>(sms, blocks, g, v.feed, src, cycles, sink);
+    if (v.opts == kOptSpin) return launch<kFfmaAcc, 64, true, true, kOptSpin>(sms, blocks, g, v.feed, src, cycles, sink);
+    constexpr int kAi = kOptScalesAfterIssue, kIr = kOptScalesInRegisters;
+    if (v.opts == kAi && v.pipe) return launch<kFfmaAcc, 64, true, true, kAi>(sms, blocks, g, v.feed, src, cycles, sink);
+    if (v.opts == kIr && v.pipe) return launch<kFfmaAcc, 64, true, true, kIr>(sms, blocks, g, v.feed, src, cycles, sink);
+    if (v.opts == kAi) return launch<kFfmaAcc, 64, false, true, kAi>(sms, blocks, g, v.feed, src, cycles, sink);
+    if (v.opts == kIr) return launch<kFfmaAcc, 64, false, true, kIr>(sms, blocks, g, v.feed, src, cycles, sink);
+    constexpr int kOr = kOptOrdered, kOrTa = kOptOrdered | kOptThreadArrive;
+    if (v.opts == kOr && v.pipe) return launch<kFfmaAcc, 64, true, true, kOr>(sms, blocks, g, v.feed, src, cycles, sink);
+    if (v.opts == kOr) return launch<kFfmaAcc, 64, false, true, kOr>(sms, blocks, g, v.feed, src, cycles, sink);
+    if (v.opts == kOrTa) return launch<kFfmaAcc, 64, true, true, kOrTa>(sms, blocks, g, v.feed, src, cycles, sink);
+    constexpr int kBa = kOptBalanced, kBaTa = kOptBalanced | kOptThreadArrive;
+    if (v.opts == kBa) return launch<kFfmaAcc, 64, true, true, kBa>(sms, blocks, g, v.feed, src, cycles, sink);
+    if (v.opts == kBaTa) return launch<kFfmaAcc, 64, true, true, kBaTa>(sms, blocks, g, v.feed, src, cycles, sink);
+  } else if (!v.pipe) {
     if (v.work == kNone) return launch<kNone, 1, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.work == kFfmaAcc && v.n == 64) return launch<kFfmaAcc, 64, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
+    if (v.work == kFfmaAcc && v.n == 64 && !v.scales)
+      return launch<kFfmaAcc, 64, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
     if (v.work == kFfmaAcc && v.n == 96) return launch<kFfmaAcc, 96, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
     if (v.work == kFfmaAcc && v.n == 128) return launch<kFfmaAcc, 128, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
     if (v.work == kFfmaOther) return launch<kFfmaOther, 64, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
     if (v.work == kFmulAcc) return launch<kFmulAcc, 64, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.work == kFfmaTwoSets) return launch<kFfmaTwoSets, 64, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
-  } else if (v.early) {
-    if (v.work == kNone) return launch<kNone, 1, true, false, true>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.work == kFfmaAcc) return launch<kFfmaAcc, 64, true, true, true>(sms, blocks, g, v.feed, src, cycles, sink);
+    if (v.work == kFfmaAcc && v.scales) return launch<kFfmaAcc, 64, false, true>(sms, blocks, g, v.feed, src, cycles, sink);
   } else if (!v.scales) {
     if (v.work == kNone) return launch<kNone, 1, true, false>(sms, blocks, g, v.feed, src, cycles, sink);
     if (v.work == kFfmaAcc && v.n == 64) return launch<kFfmaAcc, 64, true, false>(sms, blocks, g, v.feed, src, cycles, sink);
