@@ -45,7 +45,7 @@ enum Feed {
   kFeedBarriers  // nothing: the full barrier is arrived on without bytes (the ring's waits and releases alone)
 };
 
-// Changes to the pipe variants' K loop (bits of kOpts).
+// Changes to the K loop (bits of kOpts).
 enum Opt {
   kOptEarly = 1,         // the next stage's wait moved ahead of the last wave's wgmma wait
   kOptReleaseAfter = 2,  // the stage released after the last wave's promotion, not before it
@@ -57,61 +57,6 @@ enum Opt {
   kOptOrdered = 128,  // the two warpgroups issue their waves in turn (named barriers): one's batch never joins the other's
   kOptBalanced = 256  // the next stage's wait and B scale between wave 0's promotion and wave 1's issue, so that each
                       // of a K block's two turns between waves carries one of its two barrier operations
-};
-
-struct Variant {
-  const char* name;
-  Work work;
-  int n;        // instructions a thread and wave
-  int wgs;      // math warpgroups running (1: the other returns at once)
-  bool pipe;    // operands streamed through the ring by a producer warp
-  bool scales;  // s = sa * sb read from shared memory per wave (SFA with the stage, SFB from a per-tile window)
-  Feed feed = kFeedAll;
-  int opts = 0;  // Opt bits
-};
-
-constexpr Variant kVariants[] = {
-    {"none", kNone, 1, 2, false, false},
-    {"ffma_acc", kFfmaAcc, 64, 2, false, false},
-    {"ffma_acc", kFfmaAcc, 96, 2, false, false},
-    {"ffma_acc", kFfmaAcc, 128, 2, false, false},
-    {"ffma_other", kFfmaOther, 64, 2, false, false},
-    {"fmul_acc", kFmulAcc, 64, 2, false, false},
-    {"ffma_acc", kFfmaAcc, 64, 1, false, false},
-    {"none", kNone, 1, 2, true, false},
-    {"ffma_acc", kFfmaAcc, 64, 2, true, false},
-    {"ffma_acc", kFfmaAcc, 32, 2, true, true},
-    {"ffma_acc", kFfmaAcc, 64, 2, true, true},
-    {"none, barriers only", kNone, 1, 2, true, false, kFeedBarriers},
-    {"ffma_acc, barriers only", kFfmaAcc, 64, 2, true, true, kFeedBarriers},
-    {"none, B resident", kNone, 1, 2, true, false, kFeedA},
-    {"ffma_acc, B resident", kFfmaAcc, 64, 2, true, true, kFeedA},
-    {"ffma_acc, SFA resident", kFfmaAcc, 64, 2, true, true, kFeedNoSfa},
-    {"ffma_acc, early wait", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptEarly},
-    {"ffma_acc, resident, no barriers", kFfmaAcc, 64, 2, false, true},
-    {"ffma_acc, resident, no barriers", kFfmaAcc, 64, 1, false, true},
-    {"ffma_acc, barriers only", kFfmaAcc, 64, 1, true, true, kFeedBarriers},
-    {"none, barriers only", kNone, 1, 1, true, false, kFeedBarriers},
-    {"ffma_acc, barriers only, release after", kFfmaAcc, 64, 2, true, true, kFeedBarriers, kOptReleaseAfter},
-    {"ffma_acc, barriers only, sa hoisted", kFfmaAcc, 64, 2, true, true, kFeedBarriers, kOptHoistSa},
-    {"ffma_acc, barriers only, thread arrive", kFfmaAcc, 64, 2, true, true, kFeedBarriers, kOptThreadArrive},
-    {"ffma_acc, barriers only, spin", kFfmaAcc, 64, 2, true, true, kFeedBarriers, kOptSpin},
-    {"ffma_acc, release after", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptReleaseAfter},
-    {"ffma_acc, sa hoisted", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptHoistSa},
-    {"ffma_acc, thread arrive", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptThreadArrive},
-    {"ffma_acc, spin", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptSpin},
-    {"ffma_acc, scales after issue", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptScalesAfterIssue},
-    {"ffma_acc, scales in registers", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptScalesInRegisters},
-    {"ffma_acc, resident, scales after issue", kFfmaAcc, 64, 2, false, true, kFeedAll, kOptScalesAfterIssue},
-    {"ffma_acc, resident, scales in registers", kFfmaAcc, 64, 2, false, true, kFeedAll, kOptScalesInRegisters},
-    {"ffma_acc, resident, ordered", kFfmaAcc, 64, 2, false, true, kFeedAll, kOptOrdered},
-    {"ffma_acc, ordered", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptOrdered},
-    {"ffma_acc, ordered, thread arrive", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptOrdered | kOptThreadArrive},
-    {"ffma_acc, barriers only, ordered", kFfmaAcc, 64, 2, true, true, kFeedBarriers, kOptOrdered},
-    {"ffma_acc, balanced", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptBalanced},
-    {"ffma_acc, barriers only, balanced", kFfmaAcc, 64, 2, true, true, kFeedBarriers, kOptBalanced},
-    {"ffma_acc, balanced, thread arrive", kFfmaAcc, 64, 2, true, true, kFeedAll, kOptBalanced | kOptThreadArrive},
-    {"ffma_acc, balanced", kFfmaAcc, 64, 1, true, true, kFeedAll, kOptBalanced},
 };
 
 constexpr int kStages = 3, kABytes = 256 * 128, kBBytes = 128 * 128, kSfaBytes = 256 * 4;
@@ -288,56 +233,72 @@ __global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
   if (x == 12345.678f) sink[threadIdx.x] = x;  // keeps the work live
 }
 
-template <Work W, int N, bool kPipe, bool kScales, int kOpts = 0>
-bool launch(int sms, int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink) {
+template <Work W, int N, bool kPipe, bool kScales, int kOpts>
+void launch(int sms, int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink) {
   auto* k = probe<W, N, kPipe, kScales, kOpts>;
   cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   k<<<sms, kPipe ? 384 : 256, kSmemBytes>>>(blocks, wgs, feed, src, cycles, sink);
-  return true;
 }
 
-/// The instantiation of each row of kVariants.
-bool run_variant(const Variant& v, int sms, int blocks, const uint8_t* src, long long* cycles, float* sink) {
-  const int g = v.wgs;
-  if (v.opts != 0) {
-    if (v.opts == kOptEarly) return launch<kFfmaAcc, 64, true, true, kOptEarly>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.opts == kOptReleaseAfter)
-      return launch<kFfmaAcc, 64, true, true, kOptReleaseAfter>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.opts == kOptHoistSa)
-      return launch<kFfmaAcc, 64, true, true, kOptHoistSa>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.opts == kOptThreadArrive)
-      return launch<kFfmaAcc, 64, true, true, kOptThreadArrive>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.opts == kOptSpin) return launch<kFfmaAcc, 64, true, true, kOptSpin>(sms, blocks, g, v.feed, src, cycles, sink);
-    constexpr int kAi = kOptScalesAfterIssue, kIr = kOptScalesInRegisters;
-    if (v.opts == kAi && v.pipe) return launch<kFfmaAcc, 64, true, true, kAi>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.opts == kIr && v.pipe) return launch<kFfmaAcc, 64, true, true, kIr>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.opts == kAi) return launch<kFfmaAcc, 64, false, true, kAi>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.opts == kIr) return launch<kFfmaAcc, 64, false, true, kIr>(sms, blocks, g, v.feed, src, cycles, sink);
-    constexpr int kOr = kOptOrdered, kOrTa = kOptOrdered | kOptThreadArrive;
-    if (v.opts == kOr && v.pipe) return launch<kFfmaAcc, 64, true, true, kOr>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.opts == kOr) return launch<kFfmaAcc, 64, false, true, kOr>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.opts == kOrTa) return launch<kFfmaAcc, 64, true, true, kOrTa>(sms, blocks, g, v.feed, src, cycles, sink);
-    constexpr int kBa = kOptBalanced, kBaTa = kOptBalanced | kOptThreadArrive;
-    if (v.opts == kBa) return launch<kFfmaAcc, 64, true, true, kBa>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.opts == kBaTa) return launch<kFfmaAcc, 64, true, true, kBaTa>(sms, blocks, g, v.feed, src, cycles, sink);
-  } else if (!v.pipe) {
-    if (v.work == kNone) return launch<kNone, 1, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.work == kFfmaAcc && v.n == 64 && !v.scales)
-      return launch<kFfmaAcc, 64, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.work == kFfmaAcc && v.n == 96) return launch<kFfmaAcc, 96, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.work == kFfmaAcc && v.n == 128) return launch<kFfmaAcc, 128, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.work == kFfmaOther) return launch<kFfmaOther, 64, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.work == kFmulAcc) return launch<kFmulAcc, 64, false, false>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.work == kFfmaAcc && v.scales) return launch<kFfmaAcc, 64, false, true>(sms, blocks, g, v.feed, src, cycles, sink);
-  } else if (!v.scales) {
-    if (v.work == kNone) return launch<kNone, 1, true, false>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.work == kFfmaAcc && v.n == 64) return launch<kFfmaAcc, 64, true, false>(sms, blocks, g, v.feed, src, cycles, sink);
-  } else {
-    if (v.work == kFfmaAcc && v.n == 32) return launch<kFfmaAcc, 32, true, true>(sms, blocks, g, v.feed, src, cycles, sink);
-    if (v.work == kFfmaAcc && v.n == 64) return launch<kFfmaAcc, 64, true, true>(sms, blocks, g, v.feed, src, cycles, sink);
-  }
-  return false;
+/// One row of the table: the kernel instantiation that runs it, and what it prints.
+struct Variant {
+  const char* name;
+  int n;        // instructions a thread and wave
+  int wgs;      // math warpgroups running (1: the other returns at once)
+  bool pipe;    // operands streamed through the ring by a producer warp
+  bool scales;  // s = sa * sb read from shared memory per wave (SFA with the stage, SFB from a per-tile window)
+  Feed feed;
+  void (*launch)(int sms, int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink);
+};
+
+template <Work W, int N, bool kPipe, bool kScales, int kOpts = 0>
+constexpr Variant row(const char* name, int wgs, Feed feed = kFeedAll) {
+  return {name, N, wgs, kPipe, kScales, feed, &launch<W, N, kPipe, kScales, kOpts>};
 }
+
+constexpr Variant kVariants[] = {
+    row<kNone, 1, false, false>("none", 2),
+    row<kFfmaAcc, 64, false, false>("ffma_acc", 2),
+    row<kFfmaAcc, 96, false, false>("ffma_acc", 2),
+    row<kFfmaAcc, 128, false, false>("ffma_acc", 2),
+    row<kFfmaOther, 64, false, false>("ffma_other", 2),
+    row<kFmulAcc, 64, false, false>("fmul_acc", 2),
+    row<kFfmaAcc, 64, false, false>("ffma_acc", 1),
+    row<kNone, 1, true, false>("none", 2),
+    row<kFfmaAcc, 64, true, false>("ffma_acc", 2),
+    row<kFfmaAcc, 32, true, true>("ffma_acc", 2),
+    row<kFfmaAcc, 64, true, true>("ffma_acc", 2),
+    row<kNone, 1, true, false>("none, barriers only", 2, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true>("ffma_acc, barriers only", 2, kFeedBarriers),
+    row<kNone, 1, true, false>("none, B resident", 2, kFeedA),
+    row<kFfmaAcc, 64, true, true>("ffma_acc, B resident", 2, kFeedA),
+    row<kFfmaAcc, 64, true, true>("ffma_acc, SFA resident", 2, kFeedNoSfa),
+    row<kFfmaAcc, 64, true, true, kOptEarly>("ffma_acc, early wait", 2),
+    row<kFfmaAcc, 64, false, true>("ffma_acc, resident, no barriers", 2),
+    row<kFfmaAcc, 64, false, true>("ffma_acc, resident, no barriers", 1),
+    row<kFfmaAcc, 64, true, true>("ffma_acc, barriers only", 1, kFeedBarriers),
+    row<kNone, 1, true, false>("none, barriers only", 1, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true, kOptReleaseAfter>("ffma_acc, barriers only, release after", 2, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true, kOptHoistSa>("ffma_acc, barriers only, sa hoisted", 2, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true, kOptThreadArrive>("ffma_acc, barriers only, thread arrive", 2, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true, kOptSpin>("ffma_acc, barriers only, spin", 2, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true, kOptReleaseAfter>("ffma_acc, release after", 2),
+    row<kFfmaAcc, 64, true, true, kOptHoistSa>("ffma_acc, sa hoisted", 2),
+    row<kFfmaAcc, 64, true, true, kOptThreadArrive>("ffma_acc, thread arrive", 2),
+    row<kFfmaAcc, 64, true, true, kOptSpin>("ffma_acc, spin", 2),
+    row<kFfmaAcc, 64, true, true, kOptScalesAfterIssue>("ffma_acc, scales after issue", 2),
+    row<kFfmaAcc, 64, true, true, kOptScalesInRegisters>("ffma_acc, scales in registers", 2),
+    row<kFfmaAcc, 64, false, true, kOptScalesAfterIssue>("ffma_acc, resident, scales after issue", 2),
+    row<kFfmaAcc, 64, false, true, kOptScalesInRegisters>("ffma_acc, resident, scales in registers", 2),
+    row<kFfmaAcc, 64, false, true, kOptOrdered>("ffma_acc, resident, ordered", 2),
+    row<kFfmaAcc, 64, true, true, kOptOrdered>("ffma_acc, ordered", 2),
+    row<kFfmaAcc, 64, true, true, kOptOrdered | kOptThreadArrive>("ffma_acc, ordered, thread arrive", 2),
+    row<kFfmaAcc, 64, true, true, kOptOrdered>("ffma_acc, barriers only, ordered", 2, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true, kOptBalanced>("ffma_acc, balanced", 2),
+    row<kFfmaAcc, 64, true, true, kOptBalanced>("ffma_acc, barriers only, balanced", 2, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true, kOptBalanced | kOptThreadArrive>("ffma_acc, balanced, thread arrive", 2),
+    row<kFfmaAcc, 64, true, true, kOptBalanced>("ffma_acc, balanced", 1),
+};
 
 }  // namespace
 
@@ -378,10 +339,7 @@ int main(int argc, char** argv) {
   for (const Variant& v : kVariants) {
     for (int rep = 0; rep < 2; ++rep) {  // the first launch warms the clocks; the second is reported
       cudaMemset(cycles, 0, sizeof(long long) * sms * 2);
-      if (!run_variant(v, sms, blocks, src, cycles, sink)) {
-        fprintf(stderr, "ffma_wgmma_probe: no instantiation for %s %d\n", v.name, v.n);
-        return 1;
-      }
+      v.launch(sms, blocks, v.wgs, v.feed, src, cycles, sink);
       if (cudaDeviceSynchronize() != cudaSuccess) {
         fprintf(stderr, "ffma_wgmma_probe: %s failed: %s\n", v.name, cudaGetErrorString(cudaGetLastError()));
         return 1;
