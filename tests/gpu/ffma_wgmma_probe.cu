@@ -6,10 +6,13 @@
 // K block's A (32 KB), B (16 KB) and, with `scales`, SFA (1 KB) into a 3-stage ring with bulk copies on mbarriers, as
 // the kernel's does, from a 25 MB buffer that stays in L2, and the math warpgroups wait for each stage and free it.
 // Tensor work of a K block: 2 warpgroups x 2 waves x 4 wgmmas = 1024 cycles at 8192 FP8 FLOP per cycle and SM
-// (docs/performance-history.md, sixteenth round: the kernel's K loop takes about 1160).
+// (docs/performance-history.md, sixteenth round: the kernel's K loop takes about 1160). The `one wave` rows give each
+// math warpgroup one 64-row slab a K block instead (three warpgroups: a 192 x 128 tile, tensor work 768), so that a
+// warpgroup's promotion has two other warpgroups' wgmmas to hide behind instead of one.
 //
-//   ffma_wgmma_probe [--blocks N]   prints one line per variant: cycles per K block (median over the CTAs of the CTA's
-//                                   slower math warpgroup), their range, and the ratio to the tensor work.
+//   ffma_wgmma_probe [--blocks N] [--only TEXT]
+//       prints one line per variant (with --only, those whose name contains TEXT): cycles per K block (median over
+//       the CTAs of the CTA's slowest math warpgroup), their range, and the ratio to the tensor work.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -96,9 +99,20 @@ __device__ __forceinline__ void work(float (&acc)[64], float (&F)[64], const flo
   }
 }
 
-template <Work W, int N, bool kPipe, bool kScales, int kOpts = 0>
-__global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
+/// Threads of a CTA: kMathWgs math warpgroups and, with the pipe, the producer's.
+template <bool kPipe, int kMathWgs>
+constexpr int kThreads = 128 * (kMathWgs + (kPipe ? 1 : 0));
+
+// kWaves: waves a warpgroup runs per K block (2: BLOCK_M 256 with two math warpgroups, the kernel's; 1: one 64-row
+// slab a warpgroup, so that kMathWgs = 3 is a 192-row tile). Four warpgroups of 128 threads leave 128 registers a
+// thread at launch; the producer then gives its own back (setmaxnreg) so that the math warpgroups hold 160, as the
+// kernel does with 168 / 232 at 384 threads.
+template <Work W, int N, bool kPipe, bool kScales, int kOpts = 0, int kWaves = 2, int kMathWgs = 2>
+__global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
     probe(int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink) {
+  static_assert(kWaves == 2 || (kOpts & (kOptBalanced | kOptOrdered)) == 0, "balanced and ordered pair two waves");
+  static_assert(kMathWgs == 2 || (kOpts & kOptOrdered) == 0, "ordered alternates two warpgroups");
+  constexpr bool kSetMaxNreg = kThreads<kPipe, kMathWgs> > 384;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   float* sfb = reinterpret_cast<float*>(smem + kStages * kStageBytes);
@@ -121,6 +135,7 @@ __global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
   const int wg = static_cast<int>(threadIdx.x / 128), tid = threadIdx.x % 128;
   if constexpr (kPipe) {
     if (wg == 0) {  // the producer: one elected thread of warp 0
+      if constexpr (kSetMaxNreg) asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
       if (tid == 0) {
         for (int kb = 0; kb < blocks; ++kb) {
           const int s = kb % kStages;
@@ -132,8 +147,9 @@ __global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
             mbar_arrive_local(bar);
             continue;
           }
-          mbar_arrive_expect_tx(bar, kABytes + (b ? kBBytes : 0) + (sfa ? kSfaBytes : 0));
-          bulk_load(dst, from, kABytes, bar);
+          const uint32_t a_bytes = 64 * 128 * kWaves * wgs;  // the rows the math warpgroups read
+          mbar_arrive_expect_tx(bar, a_bytes + (b ? kBBytes : 0) + (sfa ? kSfaBytes : 0));
+          bulk_load(dst, from, a_bytes, bar);
           if (b) bulk_load(dst + kABytes, from + kABytes, kBBytes, bar);
           if (sfa) bulk_load(dst + kABytes + kBBytes, from + kABytes + kBBytes, kSfaBytes, bar);
         }
@@ -141,6 +157,7 @@ __global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
       return;
     }
   }
+  if constexpr (kSetMaxNreg) asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
   const int w = kPipe ? wg - 1 : wg;
   if (w >= wgs) return;
   const uint32_t lo_a0 = __shfl_sync(0xffffffffu, desc_lo_sw128(smem_addr(smem + w * 64 * 128)), 0);
@@ -179,7 +196,7 @@ __global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
     for (int kb = 0; kb < blocks; ++kb) {
       const int s = kPipe ? kb % kStages : 0;
       const uint32_t stage = static_cast<uint32_t>(s * kStageBytes) / 16;
-      float sb = 1.0f, sa[4];
+      float sb = 1.0f, sa[2 * kWaves];
       if constexpr (kScales && (kOpts & kOptScalesInRegisters) == 0)
         if ((kOpts & kOptBalanced) == 0 || kb == 0) sb = ld_shared_f32(sfb_u + 4 * (kb % kSfbFloats));
       constexpr bool kBal = kOpts & kOptBalanced;
@@ -187,7 +204,7 @@ __global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
       if (kBal && kScales && kb > 0) sb = sb_next;
       if constexpr (kScales && kHoist) {
 #pragma unroll
-        for (int v = 0; v < 2; ++v) {
+        for (int v = 0; v < kWaves; ++v) {
           sa[2 * v] = ld_shared_f32(sfa_u + s * kStageBytes + 4 * 128 * v);
           sa[2 * v + 1] = ld_shared_f32(sfa_u + s * kStageBytes + 4 * (128 * v + 8));
         }
@@ -202,7 +219,7 @@ __global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
         }
       };
 #pragma unroll
-      for (int v = 0; v < 2; ++v) {
+      for (int v = 0; v < kWaves; ++v) {
         if constexpr (kScales && !kHoist && !kAfterIssue) read_sa(v);
         constexpr bool kOrdered = kOpts & kOptOrdered;
         // ordered: warpgroup w issues after the other has issued its previous wave (barrier 2 + w), then lets it go
@@ -212,11 +229,11 @@ __global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
         if constexpr (kScales && kAfterIssue) read_sa(v);
         if constexpr (kScales) s0 = __fmul_rn(sa[2 * v], sb), s1 = __fmul_rn(sa[2 * v + 1], sb);
         // early: the next K block's stage is waited for while this block's last wave runs, not after its promotion
-        if (kEarly && v == 1 && kb + 1 < blocks) wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
+        if (kEarly && v == kWaves - 1 && kb + 1 < blocks) wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
         wgmma_wait0();
-        if (kPipe && !kAfter && v == 1) release(s);
+        if (kPipe && !kAfter && v == kWaves - 1) release(s);
         work<W, N>(acc, F, G, s0, s1);
-        if (kPipe && kAfter && v == 1) release(s);
+        if (kPipe && kAfter && v == kWaves - 1) release(s);
         if ((kOpts & kOptBalanced) != 0 && v == 0 && kb + 1 < blocks) {
           if constexpr (kScales) sb_next = ld_shared_f32(sfb_u + 4 * ((kb + 1) % kSfbFloats));
           if (kPipe) wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
@@ -226,34 +243,44 @@ __global__ void __launch_bounds__(kPipe ? 384 : 256, 1)
   }
   if ((kOpts & kOptOrdered) != 0 && w == 0) asm volatile("bar.sync 2, 256;\n" ::: "memory");  // the last release
   const long long t1 = clock64();
-  if (tid == 0) cycles[blockIdx.x * 2 + w] = t1 - t0;
+  if (tid == 0) cycles[blockIdx.x * 4 + w] = t1 - t0;
   float x = 0.0f;
 #pragma unroll
   for (int i = 0; i < 64; ++i) x += F[i] + acc[i];
   if (x == 12345.678f) sink[threadIdx.x] = x;  // keeps the work live
 }
 
-template <Work W, int N, bool kPipe, bool kScales, int kOpts>
+template <Work W, int N, bool kPipe, bool kScales, int kOpts, int kWaves, int kMathWgs>
 void launch(int sms, int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink) {
-  auto* k = probe<W, N, kPipe, kScales, kOpts>;
+  auto* k = probe<W, N, kPipe, kScales, kOpts, kWaves, kMathWgs>;
   cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-  k<<<sms, kPipe ? 384 : 256, kSmemBytes>>>(blocks, wgs, feed, src, cycles, sink);
+  k<<<sms, kThreads<kPipe, kMathWgs>, kSmemBytes>>>(blocks, wgs, feed, src, cycles, sink);
 }
 
 /// One row of the table: the kernel instantiation that runs it, and what it prints.
 struct Variant {
   const char* name;
   int n;        // instructions a thread and wave
-  int wgs;      // math warpgroups running (1: the other returns at once)
+  int wgs;      // math warpgroups running (fewer than launched: the others return at once)
+  int waves;    // waves a warpgroup runs per K block
   bool pipe;    // operands streamed through the ring by a producer warp
   bool scales;  // s = sa * sb read from shared memory per wave (SFA with the stage, SFB from a per-tile window)
   Feed feed;
   void (*launch)(int sms, int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink);
 };
 
-template <Work W, int N, bool kPipe, bool kScales, int kOpts = 0>
+template <Work W, int N, bool kPipe, bool kScales, int kOpts = 0, int kWaves = 2, int kMathWgs = 2>
 constexpr Variant row(const char* name, int wgs, Feed feed = kFeedAll) {
-  return {name, N, wgs, kPipe, kScales, feed, &launch<W, N, kPipe, kScales, kOpts>};
+  static_assert(kMathWgs >= 1 && kMathWgs <= 3 && (kWaves == 1 || kWaves == 2), "up to 3 math warpgroups, 1-2 waves");
+  return {name, N, wgs, kWaves, kPipe, kScales, feed, &launch<W, N, kPipe, kScales, kOpts, kWaves, kMathWgs>};
+}
+
+// One 64-row wave a warpgroup and K block: three math warpgroups make a 192 x 128 tile (tensor work 768 a K block),
+// two a 128 x 128 one (512).
+template <Work W, int N, bool kPipe, bool kScales, int kOpts = 0>
+constexpr Variant slab(const char* name, int wgs, Feed feed = kFeedAll) {
+  return wgs == 3 ? row<W, N, kPipe, kScales, kOpts, 1, 3>(name, wgs, feed)
+                  : row<W, N, kPipe, kScales, kOpts, 1, 2>(name, wgs, feed);
 }
 
 constexpr Variant kVariants[] = {
@@ -298,17 +325,28 @@ constexpr Variant kVariants[] = {
     row<kFfmaAcc, 64, true, true, kOptBalanced>("ffma_acc, barriers only, balanced", 2, kFeedBarriers),
     row<kFfmaAcc, 64, true, true, kOptBalanced | kOptThreadArrive>("ffma_acc, balanced, thread arrive", 2),
     row<kFfmaAcc, 64, true, true, kOptBalanced>("ffma_acc, balanced", 1),
+    slab<kNone, 1, false, false>("one wave: none", 3),
+    slab<kFfmaAcc, 64, false, true>("one wave: ffma_acc, resident, no barriers", 3),
+    slab<kNone, 1, true, false>("one wave: none", 3),
+    slab<kFfmaAcc, 64, true, true>("one wave: ffma_acc", 3),
+    slab<kFfmaAcc, 64, true, true, kOptThreadArrive>("one wave: ffma_acc, thread arrive", 3),
+    slab<kFfmaAcc, 64, true, true>("one wave: ffma_acc, barriers only", 3, kFeedBarriers),
+    slab<kFfmaAcc, 64, true, true>("one wave: ffma_acc", 2),
+    slab<kFfmaAcc, 64, true, true, kOptThreadArrive>("one wave: ffma_acc, thread arrive", 2),
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int blocks = 32768;  // about 25 ms a launch
+  const char* only = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--blocks") && i + 1 < argc) {
       blocks = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = argv[++i];
     } else {
-      fprintf(stderr, "ffma_wgmma_probe: unknown argument %s (usage: ffma_wgmma_probe [--blocks N])\n", argv[i]);
+      fprintf(stderr, "ffma_wgmma_probe: unknown argument %s (usage: ffma_wgmma_probe [--blocks N] [--only TEXT])\n", argv[i]);
       return 2;
     }
   }
@@ -325,33 +363,34 @@ int main(int argc, char** argv) {
   long long* cycles;
   float* sink;
   uint8_t* src;
-  cudaMalloc(&cycles, sizeof(long long) * sms * 2);
-  cudaMalloc(&sink, sizeof(float) * 384);
+  cudaMalloc(&cycles, sizeof(long long) * sms * 4);
+  cudaMalloc(&sink, sizeof(float) * 512);
   cudaMalloc(&src, static_cast<size_t>(kSlots) * kStageBytes);
   cudaMemset(src, 0x38, static_cast<size_t>(kSlots) * kStageBytes);  // e4m3 1.0; as f32 (SFA) about 4.4e-5
-  printf("ffma_wgmma_probe: %s, %d SMs, %d K blocks a CTA; cycles per K block (2 waves x 4 wgmma m64n128k32 per "
+  printf("ffma_wgmma_probe: %s, %d SMs, %d K blocks a CTA; cycles per K block (a wave: 4 wgmma m64n128k32 a "
          "warpgroup)\n",
          prop.name, sms, blocks);
-  printf("| variant | instructions a wave | math warpgroups | pipe | scales | cycles per K block (median of CTAs) | "
-         "min–max | over tensor work |\n");
-  printf("|---|---|---|---|---|---|---|---|\n");
+  printf("| variant | instructions a wave | math warpgroups | waves | pipe | scales | cycles per K block (median of "
+         "CTAs) | min–max | over tensor work |\n");
+  printf("|---|---|---|---|---|---|---|---|---|\n");
   fflush(stdout);
   for (const Variant& v : kVariants) {
+    if (only && !strstr(v.name, only)) continue;
     for (int rep = 0; rep < 2; ++rep) {  // the first launch warms the clocks; the second is reported
-      cudaMemset(cycles, 0, sizeof(long long) * sms * 2);
+      cudaMemset(cycles, 0, sizeof(long long) * sms * 4);
       v.launch(sms, blocks, v.wgs, v.feed, src, cycles, sink);
       if (cudaDeviceSynchronize() != cudaSuccess) {
         fprintf(stderr, "ffma_wgmma_probe: %s failed: %s\n", v.name, cudaGetErrorString(cudaGetLastError()));
         return 1;
       }
     }
-    std::vector<long long> h(sms * 2);
-    cudaMemcpy(h.data(), cycles, sizeof(long long) * sms * 2, cudaMemcpyDeviceToHost);
+    std::vector<long long> h(sms * 4);
+    cudaMemcpy(h.data(), cycles, sizeof(long long) * sms * 4, cudaMemcpyDeviceToHost);
     std::vector<double> per(sms);
-    for (int c = 0; c < sms; ++c) per[c] = static_cast<double>(std::max(h[2 * c], h[2 * c + 1])) / blocks;
+    for (int c = 0; c < sms; ++c) per[c] = static_cast<double>(*std::max_element(&h[4 * c], &h[4 * c + 4])) / blocks;
     std::sort(per.begin(), per.end());
-    const double med = per[sms / 2], tensor = 512.0 * v.wgs;
-    printf("| %s | %d | %d | %s | %s | %.1f | %.1f–%.1f | %.3f× |\n", v.name, v.n, v.wgs, v.pipe ? "yes" : "no",
+    const double med = per[sms / 2], tensor = 256.0 * v.waves * v.wgs;
+    printf("| %s | %d | %d | %d | %s | %s | %.1f | %.1f–%.1f | %.3f× |\n", v.name, v.n, v.wgs, v.waves, v.pipe ? "yes" : "no",
            v.scales ? "yes" : "no", med, per.front(), per.back(), med / tensor);
   }
   return 0;
