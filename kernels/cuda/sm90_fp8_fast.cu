@@ -163,7 +163,7 @@ void fill_blocks(FastParams* p, const FastChoice& c) { fast_fill_blocks(*p, c.bm
 
 // Rows of A's TMA box: BLOCK_M / multicast, or 64 where the producer loads A by 64-row chunk (fast_a_by_chunk).
 int a_box_rows(const FastParams& p, const FastChoice& c) {
-  return fast_a_by_chunk(p.mode, p.split_k, c.bm, c.multicast, c.ktma) ? 64 : c.bm / c.multicast;
+  return fast_a_by_chunk(p.mode, p.split_k, c.bm, c.multicast, c.ktma, p.M) ? 64 : c.bm / c.multicast;
 }
 
 // Grouped calls (p->gate_kind set): the index tensor is checked on the device (grouped_gate.h), instead of the host

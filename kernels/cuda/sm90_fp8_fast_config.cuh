@@ -76,14 +76,21 @@ struct FastConfig {
   static_assert(kKtma == 1 || (kMulticast == 1 && !kSplitK), "ktma=N: not with multicast or split K");
 };
 
-/// Whether A is loaded by 64-row chunk (a TMA box of 64 rows; else BLOCK_M / multicast rows): masked GEMMs at BLOCK_M
-/// 128 without multicast, deep boxes or split K, where the producer leaves out the second chunk where it starts at or
-/// past masked_m. No math warpgroup reads those rows (fast_idle_waves skips their wgmmas) and the epilogue writes them
-/// as zeros, so the bits are unchanged; at masked_m 20 (Mmax 128) a stage's A bytes halve (H200, in one process with
-/// DeepGEMM, alternating: the eight 20-row masked shapes 0.940x -> 0.957x DeepGEMM, 32 x 20 x 6144 x 7168 383.4 ->
-/// 373.2 us). The launcher (the map's box) and the producer (the copies and the bytes to expect) both ask this.
-__host__ __device__ constexpr bool fast_a_by_chunk(int mode, int split_k, int bm, int mc, int ktma) {
-  return mode == kFastMasked && split_k <= 1 && bm == kFBM && mc == 1 && ktma == 1;
+/// Whether A is loaded by 64-row chunk (a TMA box of 64 rows; else BLOCK_M / multicast rows): masked GEMMs without
+/// multicast, deep boxes or split K, at BLOCK_M 128, and at BLOCK_M 256 where a group is one row tile (Mmax <= 256).
+/// The producer leaves out the chunks that start at or past masked_m. No math warpgroup reads those rows
+/// (fast_idle_waves skips their wgmmas) and the epilogue writes them as zeros, so the bits are unchanged. H200:
+/// - BLOCK_M 128, masked_m 20 (Mmax 128): a stage's A bytes halve; in one process with DeepGEMM, alternating, the
+///   eight 20-row masked shapes 0.940x -> 0.957x DeepGEMM, 32 x 20 x 6144 x 7168 383.4 -> 373.2 us.
+/// - BLOCK_M 256, masked_m 192 (Mmax 256): three chunks of four, 24 KB of A a stage against 32 (tests/gpu/run.sh's ab
+///   step, two calls, 3 runs a side, us): 32 x 192 x 7168 x 3072 304.2 -> 278.2 and 285.2 -> 279.4, x 4096 x 2048
+///   115.4 -> 113.0 and 114.5 -> 111.6, x 4096 x 4096 221.8 -> 215.7 and 216.4 -> 212.2, x 6144 x 7168 595.3 -> 589.8
+///   and 576.7 -> 561.1; against DeepGEMM in one process the four 1.035x -> 1.060x (geomean). Where a group has several
+///   row tiles (6 x 1024, Mmax 1024) four copies a stage in place of one lost on 6 x 1024 x 6144 x 7168 (428.7 -> 457.4
+///   us) and saved only the last tile's chunks: there the box stays whole.
+/// The launcher (the map's box) and the producer (the copies and the bytes to expect) both ask this.
+__host__ __device__ constexpr bool fast_a_by_chunk(int mode, int split_k, int bm, int mc, int ktma, int M) {
+  return mode == kFastMasked && split_k <= 1 && (bm == kFBM || (bm == 256 && M <= 256)) && mc == 1 && ktma == 1;
 }
 
 /// Whether the launcher may split the last round's tiles in halves (fast_split_tail): BLOCK_M 256 tiles whose K loop

@@ -17,8 +17,8 @@
 //   - two math warpgroups (fast_math) of 64 rows per wave (BLOCK_M 128: one wave, 256: two; BLOCK_M 64: one math
 //     warpgroup, the other idles), which run the wgmmas and promote each K block's result into the f32 accumulators;
 //   - whose epilogue (fast_epilogue) rounds to bf16 and stores D through shared memory (stmatrix) with TMA stores.
-//     A wave whose rows nothing reads (fast_idle_waves) issues no wgmmas; at masked BLOCK_M 128 its A rows are not
-//     loaded either (fast_a_by_chunk).
+//     A wave whose rows nothing reads (fast_idle_waves) issues no wgmmas; at masked BLOCK_M 128 (and 256 where a
+//     group is one row tile) its A rows are not loaded either (fast_a_by_chunk).
 // With split K (kSplitK) units are (tile, K range) and each K block's raw result goes to a workspace, which
 // sm90_fp8_fast.cu's second kernel promotes.
 //

@@ -84,14 +84,18 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
   constexpr int kTxA = kKtma * kStageA, kTxB = kKtma * kStageB, kTxSfa = kKtma * BM * 4;
   constexpr bool spread = C::kSpread && kSfaTma;
   const uint32_t a_u = smem_addr(ring.a), b_u = smem_addr(ring.b), sfa_u = smem_addr(ring.sfa);
-  const bool by_chunk = fast_a_by_chunk(p.mode, p.split_k, BM, MC, kKtma);  // constant false but at BLOCK_M 128
+  const bool by_chunk = fast_a_by_chunk(p.mode, p.split_k, BM, MC, kKtma, p.M);  // false but at BLOCK_M 128, 256
   uint32_t it = 0;
   for (int u = cluster; u < p.units; u += clusters) {
     const FastTile ti = fast_tile<C>(p, u, rank, N);
     if (!ti.valid || !ti.compute) continue;
-    // By chunk: rows 64 .. 127 only where they start below masked_m (else nothing reads them).
-    const bool a_hi = by_chunk && !ti.zero[1];
-    const int tx_a = by_chunk && !a_hi ? kTxA / 2 : kTxA;
+    // By chunk: the tile's 64-row chunks up to the last that starts below masked_m and has rows to store (nothing
+    // reads the others: fast_idle_waves; a tail half has two). The first always has, or the tile would not be computed.
+    int a_chunks = 1;
+#pragma unroll
+    for (int c = 1; c < BM / 64; ++c)
+      if (by_chunk && !ti.zero[c] && ti.rows_left[c] > 0) a_chunks = c + 1;
+    const int tx_a = by_chunk ? a_chunks * 64 * kFBK : kTxA;
     const float* sfa_base = p.sfa + ti.z * p.sfa_s_batch + static_cast<int64_t>(ti.m0) * p.sfa_s_row;
     for (int kb = ti.kb0; kb < ti.kb1; kb += kKtma, it += kKtma) {
       const int s = it % kStages;
@@ -106,7 +110,10 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
           tma_load_3d(a_u + s * kStageA, &map_a, full, 0, ti.a_row, kb);
         } else if constexpr (MC == 1) {
           tma_load_2d(a_u + s * kStageA, &map_a, full, kb * kFBK, ti.a_row);
-          if (a_hi) tma_load_2d(a_u + s * kStageA + 64 * kFBK, &map_a, full, kb * kFBK, ti.a_row + 64);
+#pragma unroll
+          for (int c = 1; c < BM / 64; ++c)
+            if (by_chunk && c < a_chunks)
+              tma_load_2d(a_u + s * kStageA + c * 64 * kFBK, &map_a, full, kb * kFBK, ti.a_row + 64 * c);
         } else {
           constexpr int rows = BM / MC;
           tma_load_2d_multicast(a_u + s * kStageA + rank * rows * kFBK, &map_a, full, kb * kFBK, ti.a_row + rank * rows,

@@ -229,7 +229,8 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
         if constexpr (kScales && kAfterIssue) read_sa(v);
         if constexpr (kScales) s0 = __fmul_rn(sa[2 * v], sb), s1 = __fmul_rn(sa[2 * v + 1], sb);
         // early: the next K block's stage is waited for while this block's last wave runs, not after its promotion
-        if (kEarly && v == kWaves - 1 && kb + 1 < blocks) wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
+        if (kEarly && v == kWaves - 1 && kb + 1 < blocks)
+          wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
         wgmma_wait0();
         if (kPipe && !kAfter && v == kWaves - 1) release(s);
         work<W, N>(acc, F, G, s0, s1);
@@ -346,7 +347,8 @@ int main(int argc, char** argv) {
     } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
     } else {
-      fprintf(stderr, "ffma_wgmma_probe: unknown argument %s (usage: ffma_wgmma_probe [--blocks N] [--only TEXT])\n", argv[i]);
+      fprintf(stderr, "ffma_wgmma_probe: unknown argument %s (usage: ffma_wgmma_probe [--blocks N] [--only TEXT])\n",
+              argv[i]);
       return 2;
     }
   }
@@ -390,8 +392,8 @@ int main(int argc, char** argv) {
     for (int c = 0; c < sms; ++c) per[c] = static_cast<double>(*std::max_element(&h[4 * c], &h[4 * c + 4])) / blocks;
     std::sort(per.begin(), per.end());
     const double med = per[sms / 2], tensor = 256.0 * v.waves * v.wgs;
-    printf("| %s | %d | %d | %d | %s | %s | %.1f | %.1f–%.1f | %.3f× |\n", v.name, v.n, v.wgs, v.waves, v.pipe ? "yes" : "no",
-           v.scales ? "yes" : "no", med, per.front(), per.back(), med / tensor);
+    printf("| %s | %d | %d | %d | %s | %s | %.1f | %.1f–%.1f | %.3f× |\n", v.name, v.n, v.wgs, v.waves,
+           v.pipe ? "yes" : "no", v.scales ? "yes" : "no", med, per.front(), per.back(), med / tensor);
   }
   return 0;
 }
