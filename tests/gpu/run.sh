@@ -23,7 +23,7 @@
 # "ab": the working tree's kernels against copies of kernels/ in AB_SOURCES (AB_NULL=1: and an unmodified copy), timed in
 # turn in the same call, see AB_*;
 # "clocks": ours and DeepGEMM under sustained load, time, SM clock, power and cycles per call, see CLOCK_*;
-# "probe": the promotion's FMAs against the tensor cores, tests/gpu/ffma_wgmma_probe.cu, PROBE_ARGS).
+# "probe": the K loop's parts against the tensor cores, tests/gpu/ffma_wgmma_probe.cu, PROBE_ARGS).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -509,9 +509,10 @@ if has trace && [ -z "${HUNG:-}" ]; then
 fi
 
 if has probe && [ -z "${HUNG:-}" ]; then
-  # What the promotion's FMAs cost the tensor cores, without loads or barriers (tests/gpu/ffma_wgmma_probe.cu: cycles
-  # per K block of the BLOCK_M 256 x BLOCK_N 128 K loop per variant of the work after each wave); probe.log, the table
-  # twice (two runs in a row).
+  # The large-M K loop taken apart (tests/gpu/ffma_wgmma_probe.cu: cycles per K block of the BLOCK_M 256 x BLOCK_N 128
+  # loop, and of one 64-row wave per math warpgroup, per variant: the promotion's FMAs, the scales, the ring's copies
+  # and barriers); PROBE_ARGS="--only WORD" runs the rows whose name contains WORD; probe.log, the table twice (two runs
+  # in a row).
   { timeout "${PROBE_TIMEOUT:-120}" "$B/ffma_wgmma_probe" ${PROBE_ARGS:-}; echo "probe exit $?"
     timeout "${PROBE_TIMEOUT:-120}" "$B/ffma_wgmma_probe" ${PROBE_ARGS:-}; echo "probe exit $?"; } >"$OUT/probe.log" 2>&1
   note "probe: $(grep -c '^probe exit 0' "$OUT/probe.log") of 2 runs exit 0 (probe.log)"
