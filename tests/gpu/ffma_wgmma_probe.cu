@@ -147,7 +147,9 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
             mbar_arrive_local(bar);
             continue;
           }
-          const uint32_t a_bytes = 64 * 128 * kWaves * wgs;  // the rows the math warpgroups read
+          // A up to the last row the math warpgroups read: wave v of warpgroup w reads rows 128 v + 64 w .. + 63 (two
+          // waves), 64 w .. + 63 (one wave)
+          const uint32_t a_bytes = 64 * 128 * (kWaves == 2 ? 2 + wgs : wgs);
           mbar_arrive_expect_tx(bar, a_bytes + (b ? kBBytes : 0) + (sfa ? kSfaBytes : 0));
           bulk_load(dst, from, a_bytes, bar);
           if (b) bulk_load(dst + kABytes, from + kABytes, kBBytes, bar);
