@@ -16,7 +16,8 @@
 #   chooses (tests/gpu/cublaslt_check.ts). check.cpp's quantizer and cuBLASLt cases run in the check and sanitize steps.
 # Reports go to $OUT (or ./gpu-out): env.log build.log check.log pdl.log sanitizer.log bench.log verify.log
 # verify_deepseek_v3_full.{log,json} (the DeepSeek-V3 table at its real M; VERIFY_FULL_SAMPLE, VERIFY_FULL_TIMEOUT) torch.log
-# adapters.log adapters_deepgemm.json adapters_torch.json adapters_extra_*.json summary.txt.
+# adapters.log adapters_deepgemm.json adapters_torch.json adapters_extra_*.json summary.txt; with PACK=1 all but
+# summary.txt go into one reports.tgz.
 # STEPS selects parts (default: "build check sanitize ops bench h2h verify torch adapters"; "h2h": ours and DeepGEMM in
 # one process on the same operands, interleaved, see H2H_*, the table issue 26 gates on; also "profile": ncu, see
 # PROFILE_*; "sass": cuobjdump of JIT kernels, see SASS_GREP; "trace": the profiling build's cycle traces, see TRACE_*;
@@ -610,6 +611,17 @@ if has identify; then
     note "identify recordings: exit $?; $(tail -1 "$OUT/identify.out")"
   else
     note "identify: .device/enter.sh not carried"
+  fi
+fi
+# PACK=1: every report under $OUT but summary.txt into reports.tgz, the originals removed, so that a caller that brings
+# back only a few files of a run from a remote GPU machine still gets all of them; summary.txt stays beside it.
+if [ "${PACK:-0}" = 1 ]; then
+  if (cd "$OUT" && find . -type f ! -path ./summary.txt ! -path ./reports.tgz | sort |
+    tar czf reports.tgz --remove-files -T -); then
+    find "$OUT" -mindepth 1 -type d -empty -delete
+    note "reports: $(tar tzf "$OUT/reports.tgz" | wc -l) files in reports.tgz"
+  else
+    note "reports: packing failed; the reports stay as they are"
   fi
 fi
 cat "$SUMMARY"

@@ -1,0 +1,59 @@
+// run.sh's PACK=1: every report under $OUT but summary.txt goes into reports.tgz (the originals removed, empty folders
+// too), so that a caller that brings back only a few files of a call gets them all; summary.txt says how many.
+import assert from "node:assert/strict";
+
+const root = new URL("../../", import.meta.url).pathname;
+
+async function run(env: Record<string, string>): Promise<void> {
+  const out = await new Deno.Command("bash", {
+    args: ["tests/gpu/run.sh"],
+    cwd: root,
+    env: { ...env, STEPS: "none" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+}
+
+async function listing(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const e of Deno.readDir(dir)) names.push(e.name);
+  return names.sort();
+}
+
+async function tarList(file: string): Promise<string[]> {
+  const out = await new Deno.Command("tar", { args: ["tzf", file], stdout: "piped" }).output();
+  assert.equal(out.code, 0);
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l !== "").sort();
+}
+
+Deno.test("run.sh with PACK=1 leaves summary.txt and reports.tgz, which holds every other report", async () => {
+  const out = await Deno.makeTempDir({ prefix: "go-pack-out-" });
+  const b = await Deno.makeTempDir({ prefix: "go-pack-b-" });
+  try {
+    await Deno.mkdir(`${out}/r/ab`, { recursive: true });
+    await Deno.writeTextFile(`${out}/r/ab/check.log`, "SUMMARY failures=0\n");
+    await Deno.writeTextFile(`${out}/probe.log`, "| none | 1 |\n");
+    await run({ OUT: out, BUILD_DIR: b, PACK: "1" });
+    assert.deepEqual(await listing(out), ["reports.tgz", "summary.txt"], "the folders emptied by the packing go too");
+    assert.deepEqual(await tarList(`${out}/reports.tgz`), ["./env.log", "./probe.log", "./r/ab/check.log"]);
+    const summary = await Deno.readTextFile(`${out}/summary.txt`);
+    assert.match(summary, /^reports: 3 files in reports\.tgz$/m);
+  } finally {
+    await Deno.remove(out, { recursive: true });
+    await Deno.remove(b, { recursive: true });
+  }
+});
+
+Deno.test("run.sh without PACK leaves the reports as they are", async () => {
+  const out = await Deno.makeTempDir({ prefix: "go-pack-out-" });
+  const b = await Deno.makeTempDir({ prefix: "go-pack-b-" });
+  try {
+    await Deno.writeTextFile(`${out}/probe.log`, "| none | 1 |\n");
+    await run({ OUT: out, BUILD_DIR: b });
+    assert.deepEqual(await listing(out), ["env.log", "probe.log", "summary.txt"]);
+  } finally {
+    await Deno.remove(out, { recursive: true });
+    await Deno.remove(b, { recursive: true });
+  }
+});
