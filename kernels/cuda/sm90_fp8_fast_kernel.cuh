@@ -55,8 +55,10 @@ namespace go_sm90 {
 /// call). Contiguous rows of group -1 are computed: their flags come with the tile's first SFB window
 /// (FastMath::zero_chunks), after this choice. Split K keeps every wave: its workspace is read whole. The chunk's
 /// facts are picked by w with a select (an index computed from w would put the FastTile in local memory).
+/// Host-callable: tests/kernels/fast_tiles_check.cu checks that the producer loads every chunk of A a computed wave
+/// reads.
 template <class C>
-__device__ __forceinline__ int fast_idle_waves(const FastParams& p, const FastTile& ti, int w) {
+__host__ __device__ __forceinline__ int fast_idle_waves(const FastParams& p, const FastTile& ti, int w) {
   if constexpr (C::kSplitK) return 0;
   const bool w1 = C::kMathWGs == 2 && w == 1;
   const int masked_m = p.mode == kFastMasked ? p.masked_m[ti.z] : p.M;  // fast_tile read it

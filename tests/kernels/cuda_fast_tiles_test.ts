@@ -3,9 +3,10 @@
 // for bit on an H200, for dense, contiguous (classic, psum) and masked layouts; split K runs every (tile, K block) of a
 // dense walk exactly once; the TMA-store epilogue never rewrites a staging buffer that a store of its may still read;
 // the grouped index rules and error words of grouped_gate.h hold at their bounds; the walk's divisions by prepared
-// divisors (FastDiv) are exact; a last round split in halves writes the same elements.
-// tests/kernels/fast_tiles_check.cu runs the kernel header's fast_tile, fast_chunk_tma and fast_epi_pending on the
-// host: nvcc, no GPU, so CI runs it.
+// divisors (FastDiv) are exact; a last round split in halves writes the same elements; masked A loaded by 64-row
+// chunk holds every chunk a math warpgroup computes from.
+// tests/kernels/fast_tiles_check.cu runs the kernel header's fast_tile, fast_chunk_tma, fast_epi_pending and
+// fast_idle_waves on the host: nvcc, no GPU, so CI runs it.
 import assert from "node:assert/strict";
 import { nvccTest, runNvcc } from "./_nvcc.ts";
 
@@ -57,6 +58,17 @@ await nvccTest("fast FP8 GEMM tile walk", "go-fast-tiles-", async (t, dir) => {
       assert.ok(halves && Number(halves[1]) > 0, "the split walks must split something");
       const oldRule = out.match(/waiting as if every chunk went by TMA: (\d+) layouts with a hazard/);
       assert.ok(oldRule && Number(oldRule[1]) > 0, "the replay must catch the old waiting rule");
+      // Masked A by 64-row chunk: every wave a math warpgroup computes reads a chunk the producer loads, at BLOCK_M 128
+      // and at 256 where a group is one row tile (Mmax <= 256), with the last round in halves too; past 256 the box is
+      // whole. Some tiles must leave a chunk out, and a rule that idles no wave must be caught reading one.
+      assert.ok(
+        /masked Mmax256 m=\[0,1,256,100\] N384 +bm256 a by chunk +every computed wave's chunk loaded/.test(out),
+      );
+      assert.ok(/masked Mmax128 .* +bm256 a by chunk \/7 every computed wave's chunk loaded/.test(out));
+      assert.ok(/masked Mmax384 .* +bm256 a by chunk +A by the whole box/.test(out));
+      assert.ok(!out.includes("UNLOADED"), "a computed wave reads a chunk the producer does not load");
+      const chunks = out.match(/^a by chunk: (\d+) tiles leave a chunk out, an idle-nothing rule caught on (\d+)/m);
+      assert.ok(chunks && Number(chunks[1]) > 0 && Number(chunks[2]) > 0, "the chunk check must have teeth");
       // The grouped index rules (grouped_gate.h): 12 entries at their bounds, the three messages, 256-row fits.
       assert.equal(out.match(/^gate rule kind \d: .* (accepted|refused)$/gm)?.length, 12);
       assert.ok(out.includes("gate message kind 1: grouped_layout[130] = 5 is neither -1 nor a group in [0, 2)\n"));

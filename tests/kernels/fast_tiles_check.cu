@@ -9,7 +9,8 @@
 // replaced must be caught doing so). The index rules and error words that the device check of grouped calls shares with
 // the host check (grouped_gate.h). The B scale windows and slots of the K loop (fast_windows, fast_sfb_slots,
 // fast_straddle_step). The walk's divisions by divisors the launcher prepares (FastDiv, fast_fill_blocks, which fills
-// every walk below). Run by tests/kernels/cuda_fast_tiles_test.ts (nvcc, host code only).
+// every walk below). Masked A by 64-row chunk: every wave a math warpgroup computes (fast_idle_waves) reads a chunk
+// the producer loads. Run by tests/kernels/cuda_fast_tiles_test.ts (nvcc, host code only).
 //
 // build: nvcc -std=c++17 -O2 -I kernels/cuda -o fast_tiles_check tests/kernels/fast_tiles_check.cu
 // usage: fast_tiles_check   (prints one line per case, then "SUMMARY cases=N failures=F"; exit 1 on a failure)
@@ -129,6 +130,45 @@ std::string epi_buffers(FastParams p, int ctas, int (*pending)(bool, int)) {
       }
   return "";
 }
+// Masked A by 64-row chunk (fast_a_by_chunk): the producer loads a tile's chunks up to the last one that is not a zero
+// chunk (it starts below masked_m) and has rows to store (sm90_fp8_fast_producer.cuh), so every wave a math warpgroup
+// computes must lie in such a chunk; `idle` is the rule that says which waves it skips (the kernel's fast_idle_waves,
+// or one under test). Empty when every computed wave reads a loaded chunk, else the first that does not; *left_out
+// counts the tiles where the producer leaves a chunk out (-1: it loads A by the whole box here).
+using IdleRule = int (*)(const FastParams&, const FastTile&, int);
+template <class C, int kClusters = 0>
+std::string a_chunks_read(FastParams p, IdleRule idle, int* left_out) {
+  fast_fill_blocks(p, C::BM, C::BN, C::kMulticast, 1);
+  if (kClusters > 0) fast_split_tail(p, kClusters);
+  if (!fast_a_by_chunk(p.mode, p.split_k, C::BM, C::kMulticast, C::kKtma, p.M)) {
+    *left_out = -1;
+    return "";
+  }
+  for (int u = 0; u < p.units; ++u) {
+    const FastTile ti = fast_tile<C>(p, u, 0, p.N);         // the producer's view
+    const FastTile tm = fast_tile<C, false>(p, u, 0, p.N);  // the math warpgroups' (no zero flags)
+    if (!ti.valid || !ti.compute) continue;
+    const auto loaded = [&](int c) { return !ti.zero[c] && ti.rows_left[c] > 0; };
+    for (int c = 0; c < C::BM / 64; ++c)
+      if (!loaded(c)) {
+        ++*left_out;
+        break;
+      }
+    for (int w = 0; w < C::kMathWGs; ++w) {
+      const int skipped = idle(p, tm, w);
+      for (int v = 0; v < C::kWaves; ++v) {
+        const int c = 2 * v + w;  // wave v of warpgroup w: rows 128 v + 64 w .. + 63 of the tile
+        if (!((skipped >> v) & 1) && !loaded(c))
+          return "unit " + std::to_string(u) + " (group " + std::to_string(ti.z) + ", rows " + std::to_string(ti.m0) +
+                 "): warpgroup " + std::to_string(w) + " computes wave " + std::to_string(v) + " from chunk " +
+                 std::to_string(c) + ", which the producer does not load";
+      }
+    }
+  }
+  return "";
+}
+int idle_none(const FastParams&, const FastTile&, int) { return 0; }  // a rule that computes every wave
+
 int kernel_pending(bool prev, int waves) { return fast_epi_pending(prev, waves); }
 int always_waves_minus_one(bool, int waves) { return waves - 1; }  // the rule before a chunk stored by the threads
 
@@ -244,7 +284,7 @@ int main() {
       masked({37, 77, 200}, 200, 256),
       masked({64, 3}, 64, 200),
   };
-  int cases = 0, failures = 0, old_rule_hazards = 0, split_walks = 0;
+  int cases = 0, failures = 0, old_rule_hazards = 0, split_walks = 0, chunk_tiles_left_out = 0, idle_none_caught = 0;
   for (auto& l : layouts) {
     if (l.p.mode == kFastMasked) l.p.masked_m = l.idx.data();
     else if (!l.idx.empty()) l.p.gl = l.idx.data();
@@ -310,6 +350,31 @@ int main() {
       // are counted below (the check must be able to see one).
       if (!check(l.p, 3, &always_waves_minus_one).empty()) ++old_rule_hazards;
     }
+    // Masked A by chunk: every computed wave reads a loaded chunk (BLOCK_M 128, and 256 where Mmax <= 256, also with
+    // the last round in halves); a rule that idles no wave must be caught where a chunk is left out.
+    if (l.p.mode == kFastMasked) {
+      using ChunkCheck = std::string (*)(FastParams, IdleRule, int*);
+      using C128 = FastConfig<128, 128, 4, 1, 2>;
+      using C256 = FastConfig<256, 128, 3, 1, 1>;
+      using Row = std::tuple<const char*, ChunkCheck, IdleRule>;
+      const Row rows[] = {Row{"bm128 a by chunk", &a_chunks_read<C128>, &fast_idle_waves<C128>},
+                          Row{"bm256 a by chunk", &a_chunks_read<C256>, &fast_idle_waves<C256>},
+                          Row{"bm256 a by chunk /7", &a_chunks_read<C256, 7>, &fast_idle_waves<C256>}};
+      for (const auto& [name, check, rule] : rows) {
+        ++cases;
+        int left = 0, ignored = 0;
+        const std::string diff = check(l.p, rule, &left);
+        if (!diff.empty()) ++failures;
+        if (left < 0) {
+          std::printf("%-52s %-16s A by the whole box (Mmax past 256)\n", l.name.c_str(), name);
+          continue;
+        }
+        std::printf("%-52s %-16s %s (%d tiles leave a chunk out)\n", l.name.c_str(), name,
+                    diff.empty() ? "every computed wave's chunk loaded" : ("UNLOADED: " + diff).c_str(), left);
+        chunk_tiles_left_out += left;
+        if (left > 0 && !check(l.p, &idle_none, &ignored).empty()) ++idle_none_caught;
+      }
+    }
     if (l.p.mode != kFastNormal) continue;
     // Split K over the same tiles: K blocks that divide evenly and not, S up to one per K block.
     using Split64 = FastConfig<64, 64, 4, 1, 2, 0, 0, true>;
@@ -334,6 +399,11 @@ int main() {
   ++cases;
   if (old_rule_hazards == 0) ++failures;
   std::printf("epi=tma, waiting as if every chunk went by TMA: %d layouts with a hazard (must be > 0)\n", old_rule_hazards);
+  // A by chunk left chunks out somewhere, and a rule that computes every wave is caught reading one.
+  ++cases;
+  if (chunk_tiles_left_out == 0 || idle_none_caught == 0) ++failures;
+  std::printf("a by chunk: %d tiles leave a chunk out, an idle-nothing rule caught on %d (both must be > 0)\n",
+              chunk_tiles_left_out, idle_none_caught);
   // The index rules of grouped_gate.h, which the device check of the fast path and the host check of the simple
   // kernels share (the messages are the GEMM calls' errors): entries at and just past each bound.
   struct Entry {
