@@ -2,8 +2,9 @@
  * The instantiation text the CUDA backend's JIT compiles for one configuration of the fast SM90 FP8 kernel
  * (kernels/cuda/sm90_fp8_fast.cu, `jit_source`), for the tests that compile it without a GPU, and its compile with
  * ptxas's report. Run as a program, it prints that report for one configuration (the register spills and the
- * kernel's instruction count that docs/performance-history.md and the validity rules quote), from kernels/cuda or from
- * a copy of it (`--cuda-dir`, e.g. a variant under .ab/):
+ * kernel's instruction count that docs/performance-history.md and the validity rules quote, and a hash of its machine
+ * code, so that a change meant to leave the kernel as it was can be shown to), from kernels/cuda or from a copy of it
+ * (`--cuda-dir`, e.g. a variant under .ab/ or `git archive` of an earlier commit):
  *
  *     deno run -A tests/kernels/_fast_kernel_source.ts bm=128 bn=208 stages=3 sets=1 [n=N k=K mc=2 ktma=2 spread=1]
  *         [--cuda-dir=.ab/short/kernels/cuda]
@@ -77,6 +78,8 @@ export interface FastKernelCompile {
   spillStores?: number;
   /** SASS instructions of the kernel: its `.text.go_fp8_fast` section's bytes / 16 (undefined: no cubin). */
   instructions?: number;
+  /** SHA-256 of that section, hex: equal for two kernel trees that compile to the same machine code. */
+  textSha256?: string;
 }
 
 /**
@@ -111,12 +114,14 @@ export async function compileFastKernel(
   const args = ["-cubin", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xptxas", "-v"];
   const { ok, log } = await runNvcc([...args, "-I", cudaDir, "-o", cubin, cu]);
   const spills = [...log.matchAll(/(\d+) bytes spill stores/g)].map((m) => Number(m[1]));
-  const text = ok ? elfSectionSize(await Deno.readFile(cubin), ".text.go_fp8_fast") : undefined;
+  const text = ok ? elfSections(await Deno.readFile(cubin)).find((s) => s.name === ".text.go_fp8_fast") : undefined;
+  const sha = text ? new Uint8Array(await crypto.subtle.digest("SHA-256", new Uint8Array(text.bytes))) : undefined;
   return {
     ok,
     log,
     ...(spills.length ? { spillStores: Math.max(...spills) } : {}),
-    ...(text !== undefined ? { instructions: text / 16 } : {}),
+    ...(text !== undefined ? { instructions: text.bytes.length / 16 } : {}),
+    ...(sha ? { textSha256: [...sha].map((b) => b.toString(16).padStart(2, "0")).join("") } : {}),
   };
 }
 
@@ -152,7 +157,11 @@ if (import.meta.main) {
     console.log(r.log.split("\n").filter((l) => /registers|spill|error/.test(l)).join("\n"));
     console.log(
       `${JSON.stringify(config)}: ${
-        r.ok ? `${r.spillStores ?? "?"} bytes spill stores, ${r.instructions ?? "?"} instructions` : "did not compile"
+        r.ok
+          ? `${r.spillStores ?? "?"} bytes spill stores, ${r.instructions ?? "?"} instructions, .text sha256 ${
+            r.textSha256 ?? "?"
+          }`
+          : "did not compile"
       }`,
     );
     if (!r.ok) Deno.exit(1);

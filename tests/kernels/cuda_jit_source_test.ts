@@ -75,7 +75,10 @@ await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {
         // The kernel's size, read from the cubin's .text section, which the history quotes (at 256 x 128, K = 512, 3800
         // instructions against DeepGEMM's 1448).
         assert.ok(Number.isInteger(r.instructions) && r.instructions! > 500, `${name(r.c)}: ${r.instructions}`);
+        assert.match(r.textSha256 ?? "", /^[0-9a-f]{64}$/, `${name(r.c)}: no hash of its machine code`);
       }
+      // The machine code's hash (which shows a refactor left a kernel as it was) tells these configurations apart.
+      assert.equal(new Set(results.map((r) => r.textSha256)).size, results.length, "two configurations hash alike");
     },
   );
   await t.step(
