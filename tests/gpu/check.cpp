@@ -1328,6 +1328,9 @@ void prepare_fast(Api& api, const std::vector<Case>& cases) {
 }
 
 int main(int argc, char** argv) {
+  // Line-buffered even into a pipe or file: when a case crashes the process (or the tool around it, such as
+  // compute-sanitizer), the lines of the cases before it are already written and the log says where it stopped.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc < 2) {
     std::fprintf(stderr, "usage: check CUDA_SO [CPU_SO|-] [--small] [--reruns N] [--seed S]\n");
     return 2;

@@ -58,8 +58,10 @@ enum Opt {
   kOptScalesAfterIssue = 32,  // the scales read after the wave's wgmmas are issued (before their wait), not before
   kOptScalesInRegisters = 64,  // no loads: each wave's scales derived from the last by one FMUL (their latency alone)
   kOptOrdered = 128,  // the two warpgroups issue their waves in turn (named barriers): one's batch never joins the other's
-  kOptBalanced = 256  // the next stage's wait and B scale between wave 0's promotion and wave 1's issue, so that each
-                      // of a K block's two turns between waves carries one of its two barrier operations
+  kOptBalanced = 256,  // the next stage's wait and B scale between wave 0's promotion and wave 1's issue, so that each
+                       // of a K block's two turns between waves carries one of its two barrier operations
+  kOptStagger = 512    // warpgroup w starts its first K block 128 w cycles late (half a wave's tensor work): whether
+                       // the loop keeps an offset between the warpgroups' turns once it is given one
 };
 
 constexpr int kStages = 3, kABytes = 256 * 128, kBBytes = 128 * 128, kSfaBytes = 256 * 4;
@@ -172,6 +174,9 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
   float s0 = 1.0f + 1e-3f * tid, s1 = 1.0f - 1e-3f * tid;
   named_sync(1, 128 * wgs);
   const long long t0 = clock64();
+  if constexpr ((kOpts & kOptStagger) != 0)
+    while (clock64() - t0 < 128 * w) {
+    }
   {
     constexpr bool kEarly = kOpts & kOptEarly, kAfter = kOpts & kOptReleaseAfter, kHoist = kOpts & kOptHoistSa;
     const auto wait = [&](uint32_t bar, uint32_t parity) {
@@ -328,6 +333,9 @@ constexpr Variant kVariants[] = {
     row<kFfmaAcc, 64, true, true, kOptBalanced>("ffma_acc, barriers only, balanced", 2, kFeedBarriers),
     row<kFfmaAcc, 64, true, true, kOptBalanced | kOptThreadArrive>("ffma_acc, balanced, thread arrive", 2),
     row<kFfmaAcc, 64, true, true, kOptBalanced>("ffma_acc, balanced", 1),
+    row<kFfmaAcc, 64, false, true, kOptStagger>("ffma_acc, resident, no barriers, staggered", 2),
+    row<kFfmaAcc, 64, true, true, kOptStagger>("ffma_acc, barriers only, staggered", 2, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true, kOptStagger>("ffma_acc, staggered", 2),
     slab<kNone, 1, false, false>("one wave: none", 3),
     slab<kFfmaAcc, 64, false, true>("one wave: ffma_acc, resident, no barriers", 3),
     slab<kNone, 1, true, false>("one wave: none", 3),

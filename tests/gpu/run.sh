@@ -189,6 +189,13 @@ fi
 
 if has sanitize; then
   : >"$OUT/sanitizer.log"
+  # The cases' JIT kernels are compiled first, by one run outside the tool, so that the runs under it find each in the
+  # cache: under compute-sanitizer 2025.3.1 memcheck, a run that JIT-compiled its multicast kernels (GO_CUDA_FAST_CFG
+  # bm=128,mc=2 or bm=256,mc=2) died of SIGSEGV before its first case; with the kernels cached, or with the backend's
+  # cluster occupancy query left out, the same run was clean (H200; docs/performance-history.md, twenty-first round).
+  echo "==== JIT warm-up (no tool) ====" >>"$OUT/sanitizer.log"
+  "$B/check" "$CUDA_SO" - --small --reruns 1 >>"$OUT/sanitizer.log" 2>&1
+  note "sanitizer JIT warm-up: exit $?; $(last_run_line "$OUT/sanitizer.log" '^SUMMARY' "$NO_SUMMARY")"
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     extra=""
     [ "$tool" = memcheck ] && extra="--leak-check full"
