@@ -60,8 +60,10 @@ enum Opt {
   kOptOrdered = 128,  // the two warpgroups issue their waves in turn (named barriers): one's batch never joins the other's
   kOptBalanced = 256,  // the next stage's wait and B scale between wave 0's promotion and wave 1's issue, so that each
                        // of a K block's two turns between waves carries one of its two barrier operations
-  kOptStagger = 512    // warpgroup w starts its first K block 128 w cycles late (half a wave's tensor work): whether
+  kOptStagger = 512,   // warpgroup w starts its first K block 128 w cycles late (half a wave's tensor work): whether
                        // the loop keeps an offset between the warpgroups' turns once it is given one
+  kOptPaired = 1024    // one barrier stage per two K blocks (a wait at even blocks, a release after odd ones): half
+                       // the ring's barrier operations, as 256-deep K stages would have (barriers-only feed)
 };
 
 constexpr int kStages = 3, kABytes = 256 * 128, kBBytes = 128 * 128, kSfaBytes = 256 * 4;
@@ -113,6 +115,8 @@ template <Work W, int N, bool kPipe, bool kScales, int kOpts = 0, int kWaves = 2
 __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
     probe(int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink) {
   static_assert(kWaves == 2 || (kOpts & (kOptBalanced | kOptOrdered)) == 0, "balanced and ordered pair two waves");
+  static_assert((kOpts & kOptPaired) == 0 || (kOpts & (kOptEarly | kOptBalanced)) == 0,
+                "paired: the stage's wait at even K blocks only");
   static_assert(kMathWgs == 2 || (kOpts & kOptOrdered) == 0, "ordered alternates two warpgroups");
   constexpr bool kSetMaxNreg = kThreads<kPipe, kMathWgs> > 384;
   extern __shared__ uint8_t smem_raw[];
@@ -140,8 +144,10 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
       if constexpr (kSetMaxNreg) asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
       if (tid == 0) {
         for (int kb = 0; kb < blocks; ++kb) {
-          const int s = kb % kStages;
-          mbar_wait(empty_u + 8 * s, ((kb / kStages) & 1) ^ 1);
+          constexpr bool kPaired = kOpts & kOptPaired;
+          if (kPaired && kb % 2 == 1) continue;
+          const int q = kPaired ? kb / 2 : kb, s = q % kStages;
+          mbar_wait(empty_u + 8 * s, ((q / kStages) & 1) ^ 1);
           const uint32_t dst = smem_addr(smem + s * kStageBytes), bar = full_u + 8 * s;
           const uint8_t* from = src + static_cast<size_t>((blockIdx.x * 37 + kb) % kSlots) * kStageBytes;
           const bool b = feed == kFeedAll || feed == kFeedNoSfa, sfa = kScales && feed != kFeedNoSfa;
@@ -201,13 +207,16 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
     float sb_next = 1.0f;
 #pragma unroll 2
     for (int kb = 0; kb < blocks; ++kb) {
-      const int s = kPipe ? kb % kStages : 0;
+      constexpr bool kPaired = kOpts & kOptPaired;
+      const int q = kPaired ? kb / 2 : kb;  // the barrier stage's index
+      const int s = kPipe ? q % kStages : 0;
       const uint32_t stage = static_cast<uint32_t>(s * kStageBytes) / 16;
       float sb = 1.0f, sa[2 * kWaves];
       if constexpr (kScales && (kOpts & kOptScalesInRegisters) == 0)
         if ((kOpts & kOptBalanced) == 0 || kb == 0) sb = ld_shared_f32(sfb_u + 4 * (kb % kSfbFloats));
       constexpr bool kBal = kOpts & kOptBalanced;
-      if (kPipe && ((!kEarly && !kBal) || kb == 0)) wait(full_u + 8 * s, (kb / kStages) & 1);
+      if (kPipe && ((!kEarly && !kBal) || kb == 0) && (!kPaired || kb % 2 == 0))
+        wait(full_u + 8 * s, (q / kStages) & 1);
       if (kBal && kScales && kb > 0) sb = sb_next;
       if constexpr (kScales && kHoist) {
 #pragma unroll
@@ -239,9 +248,10 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
         if (kEarly && v == kWaves - 1 && kb + 1 < blocks)
           wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
         wgmma_wait0();
-        if (kPipe && !kAfter && v == kWaves - 1) release(s);
+        const bool rel = kPipe && v == kWaves - 1 && (!kPaired || kb % 2 == 1);
+        if (rel && !kAfter) release(s);
         work<W, N>(acc, F, G, s0, s1);
-        if (kPipe && kAfter && v == kWaves - 1) release(s);
+        if (rel && kAfter) release(s);
         if ((kOpts & kOptBalanced) != 0 && v == 0 && kb + 1 < blocks) {
           if constexpr (kScales) sb_next = ld_shared_f32(sfb_u + 4 * ((kb + 1) % kSfbFloats));
           if (kPipe) wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
@@ -336,6 +346,10 @@ constexpr Variant kVariants[] = {
     row<kFfmaAcc, 64, false, true, kOptStagger>("ffma_acc, resident, no barriers, staggered", 2),
     row<kFfmaAcc, 64, true, true, kOptStagger>("ffma_acc, barriers only, staggered", 2, kFeedBarriers),
     row<kFfmaAcc, 64, true, true, kOptStagger>("ffma_acc, staggered", 2),
+    row<kNone, 1, true, false, kOptPaired>("none, barriers only, paired", 2, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true, kOptPaired>("ffma_acc, barriers only, paired", 2, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true, kOptPaired | kOptThreadArrive>("ffma_acc, barriers only, paired, thread arrive", 2,
+                                                                  kFeedBarriers),
     slab<kNone, 1, false, false>("one wave: none", 3),
     slab<kFfmaAcc, 64, false, true>("one wave: ffma_acc, resident, no barriers", 3),
     slab<kNone, 1, true, false>("one wave: none", 3),

@@ -195,7 +195,8 @@ if has sanitize; then
   # cluster occupancy query left out, the same run was clean (H200; docs/performance-history.md, twenty-first round).
   echo "==== JIT warm-up (no tool) ====" >>"$OUT/sanitizer.log"
   "$B/check" "$CUDA_SO" - --small --reruns 1 >>"$OUT/sanitizer.log" 2>&1
-  note "sanitizer JIT warm-up: exit $?; $(last_run_line "$OUT/sanitizer.log" '^SUMMARY' "$NO_SUMMARY")"
+  rc=$?
+  note "sanitizer JIT warm-up: exit $rc; $(last_run_line "$OUT/sanitizer.log" '^SUMMARY' "$NO_SUMMARY")"
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     extra=""
     [ "$tool" = memcheck ] && extra="--leak-check full"

@@ -19,7 +19,8 @@ Deno.test("run.sh's sanitize step runs check once outside the tool, then each to
   try {
     await executable(
       `${b}/check`,
-      `#!/bin/bash\necho "check \${UNDER_TOOL:-no tool}" >> "${calls}"\necho "SUMMARY cases=1 failures=0"\n`,
+      `#!/bin/bash\necho "check \${UNDER_TOOL:-no tool}" >> "${calls}"\necho "SUMMARY cases=1 failures=0"\n` +
+        `[ -n "$UNDER_TOOL" ] || exit 3\n`,
     );
     await executable(
       `${bin}/compute-sanitizer`,
@@ -59,7 +60,7 @@ echo "========= ERROR SUMMARY: 0 errors"
       "check synccheck",
     ]);
     const summary = await Deno.readTextFile(`${out}/summary.txt`);
-    assert.match(summary, /^sanitizer JIT warm-up: exit 0; SUMMARY cases=1 failures=0$/m);
+    assert.match(summary, /^sanitizer JIT warm-up: exit 3; SUMMARY cases=1 failures=0$/m, "the warm-up's own status");
     assert.match(summary, /^sanitizer memcheck: exit 0; ========= ERROR SUMMARY: 0 errors$/m);
     assert.match(summary, /^sanitizer synccheck: exit 0; ========= ERROR SUMMARY: 0 errors$/m);
   } finally {
