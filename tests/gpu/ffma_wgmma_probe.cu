@@ -8,11 +8,14 @@
 // Tensor work of a K block: 2 warpgroups x 2 waves x 4 wgmmas = 1024 cycles at 8192 FP8 FLOP per cycle and SM
 // (docs/performance-history.md, sixteenth round: the kernel's K loop takes about 1160). The `one wave` rows give each
 // math warpgroup one 64-row slab a K block instead (three warpgroups: a 192 x 128 tile, tensor work 768), so that a
-// warpgroup's promotion has two other warpgroups' wgmmas to hide behind instead of one.
+// warpgroup's promotion has two other warpgroups' wgmmas to hide behind instead of one. The `timeline` rows record
+// when each wave was issued and completed, to tell the two steady states of the resident loop apart (its CTAs at 1024
+// or about 1205 cycles a K block: the warpgroups' batches taking turns, or running together).
 //
 //   ffma_wgmma_probe [--blocks N] [--only TEXT]
 //       prints one line per variant (with --only, those whose name contains TEXT): cycles per K block (median over
-//       the CTAs of the CTA's slowest math warpgroup), their range, and the ratio to the tensor work.
+//       the CTAs of the CTA's slowest math warpgroup), their range, and the ratio to the tensor work; then one line
+//       per timeline row.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -20,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "../../kernels/cuda/sm90_async.cuh"
@@ -62,9 +66,15 @@ enum Opt {
                        // of a K block's two turns between waves carries one of its two barrier operations
   kOptStagger = 512,   // warpgroup w starts its first K block 128 w cycles late (half a wave's tensor work): whether
                        // the loop keeps an offset between the warpgroups' turns once it is given one
-  kOptPaired = 1024    // one barrier stage per two K blocks (a wait at even blocks, a release after odd ones): half
+  kOptPaired = 1024,   // one barrier stage per two K blocks (a wait at even blocks, a release after odd ones): half
                        // the ring's barrier operations, as 256-deep K stages would have (barriers-only feed)
+  kOptTimeline = 2048  // thread 0 of each of two math warpgroups records, for kTlBlocks K blocks from kTl0, when
+                       // each wave's wgmmas were issued and when its wait returned (one clock read and, after the
+                       // wait, one global store a wave: the recorded loop is not quite the loop)
 };
+
+// The recorded stretch of the timeline rows: K blocks kTl0 .. kTl0 + kTlBlocks - 1 (past the first stages' fill).
+constexpr int kTl0 = 1024, kTlBlocks = 64;
 
 constexpr int kStages = 3, kABytes = 256 * 128, kBBytes = 128 * 128, kSfaBytes = 256 * 4;
 constexpr int kStageBytes = kABytes + kBBytes + kSfaBytes;  // 50176: a multiple of 1024
@@ -113,7 +123,7 @@ constexpr int kThreads = 128 * (kMathWgs + (kPipe ? 1 : 0));
 // kernel does with 168 / 232 at 384 threads.
 template <Work W, int N, bool kPipe, bool kScales, int kOpts = 0, int kWaves = 2, int kMathWgs = 2>
 __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
-    probe(int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink) {
+    probe(int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink, long long* timeline) {
   static_assert(kWaves == 2 || (kOpts & (kOptBalanced | kOptOrdered)) == 0, "balanced and ordered pair two waves");
   static_assert((kOpts & kOptPaired) == 0 || (kOpts & (kOptEarly | kOptBalanced)) == 0,
                 "paired: the stage's wait at even K blocks only");
@@ -241,6 +251,10 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
         // ordered: warpgroup w issues after the other has issued its previous wave (barrier 2 + w), then lets it go
         if (kOrdered && (w == 1 || kb > 0 || v > 0)) asm volatile("bar.sync %0, 256;\n" ::"r"(2 + w) : "memory");
         wave_mma(acc, lo_a0 + stage + v * (128 * 128 / 16), lo_b0 + stage);
+        constexpr bool kTl = kOpts & kOptTimeline;
+        long long issued = 0;
+        if constexpr (kTl)
+          if (tid == 0) issued = clock64();
         if (kOrdered) asm volatile("bar.arrive %0, 256;\n" ::"r"(3 - w) : "memory");
         if constexpr (kScales && kAfterIssue) read_sa(v);
         if constexpr (kScales) s0 = __fmul_rn(sa[2 * v], sb), s1 = __fmul_rn(sa[2 * v + 1], sb);
@@ -248,6 +262,13 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
         if (kEarly && v == kWaves - 1 && kb + 1 < blocks)
           wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
         wgmma_wait0();
+        if constexpr (kTl) {
+          if (tid == 0 && w < 2 && kb >= kTl0 && kb < kTl0 + kTlBlocks) {
+            long long* e = timeline + ((static_cast<long long>(blockIdx.x) * kTlBlocks + (kb - kTl0)) * kWaves + v) * 4;
+            e[2 * w] = issued;
+            e[2 * w + 1] = clock64();
+          }
+        }
         const bool rel = kPipe && v == kWaves - 1 && (!kPaired || kb % 2 == 1);
         if (rel && !kAfter) release(s);
         work<W, N>(acc, F, G, s0, s1);
@@ -269,10 +290,11 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
 }
 
 template <Work W, int N, bool kPipe, bool kScales, int kOpts, int kWaves, int kMathWgs>
-void launch(int sms, int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink) {
+void launch(int sms, int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink,
+            long long* timeline) {
   auto* k = probe<W, N, kPipe, kScales, kOpts, kWaves, kMathWgs>;
   cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-  k<<<sms, kThreads<kPipe, kMathWgs>, kSmemBytes>>>(blocks, wgs, feed, src, cycles, sink);
+  k<<<sms, kThreads<kPipe, kMathWgs>, kSmemBytes>>>(blocks, wgs, feed, src, cycles, sink, timeline);
 }
 
 /// One row of the table: the kernel instantiation that runs it, and what it prints.
@@ -284,13 +306,16 @@ struct Variant {
   bool pipe;    // operands streamed through the ring by a producer warp
   bool scales;  // s = sa * sb read from shared memory per wave (SFA with the stage, SFB from a per-tile window)
   Feed feed;
-  void (*launch)(int sms, int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink);
+  bool timeline;  // records the waves' issue and completion times (kOptTimeline)
+  void (*launch)(int sms, int blocks, int wgs, int feed, const uint8_t* src, long long* cycles, float* sink,
+                 long long* timeline);
 };
 
 template <Work W, int N, bool kPipe, bool kScales, int kOpts = 0, int kWaves = 2, int kMathWgs = 2>
 constexpr Variant row(const char* name, int wgs, Feed feed = kFeedAll) {
   static_assert(kMathWgs >= 1 && kMathWgs <= 3 && (kWaves == 1 || kWaves == 2), "up to 3 math warpgroups, 1-2 waves");
-  return {name, N, wgs, kWaves, kPipe, kScales, feed, &launch<W, N, kPipe, kScales, kOpts, kWaves, kMathWgs>};
+  return {name, N, wgs, kWaves, kPipe, kScales, feed, (kOpts & kOptTimeline) != 0,
+          &launch<W, N, kPipe, kScales, kOpts, kWaves, kMathWgs>};
 }
 
 // One 64-row wave a warpgroup and K block: three math warpgroups make a 192 x 128 tile (tensor work 768 a K block),
@@ -350,6 +375,9 @@ constexpr Variant kVariants[] = {
     row<kFfmaAcc, 64, true, true, kOptPaired>("ffma_acc, barriers only, paired", 2, kFeedBarriers),
     row<kFfmaAcc, 64, true, true, kOptPaired | kOptThreadArrive>("ffma_acc, barriers only, paired, thread arrive", 2,
                                                                   kFeedBarriers),
+    row<kFfmaAcc, 64, false, true, kOptTimeline>("ffma_acc, resident, no barriers, timeline", 2),
+    row<kFfmaAcc, 64, true, true, kOptTimeline>("ffma_acc, barriers only, timeline", 2, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true, kOptTimeline>("ffma_acc, timeline", 2),
     slab<kNone, 1, false, false>("one wave: none", 3),
     slab<kFfmaAcc, 64, false, true>("one wave: ffma_acc, resident, no barriers", 3),
     slab<kNone, 1, true, false>("one wave: none", 3),
@@ -359,6 +387,39 @@ constexpr Variant kVariants[] = {
     slab<kFfmaAcc, 64, true, true>("one wave: ffma_acc", 2),
     slab<kFfmaAcc, 64, true, true, kOptThreadArrive>("one wave: ffma_acc, thread arrive", 2),
 };
+
+double median(std::vector<double> x) {
+  if (x.empty()) return 0.0;
+  std::sort(x.begin(), x.end());
+  return x[x.size() / 2];
+}
+
+/// One line on a timeline row's launch: for the CTAs near the tensor work and the others, how far apart the two math
+/// warpgroups' waves complete (|done A - done B|: about a wave's 256 cycles when their turns alternate, near 0 when
+/// their batches run together) and how long a wave takes from its issue to its wait's return.
+std::string timeline_line(const Variant& v, const std::vector<double>& per, double tensor, const long long* dev,
+                          size_t n, int blocks) {
+  if (blocks < kTl0 + kTlBlocks) return std::string(v.name) + ": no timeline (--blocks below the recorded stretch)";
+  std::vector<long long> t(n);
+  cudaMemcpy(t.data(), dev, sizeof(long long) * n, cudaMemcpyDeviceToHost);
+  std::vector<double> gap[2], run[2];  // [0]: fast CTAs, [1]: the others
+  int ctas[2] = {0, 0};
+  for (size_t c = 0; c < per.size(); ++c) {
+    const int k = per[c] < 1.05 * tensor ? 0 : 1;
+    ++ctas[k];
+    for (int r = 0; r < kTlBlocks * v.waves; ++r) {
+      const long long* e = &t[(c * kTlBlocks * v.waves + r) * 4];
+      gap[k].push_back(static_cast<double>(std::llabs(e[1] - e[3])));
+      run[k].push_back(static_cast<double>(e[1] - e[0]));
+      run[k].push_back(static_cast<double>(e[3] - e[2]));
+    }
+  }
+  char line[512];
+  snprintf(line, sizeof line,
+           "%s: %d fast CTAs, median |done A - done B| %.0f, issue to done %.0f; %d others, %.0f and %.0f cycles",
+           v.name, ctas[0], median(gap[0]), median(run[0]), ctas[1], median(gap[1]), median(run[1]));
+  return line;
+}
 
 }  // namespace
 
@@ -387,9 +448,12 @@ int main(int argc, char** argv) {
   }
   const int sms = prop.multiProcessorCount;
   long long* cycles;
+  long long* timeline;
   float* sink;
   uint8_t* src;
+  const size_t tl_n = static_cast<size_t>(sms) * kTlBlocks * 2 * 4;  // per CTA, K block and wave: A and B's two times
   cudaMalloc(&cycles, sizeof(long long) * sms * 4);
+  cudaMalloc(&timeline, sizeof(long long) * tl_n);
   cudaMalloc(&sink, sizeof(float) * 512);
   cudaMalloc(&src, static_cast<size_t>(kSlots) * kStageBytes);
   cudaMemset(src, 0x38, static_cast<size_t>(kSlots) * kStageBytes);  // e4m3 1.0; as f32 (SFA) about 4.4e-5
@@ -400,11 +464,12 @@ int main(int argc, char** argv) {
          "CTAs) | min–max | over tensor work |\n");
   printf("|---|---|---|---|---|---|---|---|---|\n");
   fflush(stdout);
+  std::vector<std::string> timelines;
   for (const Variant& v : kVariants) {
     if (only && !strstr(v.name, only)) continue;
     for (int rep = 0; rep < 2; ++rep) {  // the first launch warms the clocks; the second is reported
       cudaMemset(cycles, 0, sizeof(long long) * sms * 4);
-      v.launch(sms, blocks, v.wgs, v.feed, src, cycles, sink);
+      v.launch(sms, blocks, v.wgs, v.feed, src, cycles, sink, timeline);
       if (cudaDeviceSynchronize() != cudaSuccess) {
         fprintf(stderr, "ffma_wgmma_probe: %s failed: %s\n", v.name, cudaGetErrorString(cudaGetLastError()));
         return 1;
@@ -414,10 +479,18 @@ int main(int argc, char** argv) {
     cudaMemcpy(h.data(), cycles, sizeof(long long) * sms * 4, cudaMemcpyDeviceToHost);
     std::vector<double> per(sms);
     for (int c = 0; c < sms; ++c) per[c] = static_cast<double>(*std::max_element(&h[4 * c], &h[4 * c + 4])) / blocks;
+    const double tensor = 256.0 * v.waves * v.wgs;
+    if (v.timeline) timelines.push_back(timeline_line(v, per, tensor, timeline, tl_n, blocks));
     std::sort(per.begin(), per.end());
-    const double med = per[sms / 2], tensor = 256.0 * v.waves * v.wgs;
+    const double med = per[sms / 2];
     printf("| %s | %d | %d | %d | %s | %s | %.1f | %.1f–%.1f | %.3f× |\n", v.name, v.n, v.wgs, v.waves,
            v.pipe ? "yes" : "no", v.scales ? "yes" : "no", med, per.front(), per.back(), med / tensor);
+  }
+  if (!timelines.empty()) {
+    printf("\ntimelines (K blocks %d to %d; A, B: the two math warpgroups; a CTA is fast within 5 %% of the tensor "
+           "work):\n",
+           kTl0, kTl0 + kTlBlocks - 1);
+    for (const std::string& t : timelines) printf("%s\n", t.c_str());
   }
   return 0;
 }
