@@ -127,8 +127,15 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
   static_assert(kWaves == 2 || (kOpts & (kOptBalanced | kOptOrdered)) == 0, "balanced and ordered pair two waves");
   static_assert((kOpts & kOptPaired) == 0 || (kOpts & (kOptEarly | kOptBalanced)) == 0,
                 "paired: the stage's wait at even K blocks only");
-  static_assert(kMathWgs == 2 || (kOpts & kOptOrdered) == 0, "ordered alternates two warpgroups");
+  static_assert(kMathWgs == 2 || (kOpts & (kOptOrdered | kOptTimeline)) == 0,
+                "ordered alternates two warpgroups; the timeline records two");
   constexpr bool kSetMaxNreg = kThreads<kPipe, kMathWgs> > 384;
+  // The options (kOpts), each a compile-time switch of the loop below.
+  constexpr bool kEarly = kOpts & kOptEarly, kAfter = kOpts & kOptReleaseAfter, kHoist = kOpts & kOptHoistSa;
+  constexpr bool kAfterIssue = kOpts & kOptScalesAfterIssue, kRegs = kOpts & kOptScalesInRegisters;
+  constexpr bool kOrdered = kOpts & kOptOrdered, kBal = kOpts & kOptBalanced, kPaired = kOpts & kOptPaired;
+  constexpr bool kTl = kOpts & kOptTimeline, kStagger = kOpts & kOptStagger, kSpin = kOpts & kOptSpin;
+  constexpr bool kThreadArrive = kOpts & kOptThreadArrive;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   float* sfb = reinterpret_cast<float*>(smem + kStages * kStageBytes);
@@ -143,7 +150,7 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
   }
   for (int i = threadIdx.x; i < kSfbFloats; i += blockDim.x) sfb[i] = 1.0f + i * 1e-3f;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) mbar_init(&bars[s], 1), mbar_init(&bars[kStages + s], (kOpts & kOptThreadArrive) ? 128 * wgs : 4 * wgs);
+    for (int s = 0; s < kStages; ++s) mbar_init(&bars[s], 1), mbar_init(&bars[kStages + s], (kThreadArrive ? 128 : 4) * wgs);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   fence_proxy_async();
@@ -154,7 +161,6 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
       if constexpr (kSetMaxNreg) asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
       if (tid == 0) {
         for (int kb = 0; kb < blocks; ++kb) {
-          constexpr bool kPaired = kOpts & kOptPaired;
           if (kPaired && kb % 2 == 1) continue;
           const int q = kPaired ? kb / 2 : kb, s = q % kStages;
           mbar_wait(empty_u + 8 * s, ((q / kStages) & 1) ^ 1);
@@ -190,13 +196,12 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
   float s0 = 1.0f + 1e-3f * tid, s1 = 1.0f - 1e-3f * tid;
   named_sync(1, 128 * wgs);
   const long long t0 = clock64();
-  if constexpr ((kOpts & kOptStagger) != 0)
+  if constexpr (kStagger)
     while (clock64() - t0 < 128 * w) {
     }
   {
-    constexpr bool kEarly = kOpts & kOptEarly, kAfter = kOpts & kOptReleaseAfter, kHoist = kOpts & kOptHoistSa;
     const auto wait = [&](uint32_t bar, uint32_t parity) {
-      if constexpr ((kOpts & kOptSpin) != 0) {
+      if constexpr (kSpin) {
         asm volatile(
             "{\n.reg .pred p;\nSPIN_%=:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra SPIN_%=;\n}\n" ::"r"(
                 bar),
@@ -207,7 +212,7 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
       }
     };
     const auto release = [&](int s) {  // the stage is free once both waves' wgmmas have read it
-      if constexpr ((kOpts & kOptThreadArrive) != 0) {
+      if constexpr (kThreadArrive) {
         mbar_arrive_local(empty_u + 8 * s);
       } else {  // one arrival a warp, as the kernel's multicast release
         __syncwarp();
@@ -217,14 +222,12 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
     float sb_next = 1.0f;
 #pragma unroll 2
     for (int kb = 0; kb < blocks; ++kb) {
-      constexpr bool kPaired = kOpts & kOptPaired;
       const int q = kPaired ? kb / 2 : kb;  // the barrier stage's index
       const int s = kPipe ? q % kStages : 0;
       const uint32_t stage = static_cast<uint32_t>(s * kStageBytes) / 16;
       float sb = 1.0f, sa[2 * kWaves];
-      if constexpr (kScales && (kOpts & kOptScalesInRegisters) == 0)
-        if ((kOpts & kOptBalanced) == 0 || kb == 0) sb = ld_shared_f32(sfb_u + 4 * (kb % kSfbFloats));
-      constexpr bool kBal = kOpts & kOptBalanced;
+      if constexpr (kScales && !kRegs)
+        if (!kBal || kb == 0) sb = ld_shared_f32(sfb_u + 4 * (kb % kSfbFloats));
       if (kPipe && ((!kEarly && !kBal) || kb == 0) && (!kPaired || kb % 2 == 0))
         wait(full_u + 8 * s, (q / kStages) & 1);
       if (kBal && kScales && kb > 0) sb = sb_next;
@@ -235,7 +238,6 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
           sa[2 * v + 1] = ld_shared_f32(sfa_u + s * kStageBytes + 4 * (128 * v + 8));
         }
       }
-      constexpr bool kAfterIssue = kOpts & kOptScalesAfterIssue, kRegs = kOpts & kOptScalesInRegisters;
       const auto read_sa = [&](int v) {
         if constexpr (kRegs) {
           sa[2 * v] = __fmul_rn(s0, 1.0000001f), sa[2 * v + 1] = __fmul_rn(s1, 0.9999999f);
@@ -247,11 +249,9 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
 #pragma unroll
       for (int v = 0; v < kWaves; ++v) {
         if constexpr (kScales && !kHoist && !kAfterIssue) read_sa(v);
-        constexpr bool kOrdered = kOpts & kOptOrdered;
         // ordered: warpgroup w issues after the other has issued its previous wave (barrier 2 + w), then lets it go
         if (kOrdered && (w == 1 || kb > 0 || v > 0)) asm volatile("bar.sync %0, 256;\n" ::"r"(2 + w) : "memory");
         wave_mma(acc, lo_a0 + stage + v * (128 * 128 / 16), lo_b0 + stage);
-        constexpr bool kTl = kOpts & kOptTimeline;
         long long issued = 0;
         if constexpr (kTl)
           if (tid == 0) issued = clock64();
@@ -263,7 +263,7 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
           wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
         wgmma_wait0();
         if constexpr (kTl) {
-          if (tid == 0 && w < 2 && kb >= kTl0 && kb < kTl0 + kTlBlocks) {
+          if (tid == 0 && kb >= kTl0 && kb < kTl0 + kTlBlocks) {
             long long* e = timeline + ((static_cast<long long>(blockIdx.x) * kTlBlocks + (kb - kTl0)) * kWaves + v) * 4;
             e[2 * w] = issued;
             e[2 * w + 1] = clock64();
@@ -273,14 +273,14 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
         if (rel && !kAfter) release(s);
         work<W, N>(acc, F, G, s0, s1);
         if (rel && kAfter) release(s);
-        if ((kOpts & kOptBalanced) != 0 && v == 0 && kb + 1 < blocks) {
+        if (kBal && v == 0 && kb + 1 < blocks) {
           if constexpr (kScales) sb_next = ld_shared_f32(sfb_u + 4 * ((kb + 1) % kSfbFloats));
           if (kPipe) wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
         }
       }
     }
   }
-  if ((kOpts & kOptOrdered) != 0 && w == 0) asm volatile("bar.sync 2, 256;\n" ::: "memory");  // the last release
+  if (kOrdered && w == 0) asm volatile("bar.sync 2, 256;\n" ::: "memory");  // the last release
   const long long t1 = clock64();
   if (tid == 0) cycles[blockIdx.x * 4 + w] = t1 - t0;
   float x = 0.0f;

@@ -1,6 +1,6 @@
 // The GPU machine's test programs (tests/gpu/run.sh builds them there, where a build error costs device time) build
-// here too, with the command lines run.sh itself uses: check.cpp with g++, bench.cpp, pdl_check.cu and
-// ffma_wgmma_probe.cu with nvcc for sm_90a.
+// here too, with the command lines run.sh itself uses: check.cpp with g++, bench.cpp, pdl_check.cu, ffma_wgmma_probe.cu
+// and cluster_occupancy.cu with nvcc for sm_90a.
 import assert from "node:assert/strict";
 import { nvccTest } from "../kernels/_nvcc.ts";
 import { PYTHON } from "../_python.ts";
@@ -16,7 +16,7 @@ function buildCommand(runSh: string, program: string): string[] {
 
 await nvccTest("the GPU test programs build with run.sh's command lines", "go-gpu-programs-", async (t, dir) => {
   const runSh = await Deno.readTextFile(`${root}tests/gpu/run.sh`);
-  for (const program of ["check.cpp", "bench.cpp", "pdl_check.cu", "ffma_wgmma_probe.cu"]) {
+  for (const program of ["check.cpp", "bench.cpp", "pdl_check.cu", "ffma_wgmma_probe.cu", "cluster_occupancy.cu"]) {
     await t.step(program, async () => {
       const [cmd, ...args] = buildCommand(runSh, program);
       if (program !== "check.cpp") assert.ok(args.includes("-gencode=arch=compute_90a,code=sm_90a"), args.join(" "));

@@ -96,7 +96,7 @@ if has build; then
     set -x
     # CPU backend and the drivers build in the background while the CUDA backend compiles.
     (g++ -O2 -std=c++17 -fPIC -shared -pthread -o "$CPU_SO" kernels/cpu/*.cpp && echo "cpu backend ok") &
-    (g++ -O2 -std=c++17 -ffp-contract=off -pthread -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/pdl_check" tests/gpu/pdl_check.cu -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/ffma_wgmma_probe" tests/gpu/ffma_wgmma_probe.cu -ldl && echo "drivers ok") &
+    (g++ -O2 -std=c++17 -ffp-contract=off -pthread -o "$B/check" tests/gpu/check.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/bench" tests/gpu/bench.cpp -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/pdl_check" tests/gpu/pdl_check.cu -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/ffma_wgmma_probe" tests/gpu/ffma_wgmma_probe.cu -ldl && nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o "$B/cluster_occupancy" tests/gpu/cluster_occupancy.cu -ldl && echo "drivers ok") &
     # The profiling build of the CUDA backend (sm90_fp8_fast_profile.cuh), which alone accepts dbg=: pdl_check's
     # hazard run (check step) compiles griddepcontrol.wait out with it, the trace step records cycles with it, and the
     # profile step runs its dbg= configurations on it.

@@ -1,18 +1,11 @@
 // run.sh's PACK=1: every report under $OUT but summary.txt goes into reports.tgz (the originals removed, empty folders
 // too), so that a caller that brings back only a few files of a call gets them all; summary.txt says how many.
 import assert from "node:assert/strict";
+import { runRunSh } from "./_run_sh.ts";
 
-const root = new URL("../../", import.meta.url).pathname;
-
-async function run(env: Record<string, string>): Promise<void> {
-  const out = await new Deno.Command("bash", {
-    args: ["tests/gpu/run.sh"],
-    cwd: root,
-    env: { ...env, STEPS: "none" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+/** run.sh with no steps: what is left is its reports' packing. */
+function run(env: Record<string, string>): Promise<void> {
+  return runRunSh({ ...env, STEPS: "none" });
 }
 
 async function listing(dir: string): Promise<string[]> {

@@ -3,8 +3,7 @@
 // cluster occupancy query after a compile in the same process killed the tool; docs/performance-history.md,
 // twenty-first round). A stand-in check and compute-sanitizer record the order of the calls.
 import assert from "node:assert/strict";
-
-const root = new URL("../../", import.meta.url).pathname;
+import { runRunSh } from "./_run_sh.ts";
 
 async function executable(path: string, text: string): Promise<void> {
   await Deno.writeTextFile(path, text);
@@ -38,20 +37,13 @@ UNDER_TOOL=$tool "$@"
 echo "========= ERROR SUMMARY: 0 errors"
 `,
     );
-    const res = await new Deno.Command("bash", {
-      args: ["tests/gpu/run.sh"],
-      cwd: root,
-      env: {
-        OUT: out,
-        BUILD_DIR: b,
-        STEPS: "sanitize",
-        SANITIZE_TOOLS: "memcheck synccheck",
-        PATH: `${bin}:${Deno.env.get("PATH")}`,
-      },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(res.code, 0, new TextDecoder().decode(res.stderr));
+    await runRunSh({
+      OUT: out,
+      BUILD_DIR: b,
+      STEPS: "sanitize",
+      SANITIZE_TOOLS: "memcheck synccheck",
+      PATH: `${bin}:${Deno.env.get("PATH")}`,
+    });
     assert.deepEqual((await Deno.readTextFile(calls)).trim().split("\n"), [
       "check no tool",
       "compute-sanitizer memcheck",
