@@ -189,8 +189,8 @@ struct FastRing {
   static __device__ __forceinline__ uint32_t full_arrivals(const FastParams& p) {
     return p.sfa_tma ? (C::kSpread ? 2 : 1) : 96;
   }
-  /// Arrivals that free a stage: every math thread of every CTA of the cluster (one per warp with multicast).
-  static constexpr uint32_t kEmptyArrivals = (C::kMulticast > 1 ? 4 : 128) * C::kMathWGs * C::kMulticast;
+  /// Arrivals that free a stage: every math thread of every CTA of the cluster (FastMath::release).
+  static constexpr uint32_t kEmptyArrivals = 128 * C::kMathWGs * C::kMulticast;
   /// An SFB window buffer is full once the loader warp's copies have landed and its lane 0 has written the tile's zero
   /// chunks, free once every math thread has read it.
   static constexpr uint32_t kSfbFullArrivals = 33, kSfbEmptyArrivals = 128 * C::kMathWGs;

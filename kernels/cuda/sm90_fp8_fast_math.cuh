@@ -41,7 +41,7 @@ struct FastMath {
 
   const FastParams& p;
   const FastRing<C>& ring;
-  int w, tid, lane;
+  int w, tid;
   // Descriptor low words of stage 0 (this warpgroup's first A row of wave 0; B) and the SFB buffers' address, through a
   // shuffle from lane 0, so that ptxas keeps them instead of rematerialising them from the CTA's shared window at the
   // K loop's top (DeepGEMM does the same for its descriptors).
@@ -53,7 +53,6 @@ struct FastMath {
         ring(ring_),
         w(w_),
         tid(tid_),
-        lane(tid_ % 32),
         lo_a0(__shfl_sync(0xffffffffu, desc_lo_sw128(smem_addr(ring_.a + w_ * 64 * 128)), 0)),
         lo_b0(__shfl_sync(0xffffffffu, desc_lo_sw128(smem_addr(ring_.b)), 0)),
         sfb_u(__shfl_sync(0xffffffffu, smem_addr(ring_.sfb), 0)),
@@ -116,20 +115,20 @@ struct FastMath {
     wgmma_commit();
     return sc;
   }
-  /// Frees stage s in every CTA of the cluster: one arrival per thread (each orders its own reads of the stage), or
-  /// with multicast one per warp and CTA after __syncwarp, which keeps the remote arrivals to 4 per warpgroup and CTA.
-  /// One arrival per warp without multicast measured level with one per thread over the 45 benchmark shapes (ours /
-  /// DeepGEMM 0.919 against 0.923, H200), and compute-sanitizer's racecheck reported the scale reads of the other lanes
-  /// as racing with the next copies into the stage; it reports the same of the multicast release (4 hazards at
-  /// bm=256,mc=2, none at mc=1: the producer's cp.async SFA copies against these warps' scale loads in the K loop),
-  /// which the bits of every multicast configuration do not show. __syncwarp orders the lanes' reads before the
-  /// arrival (CUDA C++ Programming Guide, __syncwarp); racecheck does not follow that ordering.
+  /// Frees stage s in every CTA of the cluster: every math thread arrives on each CTA's empty barrier, after its own
+  /// reads of the stage (the wgmmas' and its scale loads). Measured against one arrival per warp (H200):
+  /// - with multicast, one per warp and CTA after __syncwarp (4 remote arrivals a warpgroup): compute-sanitizer's
+  ///   racecheck reported the other lanes' scale loads as racing with the producer's next copies into the stage (4
+  ///   hazards at bm=256,mc=2, 2 at bm=128,mc=2; __syncwarp orders them, racecheck does not follow it); one per thread
+  ///   gives 0 and timed level (tests/gpu/run.sh's ab step: over the 15 dense M = 4096 and contiguous shapes, 3 runs a
+  ///   side, 0.996x where an unmodified copy gave 0.996x; over 6 of them, 4 runs a side, the per-warp release 0.999x);
+  /// - without multicast, one per warp timed level over the 45 benchmark shapes (ours / DeepGEMM 0.919 against 0.923)
+  ///   and racecheck reported the same pattern.
   __device__ __forceinline__ void release(int s) const {
-    if constexpr (MC == 1) {
-      mbar_arrive_local(ring.empty_u + 8 * s);
-    } else {
-      __syncwarp();
-      if (lane < MC) mbar_arrive_cluster(ring.empty_u + 8 * s, static_cast<uint32_t>(lane));
+#pragma unroll
+    for (int c = 0; c < MC; ++c) {
+      if constexpr (MC == 1) mbar_arrive_local(ring.empty_u + 8 * s);
+      else mbar_arrive_cluster(ring.empty_u + 8 * s, static_cast<uint32_t>(c));
     }
   }
   /// F = fma(fl32(sa * sb), P, F) per element of one wave's accumulators; the stage is released once the last wave's

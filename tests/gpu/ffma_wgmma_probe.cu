@@ -57,7 +57,7 @@ enum Opt {
   kOptEarly = 1,         // the next stage's wait moved ahead of the last wave's wgmma wait
   kOptReleaseAfter = 2,  // the stage released after the last wave's promotion, not before it
   kOptHoistSa = 4,       // both waves' A scales read right after the stage's wait, not each before its wave
-  kOptThreadArrive = 8,  // every thread arrives on the empty barrier (no __syncwarp), as the kernel without multicast
+  kOptThreadArrive = 8,  // every thread arrives on the empty barrier (no __syncwarp), as the kernel's release
   kOptSpin = 16,         // barrier waits spin on try_wait without the suspend-time hint
   kOptScalesAfterIssue = 32,  // the scales read after the wave's wgmmas are issued (before their wait), not before
   kOptScalesInRegisters = 64,  // no loads: each wave's scales derived from the last by one FMUL (their latency alone)
