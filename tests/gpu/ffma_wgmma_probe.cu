@@ -9,8 +9,10 @@
 // (docs/performance-history.md, sixteenth round: the kernel's K loop takes about 1160). The `one wave` rows give each
 // math warpgroup one 64-row slab a K block instead (three warpgroups: a 192 x 128 tile, tensor work 768), so that a
 // warpgroup's promotion has two other warpgroups' wgmmas to hide behind instead of one. The `timeline` rows record
-// when each wave was issued and completed, to tell the two steady states of the resident loop apart (its CTAs at 1024
-// or about 1205 cycles a K block: the warpgroups' batches taking turns, or running together).
+// the clock at each wave's events (TlEvent), to tell the two steady states of the resident loop apart (its CTAs at 1024
+// or about 1205 cycles a K block: the warpgroups' batches taking turns, or running together) and to split a
+// warpgroup's turn (from a wave's completion to its next wave's issue) into its release, promotion, stage wait and
+// scale loads, and issue.
 //
 //   ffma_wgmma_probe [--blocks N] [--only TEXT]
 //       prints one line per variant (with --only, those whose name contains TEXT): cycles per K block (median over
@@ -68,13 +70,19 @@ enum Opt {
                        // the loop keeps an offset between the warpgroups' turns once it is given one
   kOptPaired = 1024,   // one barrier stage per two K blocks (a wait at even blocks, a release after odd ones): half
                        // the ring's barrier operations, as 256-deep K stages would have (barriers-only feed)
-  kOptTimeline = 2048  // thread 0 of each of two math warpgroups records, for kTlBlocks K blocks from kTl0, when
-                       // each wave's wgmmas were issued and when its wait returned (one clock read and, after the
-                       // wait, one global store a wave: the recorded loop is not quite the loop)
+  kOptTestEarly = 4096,  // the next stage's full barrier tested without blocking (mbarrier.test_wait) right after the
+                         // last wave's issue; at the next K block's top the blocking wait runs only where it failed
+  kOptTimeline = 2048  // thread 0 of each of two math warpgroups records, for kTlBlocks K blocks from kTl0, the
+                       // clock at each wave's events (TlEvent; five clock reads and, after the wait and after the
+                       // promotion, global stores a wave: the recorded loop is not quite the loop)
 };
 
 // The recorded stretch of the timeline rows: K blocks kTl0 .. kTl0 + kTlBlocks - 1 (past the first stages' fill).
 constexpr int kTl0 = 1024, kTlBlocks = 64;
+// A wave's events in a timeline row, in the order the warpgroup passes them: before its wgmmas (after the stage's wait
+// and the scale loads), after their issue, after their wait, after the stage's release (wave 0: no release), and after
+// the promotion's FMAs (the clock read waits for two of their results).
+enum TlEvent { kTlPre, kTlIssued, kTlDone, kTlReleased, kTlPromoted, kTlEvents };
 
 constexpr int kStages = 3, kABytes = 256 * 128, kBBytes = 128 * 128, kSfaBytes = 256 * 4;
 constexpr int kStageBytes = kABytes + kBBytes + kSfaBytes;  // 50176: a multiple of 1024
@@ -135,7 +143,8 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
   constexpr bool kAfterIssue = kOpts & kOptScalesAfterIssue, kRegs = kOpts & kOptScalesInRegisters;
   constexpr bool kOrdered = kOpts & kOptOrdered, kBal = kOpts & kOptBalanced, kPaired = kOpts & kOptPaired;
   constexpr bool kTl = kOpts & kOptTimeline, kStagger = kOpts & kOptStagger, kSpin = kOpts & kOptSpin;
-  constexpr bool kThreadArrive = kOpts & kOptThreadArrive;
+  constexpr bool kThreadArrive = kOpts & kOptThreadArrive, kTestEarly = kOpts & kOptTestEarly;
+  static_assert(!kTestEarly || !(kOpts & (kOptEarly | kOptBalanced | kOptPaired)), "test early moves the wait itself");
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   float* sfb = reinterpret_cast<float*>(smem + kStages * kStageBytes);
@@ -220,6 +229,7 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
       }
     };
     float sb_next = 1.0f;
+    uint32_t next_ready = 0;  // test early: the test of this K block's stage succeeded
 #pragma unroll 2
     for (int kb = 0; kb < blocks; ++kb) {
       const int q = kPaired ? kb / 2 : kb;  // the barrier stage's index
@@ -228,7 +238,7 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
       float sb = 1.0f, sa[2 * kWaves];
       if constexpr (kScales && !kRegs)
         if (!kBal || kb == 0) sb = ld_shared_f32(sfb_u + 4 * (kb % kSfbFloats));
-      if (kPipe && ((!kEarly && !kBal) || kb == 0) && (!kPaired || kb % 2 == 0))
+      if (kPipe && ((!kEarly && !kBal) || kb == 0) && (!kPaired || kb % 2 == 0) && !(kTestEarly && next_ready))
         wait(full_u + 8 * s, (q / kStages) & 1);
       if (kBal && kScales && kb > 0) sb = sb_next;
       if constexpr (kScales && kHoist) {
@@ -251,10 +261,20 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
         if constexpr (kScales && !kHoist && !kAfterIssue) read_sa(v);
         // ordered: warpgroup w issues after the other has issued its previous wave (barrier 2 + w), then lets it go
         if (kOrdered && (w == 1 || kb > 0 || v > 0)) asm volatile("bar.sync %0, 256;\n" ::"r"(2 + w) : "memory");
+        long long pre = 0, issued = 0;
+        if constexpr (kTl)
+          if (tid == 0) pre = clock64();
         wave_mma(acc, lo_a0 + stage + v * (128 * 128 / 16), lo_b0 + stage);
-        long long issued = 0;
         if constexpr (kTl)
           if (tid == 0) issued = clock64();
+        if (kTestEarly && kPipe && v == kWaves - 1) {
+          const int n = (kb + 1) % kStages;
+          asm volatile(
+              "{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+              : "=r"(next_ready)
+              : "r"(full_u + 8 * n), "r"(static_cast<uint32_t>(((kb + 1) / kStages) & 1))
+              : "memory");
+        }
         if (kOrdered) asm volatile("bar.arrive %0, 256;\n" ::"r"(3 - w) : "memory");
         if constexpr (kScales && kAfterIssue) read_sa(v);
         if constexpr (kScales) s0 = __fmul_rn(sa[2 * v], sb), s1 = __fmul_rn(sa[2 * v + 1], sb);
@@ -262,16 +282,26 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
         if (kEarly && v == kWaves - 1 && kb + 1 < blocks)
           wait(full_u + 8 * ((kb + 1) % kStages), ((kb + 1) / kStages) & 1);
         wgmma_wait0();
+        const bool tl = kTl && tid == 0 && kb >= kTl0 && kb < kTl0 + kTlBlocks;
+        long long* e = tl ? timeline + ((static_cast<long long>(blockIdx.x) * kTlBlocks + (kb - kTl0)) * kWaves + v) *
+                                           (2 * kTlEvents) +
+                                w * kTlEvents
+                          : nullptr;
         if constexpr (kTl) {
-          if (tid == 0 && kb >= kTl0 && kb < kTl0 + kTlBlocks) {
-            long long* e = timeline + ((static_cast<long long>(blockIdx.x) * kTlBlocks + (kb - kTl0)) * kWaves + v) * 4;
-            e[2 * w] = issued;
-            e[2 * w + 1] = clock64();
-          }
+          if (tl) e[kTlPre] = pre, e[kTlIssued] = issued, e[kTlDone] = clock64();
         }
         const bool rel = kPipe && v == kWaves - 1 && (!kPaired || kb % 2 == 1);
         if (rel && !kAfter) release(s);
+        if constexpr (kTl)
+          if (tl) e[kTlReleased] = clock64();
         work<W, N>(acc, F, G, s0, s1);
+        if constexpr (kTl) {
+          if (tl) {
+            long long t;
+            asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(t) : "f"(F[0]), "f"(F[63]) : "memory");
+            e[kTlPromoted] = t;
+          }
+        }
         if (rel && kAfter) release(s);
         if (kBal && v == 0 && kb + 1 < blocks) {
           if constexpr (kScales) sb_next = ld_shared_f32(sfb_u + 4 * ((kb + 1) % kSfbFloats));
@@ -378,6 +408,9 @@ constexpr Variant kVariants[] = {
     row<kFfmaAcc, 64, false, true, kOptTimeline>("ffma_acc, resident, no barriers, timeline", 2),
     row<kFfmaAcc, 64, true, true, kOptTimeline>("ffma_acc, barriers only, timeline", 2, kFeedBarriers),
     row<kFfmaAcc, 64, true, true, kOptTimeline>("ffma_acc, timeline", 2),
+    row<kFfmaAcc, 64, true, true, kOptTestEarly>("ffma_acc, barriers only, test early", 2, kFeedBarriers),
+    row<kFfmaAcc, 64, true, true, kOptTestEarly>("ffma_acc, test early", 2),
+    row<kFfmaAcc, 64, true, true, kOptTestEarly | kOptTimeline>("ffma_acc, test early, timeline", 2),
     slab<kNone, 1, false, false>("one wave: none", 3),
     slab<kFfmaAcc, 64, false, true>("one wave: ffma_acc, resident, no barriers", 3),
     slab<kNone, 1, true, false>("one wave: none", 3),
@@ -394,31 +427,56 @@ double median(std::vector<double> x) {
   return x[x.size() / 2];
 }
 
-/// One line on a timeline row's launch: for the CTAs near the tensor work and the others, how far apart the two math
-/// warpgroups' waves complete (|done A - done B|: about a wave's 256 cycles when their turns alternate, near 0 when
-/// their batches run together) and how long a wave takes from its issue to its wait's return.
+/// The lines of a timeline row's launch: for the CTAs near the tensor work and for the others, how far apart the two
+/// math warpgroups' waves complete (|done A - done B|: about a wave's 256 cycles when their turns alternate, near 0
+/// when their batches run together), how long a wave takes from its issue to its wait's return, and per wave v the
+/// turn that follows it, event to event (TlEvent) up to the next wave's issue: its wait, release, promotion, then the
+/// next wave's stage wait and scale loads (after wave 1: the next K block's), then its issue.
 std::string timeline_line(const Variant& v, const std::vector<double>& per, double tensor, const long long* dev,
                           size_t n, int blocks) {
   if (blocks < kTl0 + kTlBlocks) return std::string(v.name) + ": no timeline (--blocks below the recorded stretch)";
   std::vector<long long> t(n);
   cudaMemcpy(t.data(), dev, sizeof(long long) * n, cudaMemcpyDeviceToHost);
-  std::vector<double> gap[2], run[2];  // [0]: fast CTAs, [1]: the others
+  constexpr int kSegs = 5;  // done - issued, released - done, promoted - released, next pre - promoted, next issued - pre
+  std::vector<double> gap[2], run[2], seg[2][2][kSegs];  // [0]: fast CTAs, [1]: the others; [wave][segment]
   int ctas[2] = {0, 0};
+  const int slots = kTlBlocks * v.waves;
   for (size_t c = 0; c < per.size(); ++c) {
     const int k = per[c] < 1.05 * tensor ? 0 : 1;
     ++ctas[k];
-    for (int r = 0; r < kTlBlocks * v.waves; ++r) {
-      const long long* e = &t[(c * kTlBlocks * v.waves + r) * 4];
-      gap[k].push_back(static_cast<double>(std::llabs(e[1] - e[3])));
-      run[k].push_back(static_cast<double>(e[1] - e[0]));
-      run[k].push_back(static_cast<double>(e[3] - e[2]));
+    for (int r = 0; r < slots; ++r) {
+      const long long* e = &t[(c * slots + r) * 2 * kTlEvents];
+      gap[k].push_back(static_cast<double>(std::llabs(e[kTlDone] - e[kTlEvents + kTlDone])));
+      for (int w = 0; w < 2; ++w) {
+        const long long* x = e + w * kTlEvents;
+        run[k].push_back(static_cast<double>(x[kTlDone] - x[kTlIssued]));
+        if (r + 1 == slots) continue;
+        const long long* next = x + 2 * kTlEvents;  // the same warpgroup's next wave
+        const long long d[kSegs] = {x[kTlDone] - x[kTlIssued], x[kTlReleased] - x[kTlDone],
+                                    x[kTlPromoted] - x[kTlReleased], next[kTlPre] - x[kTlPromoted],
+                                    next[kTlIssued] - next[kTlPre]};
+        for (int g = 0; g < kSegs; ++g) seg[k][r % v.waves][g].push_back(static_cast<double>(d[g]));
+      }
     }
   }
+  std::string out;
   char line[512];
   snprintf(line, sizeof line,
            "%s: %d fast CTAs, median |done A - done B| %.0f, issue to done %.0f; %d others, %.0f and %.0f cycles",
            v.name, ctas[0], median(gap[0]), median(run[0]), ctas[1], median(gap[1]), median(run[1]));
-  return line;
+  out += line;
+  for (int k = 0; k < 2; ++k) {
+    if (!ctas[k]) continue;
+    for (int w = 0; w < v.waves; ++w) {
+      snprintf(line, sizeof line,
+               "\n  %s CTAs, wave %d (median cycles): issued to done %.0f, to released %.0f, to promoted %.0f, to the "
+               "next wave's stage wait and scales done %.0f, to its issue %.0f",
+               k == 0 ? "fast" : "other", w, median(seg[k][w][0]), median(seg[k][w][1]), median(seg[k][w][2]),
+               median(seg[k][w][3]), median(seg[k][w][4]));
+      out += line;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -451,7 +509,8 @@ int main(int argc, char** argv) {
   long long* timeline;
   float* sink;
   uint8_t* src;
-  const size_t tl_n = static_cast<size_t>(sms) * kTlBlocks * 2 * 4;  // per CTA, K block and wave: A and B's two times
+  // per CTA, K block and wave: the events of warpgroups A and B
+  const size_t tl_n = static_cast<size_t>(sms) * kTlBlocks * 2 * 2 * kTlEvents;
   cudaMalloc(&cycles, sizeof(long long) * sms * 4);
   cudaMalloc(&timeline, sizeof(long long) * tl_n);
   cudaMalloc(&sink, sizeof(float) * 512);
