@@ -70,11 +70,11 @@ enum Opt {
                        // the loop keeps an offset between the warpgroups' turns once it is given one
   kOptPaired = 1024,   // one barrier stage per two K blocks (a wait at even blocks, a release after odd ones): half
                        // the ring's barrier operations, as 256-deep K stages would have (barriers-only feed)
-  kOptTestEarly = 4096,  // the next stage's full barrier tested without blocking (mbarrier.test_wait) right after the
-                         // last wave's issue; at the next K block's top the blocking wait runs only where it failed
-  kOptTimeline = 2048  // thread 0 of each of two math warpgroups records, for kTlBlocks K blocks from kTl0, the
-                       // clock at each wave's events (TlEvent; five clock reads and, after the wait and after the
-                       // promotion, global stores a wave: the recorded loop is not quite the loop)
+  kOptTimeline = 2048,  // thread 0 of each of two math warpgroups records, for kTlBlocks K blocks from kTl0, the
+                        // clock at each wave's events (TlEvent; five clock reads and, after the wait and after the
+                        // promotion, global stores a wave: the recorded loop is not quite the loop)
+  kOptTestEarly = 4096  // the next stage's full barrier tested without blocking (mbarrier.test_wait) right after the
+                        // last wave's issue; at the next K block's top the blocking wait runs only where it failed
 };
 
 // The recorded stretch of the timeline rows: K blocks kTl0 .. kTl0 + kTlBlocks - 1 (past the first stages' fill).
@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(kThreads<kPipe, kMathWgs>, 1)
     const auto release = [&](int s) {  // the stage is free once both waves' wgmmas have read it
       if constexpr (kThreadArrive) {
         mbar_arrive_local(empty_u + 8 * s);
-      } else {  // one arrival a warp, as the kernel's multicast release
+      } else {  // one arrival a warp after __syncwarp, as the kernel's multicast release was before 6f7faa0
         __syncwarp();
         if (tid % 32 == 0) mbar_arrive_local(empty_u + 8 * s);
       }
@@ -437,7 +437,8 @@ std::string timeline_line(const Variant& v, const std::vector<double>& per, doub
   if (blocks < kTl0 + kTlBlocks) return std::string(v.name) + ": no timeline (--blocks below the recorded stretch)";
   std::vector<long long> t(n);
   cudaMemcpy(t.data(), dev, sizeof(long long) * n, cudaMemcpyDeviceToHost);
-  constexpr int kSegs = 5;  // done - issued, released - done, promoted - released, next pre - promoted, next issued - pre
+  // The segments: done - issued, released - done, promoted - released, next pre - promoted, next issued - pre.
+  constexpr int kSegs = 5;
   std::vector<double> gap[2], run[2], seg[2][2][kSegs];  // [0]: fast CTAs, [1]: the others; [wave][segment]
   int ctas[2] = {0, 0};
   const int slots = kTlBlocks * v.waves;
