@@ -75,6 +75,8 @@ enum Opt {
                         // promotion, global stores a wave: the recorded loop is not quite the loop)
   kOptTestEarly = 4096  // the next stage's full barrier tested without blocking (mbarrier.test_wait) right after the
                         // last wave's issue; at the next K block's top the blocking wait runs only where it failed
+                        // (PTX ISA, mbarrier.test_wait / mbarrier.try_wait: try_wait may suspend the thread until
+                        // the phase completes, test_wait only reports whether it has)
 };
 
 // The recorded stretch of the timeline rows: K blocks kTl0 .. kTl0 + kTlBlocks - 1 (past the first stages' fill).
