@@ -125,10 +125,11 @@ struct FastMath {
   /// - without multicast, one per warp timed level over the 45 benchmark shapes (ours / DeepGEMM 0.919 against 0.923)
   ///   and racecheck reported the same pattern.
   __device__ __forceinline__ void release(int s) const {
+    if constexpr (MC == 1) {
+      mbar_arrive_local(ring.empty_u + 8 * s);
+    } else {
 #pragma unroll
-    for (int c = 0; c < MC; ++c) {
-      if constexpr (MC == 1) mbar_arrive_local(ring.empty_u + 8 * s);
-      else mbar_arrive_cluster(ring.empty_u + 8 * s, static_cast<uint32_t>(c));
+      for (int c = 0; c < MC; ++c) mbar_arrive_cluster(ring.empty_u + 8 * s, static_cast<uint32_t>(c));
     }
   }
   /// F = fma(fl32(sa * sb), P, F) per element of one wave's accumulators; the stage is released once the last wave's
