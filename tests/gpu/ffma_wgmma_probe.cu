@@ -76,7 +76,8 @@ enum Opt {
   kOptTestEarly = 4096  // the next stage's full barrier tested without blocking (mbarrier.test_wait) right after the
                         // last wave's issue; at the next K block's top the blocking wait runs only where it failed
                         // (PTX ISA, mbarrier.test_wait / mbarrier.try_wait: try_wait may suspend the thread until
-                        // the phase completes, test_wait only reports whether it has)
+                        // the phase completes, test_wait only reports whether it has). H200: the wait at the
+                        // block's top 140 -> 51 cycles, the K block 1166.3 -> 1162.0 (barriers only 1165.3 -> 1173.5)
 };
 
 // The recorded stretch of the timeline rows: K blocks kTl0 .. kTl0 + kTlBlocks - 1 (past the first stages' fill).
