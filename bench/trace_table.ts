@@ -18,7 +18,9 @@
  * first 4, its header saying `the first 4 of <n> iterations`), one
  * `tile <t> top <c> setup <c> kloop <c> epilogue <c>` line per tile, one
  * `phase <i> wg0 <c> <c> <c> <c> wg1 <c> <c> <c> <c>` line per traced iteration (per warpgroup: wave 0's wgmmas
- * issued, waited for, wave 1's issued, waited for) and `trace end <c>`.
+ * issued, waited for, wave 1's issued, waited for), one `phase2 <i> wg0 <c> <c> <c> <c> wg1 <c> <c> <c> <c>` line per
+ * traced iteration (per warpgroup: wave 0 promoted, wave 1 promoted, the stage full, the stage released; summarised
+ * in a second table, the K block's turn by segment: `turnTable`) and `trace end <c>`.
  * Traces without a header (the device printf of the ninth session's first builds) are numbered, or named by --label.
  *
  * @module
@@ -47,6 +49,9 @@ export interface TraceTile {
 export interface TracePhase {
   iteration: number;
   wg: [number[], number[]];
+  /** Per warpgroup, from the `phase2` line of the iteration (where the launcher printed one): wave 0's promotion
+   * done, wave 1's promotion done, the stage's full barrier waited for, the stage released. */
+  marks?: [number[], number[]];
 }
 
 /** One trace: its configuration (the header's, or a label), its iterations, its tiles and its phase lines (none in
@@ -99,6 +104,7 @@ export interface TraceSummary {
 const LINE = /^trace (\d+) free (-?\d+) issued (-?\d+) full (-?\d+) released (-?\d+)$/;
 const TILE = /^tile (\d+) top (-?\d+) setup (-?\d+) kloop (-?\d+) epilogue (-?\d+)$/;
 const PHASE = /^phase (\d+) wg0 (-?\d+) (-?\d+) (-?\d+) (-?\d+) wg1 (-?\d+) (-?\d+) (-?\d+) (-?\d+)$/;
+const PHASE2 = /^phase2 (\d+) wg0 (-?\d+) (-?\d+) (-?\d+) (-?\d+) wg1 (-?\d+) (-?\d+) (-?\d+) (-?\d+)$/;
 const HEADER = /^fast trace \((.*)\): launch \d+(?:, CTA \d+, (the first \d+ of )?(\d+) iterations)?/;
 
 /**
@@ -148,6 +154,12 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
     if (pm) {
       const c = pm.slice(2).map(Number);
       phases.push({ iteration: Number(pm[1]), wg: [c.slice(0, 4), c.slice(4)] });
+      continue;
+    }
+    const p2 = PHASE2.exec(line);
+    if (p2) {
+      const c = p2.slice(2).map(Number), at = phases.find((p) => p.iteration === Number(p2[1]));
+      if (at) at.marks = [c.slice(0, 4), c.slice(4)];
       continue;
     }
     if (line.startsWith("trace end")) {
@@ -308,6 +320,81 @@ export function phaseColumns(phases: TracePhase[]): Pick<
   };
 }
 
+/** The segments of a two-wave K block's turn (turnSegments), in the order a warpgroup runs them. */
+export const TURN_SEGMENTS = [
+  "full → issued",
+  "batch 0",
+  "promotion 0",
+  "promoted → issued",
+  "batch 1",
+  "waited → released",
+  "released → promoted",
+  "promoted → next full",
+] as const;
+
+/**
+ * The medians of each segment of a warpgroup's K block, per warpgroup, from phase lines with their `phase2` marks
+ * (two waves): the stage's full barrier waited for → wave 0's wgmmas issued (its scales read, the wgmmas issued) →
+ * waited for → promoted → wave 1's issued → waited for → the stage released → promoted → the next iteration's stage
+ * full. An event not after the last one in order before it (stale, or missing) leaves out the two segments it ends
+ * and starts. Undefined without marks.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { turnSegments } from "./trace_table.ts";
+ * const ev = (i: number) => [100, 350, 700, 950].map((c) => 1200 * i + c);
+ * const mk = (i: number) => [500, 1150, 20, 1000].map((c) => 1200 * i + c);
+ * const p = [0, 1].map((i) => ({ iteration: 64 + i, wg: [ev(i), ev(i)], marks: [mk(i), mk(i)] }));
+ * const s = turnSegments(p as never)!;
+ * assert.deepEqual(s[0], [80, 250, 150, 200, 250, 50, 150, 70]);
+ * ```
+ */
+export function turnSegments(phases: TracePhase[]): [(number | undefined)[], (number | undefined)[]] | undefined {
+  if (!phases.some((p) => p.marks)) return undefined;
+  const per = (w: number) => {
+    const seg: number[][] = TURN_SEGMENTS.map(() => []);
+    phases.forEach((p, k) => {
+      if (!p.marks) return;
+      const [iss0, done0, iss1, done1] = p.wg[w], [pro0, pro1, full, rel] = p.marks[w];
+      const next = phases[k + 1]?.iteration === p.iteration + 1 ? phases[k + 1].marks?.[w][2] : undefined;
+      const chain = [full, iss0, done0, pro0, iss1, done1, rel, pro1, next ?? 0];
+      // An event is in order when recorded and not before the last event in order ahead of it.
+      let last = 0;
+      const inOrder = chain.map((c) => c > 0 && c >= last ? (last = c, true) : false);
+      for (let j = 0; j < TURN_SEGMENTS.length; ++j) {
+        if (inOrder[j] && inOrder[j + 1]) seg[j].push(chain[j + 1] - chain[j]);
+      }
+    });
+    return seg.map(median);
+  };
+  return [per(0), per(1)];
+}
+
+/**
+ * The markdown table of each trace's turn segments (turnSegments), "warpgroup 0 / warpgroup 1" per cell; the traces
+ * without `phase2` marks are left out, and with none the table is empty.
+ *
+ * @example
+ * ```ts
+ * import { turnTable } from "./trace_table.ts";
+ * const md = turnTable([{ config: "x", iterations: [] }]);
+ * if (md !== "") throw new Error(md);
+ * ```
+ */
+export function turnTable(traces: Trace[]): string {
+  const rows = traces.flatMap((t) => {
+    const s = t.phases && turnSegments(t.phases);
+    return s ? [`| ${t.config} | ${s[0].map((v, j) => `${v ?? "—"} / ${s[1][j] ?? "—"}`).join(" | ")} |`] : [];
+  });
+  if (rows.length === 0) return "";
+  return [
+    `| trace | ${TURN_SEGMENTS.join(" | ")} |`,
+    `|---|${TURN_SEGMENTS.map(() => "---").join("|")}|`,
+    ...rows,
+  ].join("\n");
+}
+
 /**
  * The markdown table of the summaries.
  *
@@ -367,4 +454,6 @@ if (import.meta.main) {
     Deno.exit(1);
   }
   console.log(traceTable(traces.map(summarize)));
+  const turns = turnTable(traces);
+  if (turns) console.log(`\nA K block's turn, per segment (median cycles, warpgroup 0 / warpgroup 1):\n\n${turns}`);
 }

@@ -369,6 +369,13 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
     std::fprintf(stderr, "phase %lld wg0 %lld %lld %lld %lld wg1 %lld %lld %lld %lld\n", i, a[0] - t0, a[1] - t0,
                  a[2] - t0, a[3] - t0, b[0] - t0, b[1] - t0, b[2] - t0, b[3] - t0);
   }
+  // Rows 6 and 7 past slot 128: each wave's promotion done, the stage full, the stage released (phase2 lines).
+  for (long long i = 64; full && i < std::min<long long>(t[4][1], 96); ++i) {
+    const long long* a = &t[6][128 + 4 * (i - 64)];
+    const long long* b = &t[7][128 + 4 * (i - 64)];
+    std::fprintf(stderr, "phase2 %lld wg0 %lld %lld %lld %lld wg1 %lld %lld %lld %lld\n", i, a[0] - t0, a[1] - t0,
+                 a[2] - t0, a[3] - t0, b[0] - t0, b[1] - t0, b[2] - t0, b[3] - t0);
+  }
   std::fprintf(stderr, "trace end %lld\n", t[4][2] - t0);
 }
 #endif

@@ -103,6 +103,7 @@ struct FastMath {
     if (wave == 0) {
       wait_full(at);
       GO_FAST_TRACE(2, at);
+      GO_FAST_PHASE_TRACE2(w, at, 2);
     }
     if constexpr (kHoist && !C::kSplitK) read_sa(sc, s, wave);
     // This warpgroup's A rows of the wave, and B, in stage s; k32 step j is 32 bytes further along each row.
@@ -157,6 +158,7 @@ struct FastMath {
     if (last) {
       release(s);
       GO_FAST_TRACE(3, at);
+      GO_FAST_PHASE_TRACE2(w, at, 3);
     }
     constexpr int kSlots = C::kSfbSlots;
     if constexpr (kSlots == 1) {
@@ -235,6 +237,7 @@ __device__ __forceinline__ void fast_mainloop_one_set(const FastMath<C>& m, cons
       wgmma_wait0();
       GO_FAST_PHASE_TRACE(m.w, it, 2 * v + 1);
       m.template promote<kB1>(P, F, it, sc, ti, win, v);
+      GO_FAST_PHASE_TRACE2(m.w, it, v);
     }
     if constexpr (kIdleLast) m.release(it % C::kStages);
   }

@@ -50,7 +50,9 @@ static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependenc
 // 3 after its epilogue); in rows 6 and 7, the first thread of math warpgroup 0 and 1 at 4 points of pipeline
 // iterations 64 .. 95 (slot 4 (i - 64) + e: e = 0 wave 0's wgmmas issued, 1 their wait returned, 2 and 3 the same for
 // wave 1; recorded by the K loop of one accumulator set, fast_mainloop_one_set), which shows whether the two
-// warpgroups' wgmmas alternate on the tensor cores. Every launch overwrites it; the launcher reads it after a module's
+// warpgroups' wgmmas alternate on the tensor cores, and at 4 more (slot 128 + 4 (i - 64) + e: e = 0 and 1 wave 0's and
+// wave 1's promotion done, 2 the stage's full barrier waited for, 3 the stage released), which split a K block's turn
+// into its segments (bench/trace_table.ts's turn table). Every launch overwrites it; the launcher reads it after a module's
 // 30th launch and prints it on stderr (print_fast_trace in sm90_fp8_fast.cu), so the kernel needs no printf, which
 // would serialise its wgmmas (C7510). C linkage keeps the symbol's name unmangled, so cuModuleGetGlobal finds
 // "go_fast_trace" (with C++ linkage it is _ZN7go_sm9013go_fast_traceE, which the H200 answered with CUresult 500, not
@@ -95,8 +97,18 @@ __device__ long long go_fast_trace[8][256];
     if (blockIdx.x == 0 && threadIdx.x % 128 == 0 && (i) >= 64 && (i) < 96)             \
       go_fast_trace[6 + (w)][4 * ((i) - 64) + (e)] = clock64();                         \
   } while (0)
+// Rows 6 and 7, slots 128 + 4 (i - 64) + e for the same iterations and threads: e = 0 and 1 wave 0's and wave 1's
+// promotion done, 2 the stage's full barrier waited for, 3 the stage released.
+#define GO_FAST_PHASE_TRACE2(w, i, e)                                                   \
+  do {                                                                                  \
+    if (blockIdx.x == 0 && threadIdx.x % 128 == 0 && (i) >= 64 && (i) < 96)             \
+      go_fast_trace[6 + (w)][128 + 4 * ((i) - 64) + (e)] = clock64();                   \
+  } while (0)
 #else
 #define GO_FAST_PHASE_TRACE(w, i, e) \
   do {                               \
+  } while (0)
+#define GO_FAST_PHASE_TRACE2(w, i, e) \
+  do {                                \
   } while (0)
 #endif

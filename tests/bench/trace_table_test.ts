@@ -2,10 +2,14 @@
 // "trace end", named by the launcher's header or a label, and summarised by medians that leave out events never
 // recorded.
 import assert from "node:assert/strict";
-import { parseTraces, summarize, traceTable } from "../../bench/trace_table.ts";
+import { parseTraces, summarize, traceTable, turnSegments, turnTable } from "../../bench/trace_table.ts";
 
 const lines = (rows: number[][]) =>
   rows.map((r, i) => `trace ${i} free ${r[0]} issued ${r[1]} full ${r[2]} released ${r[3]}`);
+/** A `phase` (or with kind "phase2", a `phase2`) line of iteration i: warpgroup 0's four events, then 1's. */
+const phase = (i: number, a: number[], b: number[], kind = "phase") =>
+  `${kind} ${i} wg0 ${a.join(" ")} wg1 ${b.join(" ")}`;
+const phase2 = (i: number, a: number[], b: number[]) => phase(i, a, b, "phase2");
 
 Deno.test("trace_table names traces by header, then label, then number, and takes medians per trace", () => {
   const log = [
@@ -116,7 +120,6 @@ Deno.test("trace_table reads a light trace's first iterations as they are, with 
 });
 
 Deno.test("trace_table summarises both math warpgroups' phase lines, leaving out stale second waves", () => {
-  const phase = (i: number, a: number[], b: number[]) => `phase ${i} wg0 ${a.join(" ")} wg1 ${b.join(" ")}`;
   const log = [
     "fast trace (4096x7168x16384 bm=256 dbg=64): launch 30, CTA 0, 2 iterations, cycles from the producer's start",
     ...lines([[100, 400, 1500, 2400], [600, 950, 2000, 2900]]),
@@ -148,4 +151,29 @@ Deno.test("trace_table summarises both math warpgroups' phase lines, leaving out
   assert.match(md, /\| alternating \|\n/);
   assert.match(md, /\| 2 \| 1200 \| 255 \| 345 \| 310 \| 1 \|\n/);
   assert.match(md, /\| — \| — \| — \| — \| — \| — \|$/, "a trace without phase lines");
+});
+
+Deno.test("trace_table splits a K block's turn into segments from the phase2 marks, leaving out events out of order", () => {
+  const log = [
+    "fast trace (4096x7168x16384 bm=256 dbg=64): launch 30, CTA 0, 2 iterations, cycles from the producer's start",
+    ...lines([[100, 400, 1500, 2400], [600, 950, 2000, 2900]]),
+    phase(64, [1100, 1300, 1600, 1850], [1300, 1560, 1900, 2160]),
+    phase(65, [2300, 2500, 2800, 3050], [2500, 2760, 3100, 3360]),
+    // per warpgroup: wave 0 promoted, wave 1 promoted, stage full, released
+    phase2(64, [1450, 2050, 1000, 1900], [1700, 2300, 1200, 2200]),
+    // warpgroup 1's release is stale (before its wave 1 was waited for): the two segments around it are left out
+    phase2(65, [2650, 3250, 2200, 3100], [2900, 3500, 2400, 100]),
+    "trace end 9000",
+  ].join("\n");
+  const [t] = parseTraces(log);
+  assert.deepEqual(t.phases?.[0].marks, [[1450, 2050, 1000, 1900], [1700, 2300, 1200, 2200]]);
+  const [w0, w1] = turnSegments(t.phases!)!;
+  // full -> issued, batch 0, promotion 0, promoted -> issued, batch 1, waited -> released, released -> promoted,
+  // promoted -> next full (iteration 64 only: 65 has no next)
+  assert.deepEqual(w0, [100, 200, 150, 150, 250, 50, 150, 150]);
+  assert.deepEqual(w1, [100, 260, 140, 200, 260, 40, 100, 100]);
+  const md = turnTable([t, parseTraces(lines([[1, 2, 3, 4]]).join("\n") + "\ntrace end 5")[0]]);
+  assert.match(md, /^\| trace \| full → issued \| batch 0 \|/);
+  assert.match(md, /\| 100 \/ 100 \| 200 \/ 260 \| 150 \/ 140 \|/);
+  assert.equal(md.split("\n").length, 3, "the trace without marks has no row");
 });
