@@ -5,8 +5,9 @@
  * `.reuse` comes from the cache, not from a bank). Hopper's register banks are not published; the two models are
  * the layouts reverse-engineered for earlier GPUs (four 32-bit banks, Maxwell; two 64-bit banks, Volta), so the counts
  * compare two kernels' allocations, they do not predict a cost. At 4096×7168×16384 (BLOCK_M 256 × BLOCK_N 128) the
- * promotion's FFMAs of ours and of DeepGEMM's kernel: 54 % and 56 % with two banks, 36 % and 21 % with four
- * (docs/performance-history.md, sixteenth round).
+ * promotion's FFMAs of ours and of DeepGEMM's kernel: 54 % and 56 % with two banks, 44 % and 21 % with four; the
+ * same FFMAs in another order took ours to 11 % with four banks and ran level (docs/performance-history.md,
+ * twenty-fourth round), so the four-bank count is not what costs cycles there.
  *
  *     cuobjdump -sass kernel.cubin > kernel.sass
  *     deno run -A bench/sass_banks.ts kernel.sass [other.sass | other.cubin ...] [--banks 2,4] [--first 1024]
