@@ -20,7 +20,9 @@
  * `phase <i> wg0 <c> <c> <c> <c> wg1 <c> <c> <c> <c>` line per traced iteration (per warpgroup: wave 0's wgmmas
  * issued, waited for, wave 1's issued, waited for), one `phase2 <i> wg0 <c> <c> <c> <c> wg1 <c> <c> <c> <c>` line per
  * traced iteration (per warpgroup: wave 0 promoted, wave 1 promoted, the stage full, the stage released; summarised
- * in a second table, the K block's turn by segment: `turnTable`) and `trace end <c>`.
+ * in a second table, the K block's turn by segment: `turnTable`), one `prologue top <c> synced <c> waited <c> dec <c>
+ * tile <c> math top <c> inc <c> ready <c>` line (a third table, the steps from the kernel's top to the first copies
+ * and data: `prologueTable`) and `trace end <c>`.
  * Traces without a header (the device printf of the ninth session's first builds) are numbered, or named by --label.
  *
  * @module
@@ -44,6 +46,20 @@ export interface TraceTile {
   epilogue: number;
 }
 
+/** The prologue of CTA 0: thread 0 at the kernel's top, once the barriers are set up, once the dependency was waited
+ * for, after setmaxnreg, once the producer computed its first tile; the first math thread at the kernel's top, after
+ * setmaxnreg, once FastMath is built. */
+export interface TracePrologue {
+  top: number;
+  synced: number;
+  waited: number;
+  dec: number;
+  tile: number;
+  mathTop: number;
+  inc: number;
+  ready: number;
+}
+
 /** One pipeline iteration of both math warpgroups: per warpgroup, cycles from the producer's start at wave 0's
  * wgmmas issued, waited for, wave 1's issued, waited for (BLOCK_M 128 and 64 have one wave: the last two are stale). */
 export interface TracePhase {
@@ -60,6 +76,8 @@ export interface Trace {
   config: string;
   iterations: TraceIteration[];
   tiles?: TraceTile[];
+  /** The `prologue` line (cycles from the producer's start; negative before it), where the launcher printed one. */
+  prologue?: TracePrologue;
   phases?: TracePhase[];
   /** Iterations the launch ran, where the header says (more than the lines of a light trace, which are the first). */
   ran?: number;
@@ -102,6 +120,8 @@ export interface TraceSummary {
 }
 
 const LINE = /^trace (\d+) free (-?\d+) issued (-?\d+) full (-?\d+) released (-?\d+)$/;
+const PROLOGUE =
+  /^prologue top (-?\d+) synced (-?\d+) waited (-?\d+) dec (-?\d+) tile (-?\d+) math top (-?\d+) inc (-?\d+) ready (-?\d+)$/;
 const TILE = /^tile (\d+) top (-?\d+) setup (-?\d+) kloop (-?\d+) epilogue (-?\d+)$/;
 const PHASE = /^phase (\d+) wg0 (-?\d+) (-?\d+) (-?\d+) (-?\d+) wg1 (-?\d+) (-?\d+) (-?\d+) (-?\d+)$/;
 const PHASE2 = /^phase2 (\d+) wg0 (-?\d+) (-?\d+) (-?\d+) (-?\d+) wg1 (-?\d+) (-?\d+) (-?\d+) (-?\d+)$/;
@@ -129,6 +149,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
   let current: TraceIteration[] = [];
   let tiles: TraceTile[] = [];
   let phases: TracePhase[] = [];
+  let prologue: TracePrologue | undefined;
   for (const raw of log.split("\n")) {
     const line = raw.trim();
     const h = HEADER.exec(line);
@@ -156,6 +177,12 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
       phases.push({ iteration: Number(pm[1]), wg: [c.slice(0, 4), c.slice(4)] });
       continue;
     }
+    const pr = PROLOGUE.exec(line);
+    if (pr) {
+      const [top, synced, waited, dec, tile, mathTop, inc, ready] = pr.slice(1).map(Number);
+      prologue = { top, synced, waited, dec, tile, mathTop, inc, ready };
+      continue;
+    }
     const p2 = PHASE2.exec(line);
     if (p2) {
       const c = p2.slice(2).map(Number), at = phases.find((p) => p.iteration === Number(p2[1]));
@@ -174,6 +201,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
         iterations,
         ...(tiles.length > 0 ? { tiles } : {}),
         ...(phases.length > 0 ? { phases } : {}),
+        ...(prologue ? { prologue } : {}),
         ...(ran !== undefined ? { ran } : {}),
         ...(wrapped ? { wrapped } : {}),
       });
@@ -183,6 +211,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
       current = [];
       tiles = [];
       phases = [];
+      prologue = undefined;
     }
   }
   return traces;
@@ -396,6 +425,52 @@ export function turnTable(traces: Trace[]): string {
 }
 
 /**
+ * The markdown table of the traces' prologues: the producer's steps from the kernel's top to its first copies issued
+ * and the first data landed, and the first math thread's to its first tile set up (cycles each step; the trace's
+ * first iteration and tile where it kept them). Traces without a `prologue` line are left out; with none the table is
+ * empty.
+ *
+ * @example
+ * ```ts
+ * import { prologueTable } from "./trace_table.ts";
+ * const prologue = { top: -1000, synced: -100, waited: -40, dec: 200, tile: 800, mathTop: -990, inc: 210, ready: 330 };
+ * const t = { config: "x", iterations: [{ free: 1000, issued: 1400, full: 2600, released: 3000 }], prologue };
+ * const md = prologueTable([t, { config: "y", iterations: [] }]);
+ * if (!md.endsWith("| x | 900 | 60 | 40 | 200 | 600 | 200 | 400 | 1200 | 2400 | 1200 | 120 | — | — |")) throw new Error(md);
+ * ```
+ */
+export function prologueTable(traces: Trace[]): string {
+  const rows = traces.flatMap((t) => {
+    const p = t.prologue;
+    if (!p) return [];
+    const first = t.wrapped ? undefined : t.iterations[0], tile = t.tiles?.[0];
+    const step = (a?: number, b?: number) => a === undefined || b === undefined ? "—" : String(b - a);
+    const cells = [
+      step(p.top, p.synced),
+      step(p.synced, p.waited),
+      step(p.waited, 0),
+      step(0, p.dec),
+      step(p.dec, p.tile),
+      step(p.tile, first?.free),
+      step(first?.free, first?.issued),
+      step(first?.issued, first?.full),
+      step(p.top, first?.issued),
+      step(p.mathTop, p.inc),
+      step(p.inc, p.ready),
+      step(p.ready, tile?.top),
+      step(tile?.top, tile?.setup),
+    ];
+    return [`| ${t.config} | ${cells.join(" | ")} |`];
+  });
+  if (rows.length === 0) return "";
+  return [
+    "| trace | top → barriers set up | → dependency waited for | → producer's start | → setmaxnreg | → first tile | → first stage free | → first copies issued | → first data landed | top → first copies issued | math: top → setmaxnreg | → FastMath built | → first tile's top | → tile set up |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ...rows,
+  ].join("\n");
+}
+
+/**
  * The markdown table of the summaries.
  *
  * @example
@@ -456,4 +531,6 @@ if (import.meta.main) {
   console.log(traceTable(traces.map(summarize)));
   const turns = turnTable(traces);
   if (turns) console.log(`\nA K block's turn, per segment (median cycles, warpgroup 0 / warpgroup 1):\n\n${turns}`);
+  const prologues = prologueTable(traces);
+  if (prologues) console.log(`\nThe prologue of CTA 0 (cycles each step):\n\n${prologues}`);
 }

@@ -376,6 +376,11 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
     std::fprintf(stderr, "phase2 %lld wg0 %lld %lld %lld %lld wg1 %lld %lld %lld %lld\n", i, a[0] - t0, a[1] - t0,
                  a[2] - t0, a[3] - t0, b[0] - t0, b[1] - t0, b[2] - t0, b[3] - t0);
   }
+  // Row 4, slots 8-15: the prologue (thread 0: kernel top, barriers set up, dependency waited for, setmaxnreg done,
+  // first tile computed; the first math thread: kernel top, setmaxnreg done, FastMath built).
+  const long long* q = &t[4][8];
+  std::fprintf(stderr, "prologue top %lld synced %lld waited %lld dec %lld tile %lld math top %lld inc %lld ready %lld\n",
+               q[0] - t0, q[1] - t0, q[2] - t0, q[3] - t0, q[4] - t0, q[5] - t0, q[6] - t0, q[7] - t0);
   std::fprintf(stderr, "trace end %lld\n", t[4][2] - t0);
 }
 #endif

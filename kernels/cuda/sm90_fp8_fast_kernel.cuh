@@ -78,6 +78,7 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
                                           int tid, int rank, int cluster, int clusters, int N) {
   constexpr int NA = C::BN / 2, kWaves = C::kWaves;
   const FastMath<C> m(p, ring, w, tid);
+  GO_FAST_TRACE_AT(128, 15, clock64());
   uint32_t it = 0;
   // The last chunk this warpgroup stored went by TMA in a bulk group of its own (false after a chunk stored by the
   // threads, and after both waves stored as one group): fast_epi_pending.
@@ -191,6 +192,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const int K = C::kK ? C::kK : p.K;
   extern __shared__ uint8_t smem_raw[];
   const FastRing<C> ring(align1024(smem_raw));
+  GO_FAST_TRACE_AT(0, 8, clock64());
+  GO_FAST_TRACE_AT(128, 13, clock64());
   // The warpgroup index through a shuffle from lane 0: the compiler then knows it is warp-uniform and keeps what
   // derives from it (the wgmma descriptors) in uniform registers (DeepGEMM does the same).
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0), tid = threadIdx.x % 128;
@@ -216,7 +219,9 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   }
   if (MC > 1) cluster_sync();
   else __syncthreads();
+  GO_FAST_TRACE_AT(0, 9, clock64());
   if constexpr ((kFastProfile & kProfNoDependencyWait) == 0) grid_dependency_wait();
+  GO_FAST_TRACE_AT(0, 10, clock64());
   // The next launch may be scheduled now: its CTAs take SMs as this grid's CTAs exit (each CTA fills its SM) and wait
   // above until this grid has completed.
   grid_launch_dependents();
@@ -236,6 +241,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const int cluster = blockIdx.x / MC, clusters = gridDim.x / MC;
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs) : "memory");
+    GO_FAST_TRACE_AT(0, 11, clock64());
     if (tid < 96) {
       // Each SFA path is its own instance. With SFA by TMA a warp that issues no loads (fast_issues: warp 1, and warp
       // 2 without spread) would walk every tile for nothing. Skipping the walk, same call, two runs each (13 shapes):
@@ -253,6 +259,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kMathRegs) : "memory");
+    GO_FAST_TRACE_AT(128, 14, clock64());
     // With BLOCK_M 64 the second math warpgroup has no rows: it walks no tiles and issues nothing.
     if (wg - 1 < C::kMathWGs) fast_math<C>(map_d, p, ring, wg - 1, tid, rank, cluster, clusters, N);
   }

@@ -88,6 +88,7 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
   uint32_t it = 0;
   for (int u = cluster; u < p.units; u += clusters) {
     const FastTile ti = fast_tile<C>(p, u, rank, N);
+    if (it == 0) GO_FAST_TRACE_AT(0, 12, clock64());
     if (!ti.valid || !ti.compute) continue;
     // By chunk: the tile's 64-row chunks up to the last that starts below masked_m and has rows to store (nothing
     // reads the others: fast_idle_waves; a tail half has two). The first always has, or the tile would not be computed.

@@ -69,7 +69,10 @@ __device__ long long go_fast_trace[8][256];
       go_fast_trace[ev][(i) & 255] = clock64();                        \
   } while (0)
 // Row 4, by thread t of CTA 0: the producer's start clock (slot 0), the math's iteration count and end (slots 1, 2),
-// and how many units the first math thread walked (slot 3).
+// how many units the first math thread walked (slot 3), and the prologue (slots 8-15, a `prologue` line: thread 0 at
+// the kernel's top, once the barriers are set up, once the dependency was waited for, after setmaxnreg, once the
+// producer computed its first tile; the first math thread at the kernel's top, after setmaxnreg, once FastMath is
+// built).
 #define GO_FAST_TRACE_AT(t, slot, value)                                         \
   do {                                                                           \
     if (blockIdx.x == 0 && threadIdx.x == (t)) go_fast_trace[4][slot] = (value); \

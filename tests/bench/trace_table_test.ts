@@ -2,7 +2,7 @@
 // "trace end", named by the launcher's header or a label, and summarised by medians that leave out events never
 // recorded.
 import assert from "node:assert/strict";
-import { parseTraces, summarize, traceTable, turnSegments, turnTable } from "../../bench/trace_table.ts";
+import { parseTraces, prologueTable, summarize, traceTable, turnSegments, turnTable } from "../../bench/trace_table.ts";
 
 const lines = (rows: number[][]) =>
   rows.map((r, i) => `trace ${i} free ${r[0]} issued ${r[1]} full ${r[2]} released ${r[3]}`);
@@ -176,4 +176,32 @@ Deno.test("trace_table splits a K block's turn into segments from the phase2 mar
   assert.match(md, /^\| trace \| full → issued \| batch 0 \|/);
   assert.match(md, /\| 100 \/ 100 \| 200 \/ 260 \| 150 \/ 140 \|/);
   assert.equal(md.split("\n").length, 3, "the trace without marks has no row");
+});
+
+Deno.test("trace_table reads the prologue line and steps from the kernel's top to the first copies and data", () => {
+  const log = [
+    "fast trace (64x576x7168 bm=64 dbg=128): launch 30, CTA 0, the first 2 of 56 iterations, cycles from the producer's start",
+    ...lines([[1063, 1422, 2597, 3023], [1145, 1442, 2740, 3230]]),
+    "tile 0 top 638 setup 1078 kloop 14711 epilogue 15300",
+    "prologue top -1065 synced -116 waited -44 dec 210 tile 815 math top -1011 inc 208 ready 328",
+    "trace end 15538",
+  ].join("\n");
+  const [t] = parseTraces(log);
+  assert.deepEqual(t.prologue, {
+    top: -1065,
+    synced: -116,
+    waited: -44,
+    dec: 210,
+    tile: 815,
+    mathTop: -1011,
+    inc: 208,
+    ready: 328,
+  });
+  const row = prologueTable([t]).split("\n")[2];
+  // barriers 949, wait 72, launch 44, setmaxnreg 210, first tile 605, free 248, issued 359, data 1175, top -> issued
+  // 2487; math: setmaxnreg 1219, FastMath 120, tile top 310, setup 440
+  assert.equal(
+    row,
+    "| 64x576x7168 bm=64 dbg=128 | 949 | 72 | 44 | 210 | 605 | 248 | 359 | 1175 | 2487 | 1219 | 120 | 310 | 440 |",
+  );
 });
