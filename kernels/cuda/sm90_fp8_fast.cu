@@ -379,7 +379,8 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
   // Row 4, slots 8-15: the prologue (thread 0: kernel top, barriers set up, dependency waited for, setmaxnreg done,
   // first tile computed; the first math thread: kernel top, setmaxnreg done, FastMath built).
   const long long* q = &t[4][8];
-  std::fprintf(stderr, "prologue top %lld synced %lld waited %lld dec %lld tile %lld math top %lld inc %lld ready %lld\n",
+  std::fprintf(stderr,
+               "prologue top %lld synced %lld waited %lld dec %lld tile %lld math top %lld inc %lld ready %lld\n",
                q[0] - t0, q[1] - t0, q[2] - t0, q[3] - t0, q[4] - t0, q[5] - t0, q[6] - t0, q[7] - t0);
   std::fprintf(stderr, "trace end %lld\n", t[4][2] - t0);
 }

@@ -52,9 +52,9 @@ static_assert((kFastProfile & ~(kProfNoMath | kProfNoEpilogue | kProfNoDependenc
 // wave 1; recorded by the K loop of one accumulator set, fast_mainloop_one_set), which shows whether the two
 // warpgroups' wgmmas alternate on the tensor cores, and at 4 more (slot 128 + 4 (i - 64) + e: e = 0 and 1 wave 0's and
 // wave 1's promotion done, 2 the stage's full barrier waited for, 3 the stage released), which split a K block's turn
-// into its segments (bench/trace_table.ts's turn table). Every launch overwrites it; the launcher reads it after a module's
-// 30th launch and prints it on stderr (print_fast_trace in sm90_fp8_fast.cu), so the kernel needs no printf, which
-// would serialise its wgmmas (C7510). C linkage keeps the symbol's name unmangled, so cuModuleGetGlobal finds
+// into its segments (bench/trace_table.ts's turn table). Every launch overwrites it; the launcher reads it after a
+// module's 30th launch and prints it on stderr (print_fast_trace in sm90_fp8_fast.cu), so the kernel needs no printf,
+// which would serialise its wgmmas (C7510). C linkage keeps the symbol's name unmangled, so cuModuleGetGlobal finds
 // "go_fast_trace" (with C++ linkage it is _ZN7go_sm9013go_fast_traceE, which the H200 answered with CUresult 500, not
 // found). dbg bit 7 (128) without bit 6 records rows 0-3 for iterations 0-3 only, rows 4 and 5 as above, and no phase
 // rows.
