@@ -374,8 +374,9 @@ export const TURN_SEGMENTS = [
  * import { turnSegments } from "./trace_table.ts";
  * const ev = (i: number) => [100, 350, 700, 950].map((c) => 1200 * i + c);
  * const mk = (i: number) => [500, 1150, 20, 1000].map((c) => 1200 * i + c);
- * const p = [0, 1].map((i) => ({ iteration: 64 + i, wg: [ev(i), ev(i)], marks: [mk(i), mk(i)] }));
- * const s = turnSegments(p as never)!;
+ * const two = (x: number[]) => [x, x] as [number[], number[]];
+ * const p = [0, 1].map((i) => ({ iteration: 64 + i, wg: two(ev(i)), marks: two(mk(i)) }));
+ * const s = turnSegments(p)!;
  * assert.deepEqual(s[0], [80, 250, 150, 200, 250, 50, 150, 70]);
  * ```
  */
