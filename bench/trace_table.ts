@@ -123,8 +123,8 @@ const LINE = /^trace (\d+) free (-?\d+) issued (-?\d+) full (-?\d+) released (-?
 const PROLOGUE =
   /^prologue top (-?\d+) synced (-?\d+) waited (-?\d+) dec (-?\d+) tile (-?\d+) math top (-?\d+) inc (-?\d+) ready (-?\d+)$/;
 const TILE = /^tile (\d+) top (-?\d+) setup (-?\d+) kloop (-?\d+) epilogue (-?\d+)$/;
-const PHASE = /^phase (\d+) wg0 (-?\d+) (-?\d+) (-?\d+) (-?\d+) wg1 (-?\d+) (-?\d+) (-?\d+) (-?\d+)$/;
-const PHASE2 = /^phase2 (\d+) wg0 (-?\d+) (-?\d+) (-?\d+) (-?\d+) wg1 (-?\d+) (-?\d+) (-?\d+) (-?\d+)$/;
+// A `phase` line, or a `phase2` line (the same iteration's marks): the kind, the iteration and eight events.
+const PHASE = /^(phase2?) (\d+) wg0 (-?\d+) (-?\d+) (-?\d+) (-?\d+) wg1 (-?\d+) (-?\d+) (-?\d+) (-?\d+)$/;
 const HEADER = /^fast trace \((.*)\): launch \d+(?:, CTA \d+, (the first \d+ of )?(\d+) iterations)?/;
 
 /**
@@ -173,20 +173,20 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
     }
     const pm = PHASE.exec(line);
     if (pm) {
-      const c = pm.slice(2).map(Number);
-      phases.push({ iteration: Number(pm[1]), wg: [c.slice(0, 4), c.slice(4)] });
+      const iteration = Number(pm[2]),
+        c = pm.slice(3).map(Number),
+        wg: [number[], number[]] = [c.slice(0, 4), c.slice(4)];
+      if (pm[1] === "phase") phases.push({ iteration, wg });
+      else {
+        const at = phases.find((p) => p.iteration === iteration);
+        if (at) at.marks = wg;
+      }
       continue;
     }
     const pr = PROLOGUE.exec(line);
     if (pr) {
       const [top, synced, waited, dec, tile, mathTop, inc, ready] = pr.slice(1).map(Number);
       prologue = { top, synced, waited, dec, tile, mathTop, inc, ready };
-      continue;
-    }
-    const p2 = PHASE2.exec(line);
-    if (p2) {
-      const c = p2.slice(2).map(Number), at = phases.find((p) => p.iteration === Number(p2[1]));
-      if (at) at.marks = [c.slice(0, 4), c.slice(4)];
       continue;
     }
     if (line.startsWith("trace end")) {

@@ -362,19 +362,16 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
     std::fprintf(stderr, "tile %lld top %lld setup %lld kloop %lld epilogue %lld\n", i, t[5][4 * i] - t0,
                  t[5][4 * i + 1] - t0, t[5][4 * i + 2] - t0, t[5][4 * i + 3] - t0);
   }
-  // Rows 6 and 7: both math warpgroups' wgmma issue and wait per wave, iterations 64 .. 95 (those the launch ran).
+  // Rows 6 and 7, iterations 64 .. 95 (those the launch ran): both math warpgroups' wgmma issue and wait per wave
+  // (phase lines, slots 0-127), and each wave's promotion done, the stage full, the stage released (phase2 lines, slots
+  // 128-255).
   for (long long i = 64; full && i < std::min<long long>(t[4][1], 96); ++i) {
-    const long long* a = &t[6][4 * (i - 64)];
-    const long long* b = &t[7][4 * (i - 64)];
-    std::fprintf(stderr, "phase %lld wg0 %lld %lld %lld %lld wg1 %lld %lld %lld %lld\n", i, a[0] - t0, a[1] - t0,
-                 a[2] - t0, a[3] - t0, b[0] - t0, b[1] - t0, b[2] - t0, b[3] - t0);
-  }
-  // Rows 6 and 7 past slot 128: each wave's promotion done, the stage full, the stage released (phase2 lines).
-  for (long long i = 64; full && i < std::min<long long>(t[4][1], 96); ++i) {
-    const long long* a = &t[6][128 + 4 * (i - 64)];
-    const long long* b = &t[7][128 + 4 * (i - 64)];
-    std::fprintf(stderr, "phase2 %lld wg0 %lld %lld %lld %lld wg1 %lld %lld %lld %lld\n", i, a[0] - t0, a[1] - t0,
-                 a[2] - t0, a[3] - t0, b[0] - t0, b[1] - t0, b[2] - t0, b[3] - t0);
+    for (int half = 0; half < 2; ++half) {
+      const long long* a = &t[6][128 * half + 4 * (i - 64)];
+      const long long* b = &t[7][128 * half + 4 * (i - 64)];
+      std::fprintf(stderr, "%s %lld wg0 %lld %lld %lld %lld wg1 %lld %lld %lld %lld\n", half ? "phase2" : "phase", i,
+                   a[0] - t0, a[1] - t0, a[2] - t0, a[3] - t0, b[0] - t0, b[1] - t0, b[2] - t0, b[3] - t0);
+    }
   }
   // Row 4, slots 8-15: the prologue (thread 0: kernel top, barriers set up, dependency waited for, setmaxnreg done,
   // first tile computed; the first math thread: kernel top, setmaxnreg done, FastMath built).

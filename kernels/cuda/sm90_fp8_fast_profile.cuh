@@ -100,18 +100,11 @@ __device__ long long go_fast_trace[8][256];
     if (blockIdx.x == 0 && threadIdx.x % 128 == 0 && (i) >= 64 && (i) < 96)             \
       go_fast_trace[6 + (w)][4 * ((i) - 64) + (e)] = clock64();                         \
   } while (0)
-// Rows 6 and 7, slots 128 + 4 (i - 64) + e for the same iterations and threads: e = 0 and 1 wave 0's and wave 1's
-// promotion done, 2 the stage's full barrier waited for, 3 the stage released.
-#define GO_FAST_PHASE_TRACE2(w, i, e)                                                   \
-  do {                                                                                  \
-    if (blockIdx.x == 0 && threadIdx.x % 128 == 0 && (i) >= 64 && (i) < 96)             \
-      go_fast_trace[6 + (w)][128 + 4 * ((i) - 64) + (e)] = clock64();                   \
-  } while (0)
 #else
 #define GO_FAST_PHASE_TRACE(w, i, e) \
   do {                               \
   } while (0)
-#define GO_FAST_PHASE_TRACE2(w, i, e) \
-  do {                                \
-  } while (0)
 #endif
+// Rows 6 and 7, slots 128 + 4 (i - 64) + e for the same iterations and threads: e = 0 and 1 wave 0's and wave 1's
+// promotion done, 2 the stage's full barrier waited for, 3 the stage released.
+#define GO_FAST_PHASE_TRACE2(w, i, e) GO_FAST_PHASE_TRACE(w, i, 128 + (e))

@@ -10,10 +10,15 @@ const lines = (rows: number[][]) =>
 const phase = (i: number, a: number[], b: number[], kind = "phase") =>
   `${kind} ${i} wg0 ${a.join(" ")} wg1 ${b.join(" ")}`;
 const phase2 = (i: number, a: number[], b: number[]) => phase(i, a, b, "phase2");
+/** The launcher's header of a trace: its configuration and the iterations the launch ran ("n" or "the first k of n"). */
+const header = (config: string, ran: string) =>
+  `fast trace (${config}): launch 30, CTA 0, ${ran} iterations, cycles from the producer's start`;
+/** Two iterations' lines, where a test needs some and their values do not matter to it. */
+const twoIterations = lines([[100, 400, 1500, 2400], [600, 950, 2000, 2900]]);
 
 Deno.test("trace_table names traces by header, then label, then number, and takes medians per trace", () => {
   const log = [
-    "fast trace (bm=64 bn=64 dbg=64): launch 30, CTA 0, 3 iterations, cycles from the producer's start",
+    header("bm=64 bn=64 dbg=64", "3"),
     ...lines([[100, 400, 1500, 2400], [600, 950, 2000, 2900], [1100, 1480, 2540, 3400]]),
     "trace end 5000",
     "unrelated output",
@@ -51,8 +56,8 @@ Deno.test("trace_table finds no trace in a log without one", () => {
 
 Deno.test("trace_table summarises the first math thread's tiles, leaving out a unit it skipped", () => {
   const log = [
-    "fast trace (4096x7168x2048 bm=256 dbg=64): launch 30, CTA 0, 2 iterations, cycles from the producer's start",
-    ...lines([[100, 400, 1500, 2400], [600, 950, 2000, 2900]]),
+    header("4096x7168x2048 bm=256 dbg=64", "2"),
+    ...twoIterations,
     "tile 0 top 1000 setup 1800 kloop 21000 epilogue 23000",
     "tile 1 top 23200 setup 24100 kloop 43000 epilogue 45200",
     // A unit the thread skipped (invalid): only its top was written; the rest is an earlier launch's.
@@ -82,7 +87,7 @@ Deno.test("trace_table summarises the first math thread's tiles, leaving out a u
 Deno.test("trace_table puts a wrapped ring of iterations back in order and gives no prologue for it", () => {
   // 6 iterations into 4 slots (slot i mod 4): slots 2, 3 hold iterations 2, 3 and slots 0, 1 iterations 4, 5.
   const log = [
-    "fast trace (bm=256 dbg=64): launch 30, CTA 0, 6 iterations, cycles from the producer's start",
+    header("bm=256 dbg=64", "6"),
     ...lines([[4000, 4100, 4500, 4900], [5000, 5100, 5500, 5900], [2000, 2100, 2500, 2900], [3000, 3100, 3500, 3900]]),
     "trace end 7000",
   ].join("\n");
@@ -100,8 +105,7 @@ Deno.test("trace_table puts a wrapped ring of iterations back in order and gives
 Deno.test("trace_table reads a light trace's first iterations as they are, with the iterations the launch ran", () => {
   // dbg=128: the first 4 of 56 iterations and the tile line; a ring of 4 slots would have put 56 mod 4 first.
   const log = [
-    "fast trace (64x576x7168 bm=64 bn=16 dbg=128): launch 30, CTA 0, the first 4 of 58 iterations, cycles from the " +
-    "producer's start",
+    header("64x576x7168 bm=64 bn=16 dbg=128", "the first 4 of 58"),
     ...lines([[1400, 1450, 3900, 3950], [1410, 1460, 3960, 4010], [1420, 1470, 4020, 4070], [1430, 1480, 4080, 4130]]),
     "tile 0 top 1200 setup 1300 kloop 9800 epilogue 10400",
     "trace end 10600",
@@ -121,14 +125,14 @@ Deno.test("trace_table reads a light trace's first iterations as they are, with 
 
 Deno.test("trace_table summarises both math warpgroups' phase lines, leaving out stale second waves", () => {
   const log = [
-    "fast trace (4096x7168x16384 bm=256 dbg=64): launch 30, CTA 0, 2 iterations, cycles from the producer's start",
-    ...lines([[100, 400, 1500, 2400], [600, 950, 2000, 2900]]),
+    header("4096x7168x16384 bm=256 dbg=64", "2"),
+    ...twoIterations,
     // Warpgroup 1 a batch behind warpgroup 0: batches waited for at 1250, 1560, 1850, 2160, 2450, ..., alternating.
     phase(64, [1000, 1250, 1600, 1850], [1300, 1560, 1900, 2160]),
     phase(65, [2200, 2450, 2800, 3050], [2500, 2760, 3100, 3360]),
     "trace end 9000",
-    "fast trace (128x4096x7168 bm=128 dbg=64): launch 30, CTA 0, 2 iterations, cycles from the producer's start",
-    ...lines([[100, 400, 1500, 2400], [600, 950, 2000, 2900]]),
+    header("128x4096x7168 bm=128 dbg=64", "2"),
+    ...twoIterations,
     // One wave: the second pair is an earlier launch's (not after the first), and ends the warpgroup's batches.
     phase(64, [1000, 1250, 900, 950], [1010, 1270, 900, 950]),
     phase(65, [1600, 1850, 900, 950], [1620, 1880, 900, 950]),
@@ -155,8 +159,8 @@ Deno.test("trace_table summarises both math warpgroups' phase lines, leaving out
 
 Deno.test("trace_table splits a K block's turn into segments from the phase2 marks, leaving out events out of order", () => {
   const log = [
-    "fast trace (4096x7168x16384 bm=256 dbg=64): launch 30, CTA 0, 2 iterations, cycles from the producer's start",
-    ...lines([[100, 400, 1500, 2400], [600, 950, 2000, 2900]]),
+    header("4096x7168x16384 bm=256 dbg=64", "2"),
+    ...twoIterations,
     phase(64, [1100, 1300, 1600, 1850], [1300, 1560, 1900, 2160]),
     phase(65, [2300, 2500, 2800, 3050], [2500, 2760, 3100, 3360]),
     // per warpgroup: wave 0 promoted, wave 1 promoted, stage full, released
@@ -180,7 +184,7 @@ Deno.test("trace_table splits a K block's turn into segments from the phase2 mar
 
 Deno.test("trace_table reads the prologue line and steps from the kernel's top to the first copies and data", () => {
   const log = [
-    "fast trace (64x576x7168 bm=64 dbg=128): launch 30, CTA 0, the first 2 of 56 iterations, cycles from the producer's start",
+    header("64x576x7168 bm=64 dbg=128", "the first 2 of 56"),
     ...lines([[1063, 1422, 2597, 3023], [1145, 1442, 2740, 3230]]),
     "tile 0 top 638 setup 1078 kloop 14711 epilogue 15300",
     "prologue top -1065 synced -116 waited -44 dec 210 tile 815 math top -1011 inc 208 ready 328",
