@@ -60,6 +60,21 @@ export interface TracePrologue {
   ready: number;
 }
 
+/** The prologue's finer steps (a `prologue2` line): thread 0 once the tensor maps are prefetched, the barriers
+ * initialised and fenced; the first math thread at the barrier after them; warps 1 and 11 at the kernel's top; the
+ * producer's entry; and the cycles the producer took to compute its first tile again after its loop (constants warm;
+ * its own inlined copy of the code). */
+export interface TracePrologueDetail {
+  prefetched: number;
+  inits: number;
+  fenced: number;
+  mathAtSync: number;
+  warp1Top: number;
+  warp11Top: number;
+  producerEntry: number;
+  tileAgain: number;
+}
+
 /** One pipeline iteration of both math warpgroups: per warpgroup, cycles from the producer's start at wave 0's
  * wgmmas issued, waited for, wave 1's issued, waited for (BLOCK_M 128 and 64 have one wave: the last two are stale). */
 export interface TracePhase {
@@ -78,6 +93,8 @@ export interface Trace {
   tiles?: TraceTile[];
   /** The `prologue` line (cycles from the producer's start; negative before it), where the launcher printed one. */
   prologue?: TracePrologue;
+  /** The `prologue2` line, the same way. */
+  prologueDetail?: TracePrologueDetail;
   phases?: TracePhase[];
   /** Iterations the launch ran, where the header says (more than the lines of a light trace, which are the first). */
   ran?: number;
@@ -122,6 +139,8 @@ export interface TraceSummary {
 const LINE = /^trace (\d+) free (-?\d+) issued (-?\d+) full (-?\d+) released (-?\d+)$/;
 const PROLOGUE =
   /^prologue top (-?\d+) synced (-?\d+) waited (-?\d+) dec (-?\d+) tile (-?\d+) math top (-?\d+) inc (-?\d+) ready (-?\d+)$/;
+const PROLOGUE2 =
+  /^prologue2 prefetched (-?\d+) inits (-?\d+) fenced (-?\d+) math at sync (-?\d+) warp1 top (-?\d+) warp11 top (-?\d+) producer entry (-?\d+) tile again (-?\d+)$/;
 const TILE = /^tile (\d+) top (-?\d+) setup (-?\d+) kloop (-?\d+) epilogue (-?\d+)$/;
 // A `phase` line, or a `phase2` line (the same iteration's marks): the kind, the iteration and eight events.
 const PHASE = /^(phase2?) (\d+) wg0 (-?\d+) (-?\d+) (-?\d+) (-?\d+) wg1 (-?\d+) (-?\d+) (-?\d+) (-?\d+)$/;
@@ -150,6 +169,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
   let tiles: TraceTile[] = [];
   let phases: TracePhase[] = [];
   let prologue: TracePrologue | undefined;
+  let prologueDetail: TracePrologueDetail | undefined;
   for (const raw of log.split("\n")) {
     const line = raw.trim();
     const h = HEADER.exec(line);
@@ -189,6 +209,14 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
       prologue = { top, synced, waited, dec, tile, mathTop, inc, ready };
       continue;
     }
+    const p2 = PROLOGUE2.exec(line);
+    if (p2) {
+      const [prefetched, inits, fenced, mathAtSync, warp1Top, warp11Top, producerEntry, tileAgain] = p2.slice(1).map(
+        Number,
+      );
+      prologueDetail = { prefetched, inits, fenced, mathAtSync, warp1Top, warp11Top, producerEntry, tileAgain };
+      continue;
+    }
     if (line.startsWith("trace end")) {
       const n = traces.length;
       const config = header ?? labels[n] ?? `trace ${n + 1}`;
@@ -202,6 +230,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
         ...(tiles.length > 0 ? { tiles } : {}),
         ...(phases.length > 0 ? { phases } : {}),
         ...(prologue ? { prologue } : {}),
+        ...(prologueDetail ? { prologueDetail } : {}),
         ...(ran !== undefined ? { ran } : {}),
         ...(wrapped ? { wrapped } : {}),
       });
@@ -212,6 +241,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
       tiles = [];
       phases = [];
       prologue = undefined;
+      prologueDetail = undefined;
     }
   }
   return traces;
@@ -461,14 +491,87 @@ export function prologueTable(traces: Trace[]): string {
       step(p.ready, tile?.top),
       step(tile?.top, tile?.setup),
     ];
-    return [`| ${t.config} | ${cells.join(" | ")} |`];
+    return [[t.config, ...cells]];
   });
+  return markdownRows(
+    [
+      "trace",
+      "top → barriers set up",
+      "→ dependency waited for",
+      "→ producer's start",
+      "→ setmaxnreg",
+      "→ first tile",
+      "→ first stage free",
+      "→ first copies issued",
+      "→ first data landed",
+      "top → first copies issued",
+      "math: top → setmaxnreg",
+      "→ FastMath built",
+      "→ first tile's top",
+      "→ tile set up",
+    ],
+    rows,
+  );
+}
+
+/**
+ * The markdown table of the prologues' finer steps (traces with both a `prologue` and a `prologue2` line): thread 0
+ * from the kernel's top to the maps prefetched, the barriers initialised, fenced and the barrier passed; when the first
+ * math thread reached that barrier and warps 1 and 11 started (cycles after thread 0's top); from the producer's start
+ * to its entry and on to its first tile; and that tile computed again after the loop.
+ *
+ * @example
+ * ```ts
+ * import { prologueDetailTable } from "./trace_table.ts";
+ * const prologue = { top: -1000, synced: -100, waited: -40, dec: 200, tile: 800, mathTop: -990, inc: 210, ready: 330 };
+ * const prologueDetail = {
+ *   prefetched: -400, inits: -200, fenced: -150, mathAtSync: -700, warp1Top: -950, warp11Top: -900,
+ *   producerEntry: 350, tileAgain: 300,
+ * };
+ * const md = prologueDetailTable([{ config: "x", iterations: [], prologue, prologueDetail }]);
+ * if (!md.endsWith("| x | 600 | 200 | 50 | 50 | 300 | 50 | 100 | 350 | 450 | 300 |")) throw new Error(md);
+ * ```
+ */
+export function prologueDetailTable(traces: Trace[]): string {
+  const rows = traces.flatMap((t) => {
+    const p = t.prologue, d = t.prologueDetail;
+    if (!p || !d) return [];
+    const cells = [
+      d.prefetched - p.top,
+      d.inits - d.prefetched,
+      d.fenced - d.inits,
+      p.synced - d.fenced,
+      d.mathAtSync - p.top,
+      d.warp1Top - p.top,
+      d.warp11Top - p.top,
+      d.producerEntry,
+      p.tile - d.producerEntry,
+      d.tileAgain,
+    ];
+    return [[t.config, ...cells.map(String)]];
+  });
+  return markdownRows(
+    [
+      "trace",
+      "top → maps prefetched",
+      "→ barriers initialised",
+      "→ fenced",
+      "→ barrier passed",
+      "math thread at the barrier (from top)",
+      "warp 1 starts",
+      "warp 11 starts",
+      "producer's start → entry",
+      "→ first tile",
+      "first tile again",
+    ],
+    rows,
+  );
+}
+
+/** A markdown table of `head` over `rows` ("" without rows). */
+function markdownRows(head: string[], rows: string[][]): string {
   if (rows.length === 0) return "";
-  return [
-    "| trace | top → barriers set up | → dependency waited for | → producer's start | → setmaxnreg | → first tile | → first stage free | → first copies issued | → first data landed | top → first copies issued | math: top → setmaxnreg | → FastMath built | → first tile's top | → tile set up |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ...rows,
-  ].join("\n");
+  return [head, head.map(() => "---"), ...rows].map((r) => `| ${r.join(" | ")} |`).join("\n");
 }
 
 /**
@@ -534,4 +637,6 @@ if (import.meta.main) {
   if (turns) console.log(`\nA K block's turn, per segment (median cycles, warpgroup 0 / warpgroup 1):\n\n${turns}`);
   const prologues = prologueTable(traces);
   if (prologues) console.log(`\nThe prologue of CTA 0 (cycles each step):\n\n${prologues}`);
+  const details = prologueDetailTable(traces);
+  if (details) console.log(`\nThe prologue's finer steps (cycles):\n\n${details}`);
 }

@@ -379,6 +379,14 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
   std::fprintf(stderr,
                "prologue top %lld synced %lld waited %lld dec %lld tile %lld math top %lld inc %lld ready %lld\n",
                q[0] - t0, q[1] - t0, q[2] - t0, q[3] - t0, q[4] - t0, q[5] - t0, q[6] - t0, q[7] - t0);
+  // Row 4, slots 16-25: the prologue's finer steps (thread 0 once the maps are prefetched, the barriers initialised and
+  // fenced; the first math thread at the barrier; warps 1 and 11 at the kernel's top; the producer's entry; the first
+  // tile computed again after the producer's loop, start and end).
+  const long long* r = &t[4][16];
+  std::fprintf(stderr,
+               "prologue2 prefetched %lld inits %lld fenced %lld math at sync %lld warp1 top %lld warp11 top %lld "
+               "producer entry %lld tile again %lld\n",
+               r[0] - t0, r[1] - t0, r[2] - t0, r[3] - t0, r[4] - t0, r[5] - t0, r[7] - t0, r[9] - r[8]);
   std::fprintf(stderr, "trace end %lld\n", t[4][2] - t0);
 }
 #endif

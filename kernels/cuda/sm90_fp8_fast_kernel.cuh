@@ -194,6 +194,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const FastRing<C> ring(align1024(smem_raw));
   GO_FAST_TRACE_AT(0, 8, clock64());
   GO_FAST_TRACE_AT(128, 13, clock64());
+  GO_FAST_TRACE_AT(32, 20, clock64());
+  GO_FAST_TRACE_AT(383, 21, clock64());
   // The warpgroup index through a shuffle from lane 0: the compiler then knows it is warp-uniform and keeps what
   // derives from it (the wgmma descriptors) in uniform registers (DeepGEMM does the same).
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0), tid = threadIdx.x % 128;
@@ -206,6 +208,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     tma_prefetch_map(&map_b);
     if (p.sfa_tma) tma_prefetch_map(&map_sfa);
     if (p.d_tma) tma_prefetch_map(&map_d);
+    GO_FAST_TRACE_AT(0, 16, clock64());
     for (int s = 0; s < C::kStages; ++s) {
       mbar_init(&ring.full[s], FastRing<C>::full_arrivals(p));
       mbar_init(&ring.empty[s], FastRing<C>::kEmptyArrivals);
@@ -214,9 +217,12 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       mbar_init(&ring.full[2 * C::kStages + b], FastRing<C>::kSfbFullArrivals);
       mbar_init(&ring.full[2 * C::kStages + 2 + b], FastRing<C>::kSfbEmptyArrivals);
     }
+    GO_FAST_TRACE_AT(0, 17, clock64());
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     fence_proxy_async();
+    GO_FAST_TRACE_AT(0, 18, clock64());
   }
+  GO_FAST_TRACE_AT(128, 19, clock64());
   if (MC > 1) cluster_sync();
   else __syncthreads();
   GO_FAST_TRACE_AT(0, 9, clock64());

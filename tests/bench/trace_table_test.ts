@@ -2,7 +2,15 @@
 // "trace end", named by the launcher's header or a label, and summarised by medians that leave out events never
 // recorded.
 import assert from "node:assert/strict";
-import { parseTraces, prologueTable, summarize, traceTable, turnSegments, turnTable } from "../../bench/trace_table.ts";
+import {
+  parseTraces,
+  prologueDetailTable,
+  prologueTable,
+  summarize,
+  traceTable,
+  turnSegments,
+  turnTable,
+} from "../../bench/trace_table.ts";
 
 const lines = (rows: number[][]) =>
   rows.map((r, i) => `trace ${i} free ${r[0]} issued ${r[1]} full ${r[2]} released ${r[3]}`);
@@ -208,4 +216,33 @@ Deno.test("trace_table reads the prologue line and steps from the kernel's top t
     row,
     "| 64x576x7168 bm=64 dbg=128 | 949 | 72 | 44 | 210 | 605 | 248 | 359 | 1175 | 2487 | 1219 | 120 | 310 | 440 |",
   );
+});
+
+Deno.test("trace_table reads the prologue2 line and splits the barrier setup and the producer's first tile", () => {
+  const log = [
+    header("64x7168x2048 bm=64 dbg=128", "the first 1 of 16"),
+    ...lines([[966, 1065, 3560, 3700]]),
+    "prologue top -1255 synced -120 waited -44 dec 215 tile 789 math top -1205 inc 235 ready 351",
+    "prologue2 prefetched -569 inits -338 fenced -247 math at sync -799 warp1 top -1192 warp11 top -1137 " +
+    "producer entry 373 tile again 340",
+    "trace end 12000",
+  ].join("\n");
+  const [t] = parseTraces(log);
+  assert.deepEqual(t.prologueDetail, {
+    prefetched: -569,
+    inits: -338,
+    fenced: -247,
+    mathAtSync: -799,
+    warp1Top: -1192,
+    warp11Top: -1137,
+    producerEntry: 373,
+    tileAgain: 340,
+  });
+  // prefetched 686 after the top, initialised 231, fenced 91, barrier 127; the math thread there 456 after the top;
+  // warps 1 and 11 63 and 118 after it; entry 373, first tile 416, again 340
+  assert.equal(
+    prologueDetailTable([t]).split("\n")[2],
+    "| 64x7168x2048 bm=64 dbg=128 | 686 | 231 | 91 | 127 | 456 | 63 | 118 | 373 | 416 | 340 |",
+  );
+  assert.equal(prologueDetailTable(parseTraces(log.replace(/prologue2.*\n/, ""))), "", "no prologue2 line, no row");
 });
