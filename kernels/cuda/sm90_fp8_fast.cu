@@ -137,7 +137,10 @@ int sm_count() {
 
 thread_local std::string t_last_config;
 
-// One line of instantiation: the FastConfig of the choice (fp8_fast_body's template) and the kernel's parameters.
+// One line of instantiation: the FastConfig of the choice (fp8_fast_body's template) and the kernel's parameters. A
+// shape-class kernel has the call's mode compiled in (FastConfig's MODE_); a profiling kernel (dbg=) reads it at run
+// time, as with it compiled in ptxas serialised the wgmmas of the light trace at 64 x 16 with three accumulator sets
+// (C7515: the trace's clock stores among the accumulators of wgmmas in flight).
 std::string jit_source(const FastChoice& c, const FastParams& p) {
   std::ostringstream s;
   s << "// gemm-oracle JIT: fast SM90 FP8 GEMM, " << describe_fast_config(c, c.shape ? "(shape class)" : "(generic)") << "\n";
@@ -154,8 +157,8 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << "            const go_sm90::FastParams p) {\n"
     << "  go_sm90::fp8_fast_body<go_sm90::FastConfig<" << c.bm << ", " << c.bn << ", " << c.stages << ", "
     << c.multicast << ", " << c.acc_sets << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0) << ", "
-    << (c.split_k > 1 ? "true" : "false") << ", " << c.ktma << ", " << (c.spread ? "true" : "false")
-    << ">>(a, b, sfa, d, p);\n}\n";
+    << (c.split_k > 1 ? "true" : "false") << ", " << c.ktma << ", " << (c.spread ? "true" : "false") << ", "
+    << (c.shape && !c.debug ? p.mode : -1) << ">>(a, b, sfa, d, p);\n}\n";
   return s.str();
 }
 

@@ -52,11 +52,13 @@ __host__ __device__ __forceinline__ int fast_window_start(int nk, int nw, int i)
 /// BN <= 128; 3: two blocks in flight, BN <= 64). KN_, KK_: the shape's N and K when the kernel is specialised for one
 /// shape class (0: read from FastParams at run time). SPLIT_: split K. KTMA_: K blocks (stages) per TMA copy of A, B
 /// and SFA (1, 2 or 4). SPREAD_: a stage's copies are issued by two producer threads side by side (A and SFA; B).
+/// MODE_: the call's FastMode where the kernel is specialised for one shape class (-1: read from FastParams at run
+/// time), so that a dense kernel carries no grouped path (fast_mode).
 template <int BM_, int BN_, int STAGES_, int MC_, int SETS_, int KN_ = 0, int KK_ = 0, bool SPLIT_ = false,
-          int KTMA_ = 1, bool SPREAD_ = false>
+          int KTMA_ = 1, bool SPREAD_ = false, int MODE_ = -1>
 struct FastConfig {
   static constexpr int BM = BM_, BN = BN_, kStages = STAGES_, kMulticast = MC_, kSets = SETS_, kN = KN_, kK = KK_;
-  static constexpr int kKtma = KTMA_;
+  static constexpr int kKtma = KTMA_, kMode = MODE_;
   static constexpr bool kSplitK = SPLIT_, kSpread = SPREAD_;
   static constexpr int kWaves = BM >= kFBM ? BM / kFBM : 1, kMathWGs = BM == 64 ? 1 : 2;
   static constexpr int kSfbSlots = fast_sfb_slots(BN);
@@ -74,6 +76,7 @@ struct FastConfig {
   static_assert(kStages % kKtma == 0 && kStages >= 2 * kKtma && kStages >= kKtma + kSets - 1,
                 "ktma=N needs a multiple of N stages, at least 2N, and N + sets - 1");
   static_assert(kKtma == 1 || (kMulticast == 1 && !kSplitK), "ktma=N: not with multicast or split K");
+  static_assert(kMode >= -1 && kMode <= kFastMasked, "mode: -1 (run time) or a FastMode");
 };
 
 /// Whether A is loaded by 64-row chunk (a TMA box of 64 rows; else BLOCK_M / multicast rows): masked GEMMs without

@@ -61,7 +61,7 @@ template <class C>
 __host__ __device__ __forceinline__ int fast_idle_waves(const FastParams& p, const FastTile& ti, int w) {
   if constexpr (C::kSplitK) return 0;
   const bool w1 = C::kMathWGs == 2 && w == 1;
-  const int masked_m = p.mode == kFastMasked ? p.masked_m[ti.z] : p.M;  // fast_tile read it
+  const int masked_m = fast_mode<C>(p) == kFastMasked ? p.masked_m[ti.z] : p.M;  // fast_tile read it
   int idle = 0;
 #pragma unroll
   for (int v = 0; v < C::kWaves; ++v) {
@@ -234,8 +234,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   GO_FAST_TRACE_AT(0, 0, clock64());
   // Grouped calls: a bad masked_m (fast_masked_bad), or, after the gate kernel (grouped_gate.h) ran on this stream, a
   // bad contiguous layout or groups that this kernel's tile height was not launched for, and the whole grid returns
-  // here (every CTA of a cluster alike).
-  if (p.gate != nullptr) {
+  // here (every CTA of a cluster alike). Dense calls have no gate; a dense kernel with its mode compiled in, no test.
+  if (C::kMode != kFastNormal && p.gate != nullptr) {
     if (p.gate_kind == kGateMasked) {
       if (fast_masked_bad(p)) return;
     } else {

@@ -84,7 +84,8 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
   constexpr int kTxA = kKtma * kStageA, kTxB = kKtma * kStageB, kTxSfa = kKtma * BM * 4;
   constexpr bool spread = C::kSpread && kSfaTma;
   const uint32_t a_u = smem_addr(ring.a), b_u = smem_addr(ring.b), sfa_u = smem_addr(ring.sfa);
-  const bool by_chunk = fast_a_by_chunk(p.mode, p.split_k, BM, MC, kKtma, p.M);  // false but at BLOCK_M 128, 256
+  // False but for masked calls at BLOCK_M 128 and 256.
+  const bool by_chunk = fast_a_by_chunk(fast_mode<C>(p), p.split_k, BM, MC, kKtma, p.M);
   uint32_t it = 0;
   GO_FAST_TRACE_AT(0, 23, clock64());
   for (int u = cluster; u < p.units; u += clusters) {

@@ -27,6 +27,17 @@ struct FastTile {
   bool zero[4];
 };
 
+/// The call's FastMode: the kernel's where it was specialised for one (C::kMode), else the parameters'. With the mode
+/// compiled in a dense kernel carries none of the grouped modes' code (64 x 16 ktma=4: 2752 -> 1968 instructions;
+/// 256 x 128 mc=2: 5608 -> 4744), and its prologue none of their branches. H200, ab step, same call, 3 runs a side:
+/// dense M in {64, 128} 1.030x geomean over 14 shapes (64 x 32768 x 512 8.9 -> 8.4 us), dense M = 4096 0.995-1.107x
+/// over 5 (4096 x 32768 x 512 146.0 -> 131.8 us), grouped 0.987-1.038x over 5 (docs/performance-history.md, "Issue 26,
+/// twenty-fifth round").
+template <class C>
+__host__ __device__ __forceinline__ int fast_mode(const FastParams& p) {
+  return C::kMode >= 0 ? C::kMode : p.mode;
+}
+
 /// kZero = false leaves zero[] false (no load of grouped_layout per chunk): the math warpgroups take the zero chunks
 /// from the SFB loader, which computes them a window ahead (sm90_fp8_fast_kernel.cuh).
 template <class C, bool kZero = true>
@@ -53,7 +64,7 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
       u = p.tail_start + v - half * t;
     }
   }
-  if (p.mode == kFastMasked) {
+  if (fast_mode<C>(p) == kFastMasked) {
     ti.z = static_cast<int>(p.walk_plane.quotient(static_cast<uint32_t>(u)));
     u -= ti.z * plane;
   } else if (C::kSplitK && p.split_k > 1) {  // dense only: the split index is the outermost coordinate
@@ -72,7 +83,7 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
   ti.m0 = tile_m0 + (half > 0 ? kFBM : 0);
   ti.n0 = (ng * C::kMulticast + rank) * C::BN;
   int rows_end = p.M;  // rows below this are stored
-  switch (p.mode) {
+  switch (fast_mode<C>(p)) {
     case kFastNormal:
       break;
     case kFastClassic: {
@@ -106,7 +117,7 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
       else if (ti.m0 >= p.masked_m[ti.z]) ti.compute = false;
       break;
   }
-  ti.a_row = (p.mode == kFastMasked ? ti.z * p.M : 0) + ti.m0;
+  ti.a_row = (fast_mode<C>(p) == kFastMasked ? ti.z * p.M : 0) + ti.m0;
   ti.b_row = ti.g * N + ti.n0;
   ti.sfa_rows = p.M - ti.m0;
   // Unclamped on purpose: ptxas (CUDA 13.0) fused the TMA epilogue's test of a clamped count,
@@ -118,8 +129,8 @@ __host__ __device__ __forceinline__ FastTile fast_tile(const FastParams& p, int 
   for (int w = 0; w < 4; ++w) {
     const int r0 = ti.m0 + 64 * w;
     ti.rows_left[w] = w < chunks ? rows_end - r0 : 0;
-    ti.zero[w] = kZero && w < chunks && ((p.mode == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
-                                (p.mode == kFastMasked && r0 >= p.masked_m[ti.z]));
+    ti.zero[w] = kZero && w < chunks && ((fast_mode<C>(p) == kFastClassic && r0 < p.M && p.gl[r0] < 0) ||
+                                (fast_mode<C>(p) == kFastMasked && r0 >= p.masked_m[ti.z]));
   }
   // A half with no rows to store (past its group's end or M) has nothing to do.
   if (half > 0 && ti.rows_left[0] <= 0) ti.valid = false;

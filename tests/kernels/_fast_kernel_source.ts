@@ -38,6 +38,9 @@ export interface FastKernelConfig {
   ktma?: number;
   /** Three producer threads issue a stage's copies. */
   spread?: boolean;
+  /** The call's FastMode as a compile-time constant (0 dense, 1 classic contiguous, 2 psum, 3 masked; -1, the
+   * default: run time). */
+  mode?: number;
   /** Profiling switches (`dbg=N`): the profiling build's `#define`s. */
   debug?: number;
 }
@@ -55,7 +58,8 @@ export interface FastKernelConfig {
  * ```
  */
 export function fastKernelSource(c: FastKernelConfig): string {
-  const { bm = 128, bn, stages, mc = 1, sets = 2, n = 0, k = 0, split = false, ktma = 1, spread = false } = c;
+  const { bm = 128, bn, stages, mc = 1, sets = 2, n = 0, k = 0, split = false, ktma = 1, spread = false, mode = -1 } =
+    c;
   return [
     ...(c.debug ? [`#define GO_FAST_PROFILING 1`, `#define GO_FAST_DBG ${c.debug}`] : []),
     `#include "sm90_fp8_fast_kernel.cuh"`,
@@ -63,7 +67,9 @@ export function fastKernelSource(c: FastKernelConfig): string {
     `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,
     `            const __grid_constant__ CUtensorMap sfa, const __grid_constant__ CUtensorMap d,`,
     `            const go_sm90::FastParams p) {`,
-    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bm}, ${bn}, ${stages}, ${mc}, ${sets}, ${n}, ${k}, ${split}, ${ktma}, ${spread}>>(a, b, sfa, d, p);`,
+    `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bm}, ${bn}, ${stages}, ${mc}, ${sets}, ${n}, ${k}, ${split}, ${ktma}, ${spread}${
+      mode >= 0 ? `, ${mode}` : ""
+    }>>(a, b, sfa, d, p);`,
     `}`,
     ``,
   ].join("\n");
@@ -129,8 +135,12 @@ export async function compileFastKernel(
 export function parseFastKernelConfig(args: string[]): FastKernelConfig {
   const c: Record<string, number | boolean> = {};
   for (const a of args) {
-    const m = a.match(/^(bm|bn|stages|mc|sets|n|k|ktma|split|spread)=(\d+)$/);
-    if (!m) throw new Error(`${a}: expected bm=, bn=, stages=, mc=, sets=, n=, k=, ktma=, split=0|1 or spread=0|1`);
+    const m = a.match(/^(bm|bn|stages|mc|sets|n|k|ktma|split|spread|mode)=(\d+)$/);
+    if (!m) {
+      throw new Error(
+        `${a}: expected bm=, bn=, stages=, mc=, sets=, n=, k=, ktma=, split=0|1, spread=0|1 or mode=0..3`,
+      );
+    }
     c[m[1]] = m[1] === "split" || m[1] === "spread" ? m[2] === "1" : Number(m[2]);
   }
   if (typeof c.bn !== "number" || typeof c.stages !== "number") throw new Error("bn= and stages= are needed");

@@ -68,6 +68,22 @@ WriteMap walk(FastParams p) {
   return w;
 }
 
+// The walk of a kernel with the call's mode compiled in (FastConfig's MODE_, as the JIT's shape-class kernels have it):
+// the same tiles as the kernel that reads the mode at run time.
+template <int BM, int BN, int STAGES, int MC, int SETS, int kClusters = 0>
+WriteMap walk_mode_compiled(FastParams p) {
+  switch (p.mode) {
+    case kFastNormal:
+      return walk<FastConfig<BM, BN, STAGES, MC, SETS, 0, 0, false, 1, false, kFastNormal>, kClusters>(p);
+    case kFastClassic:
+      return walk<FastConfig<BM, BN, STAGES, MC, SETS, 0, 0, false, 1, false, kFastClassic>, kClusters>(p);
+    case kFastPsum:
+      return walk<FastConfig<BM, BN, STAGES, MC, SETS, 0, 0, false, 1, false, kFastPsum>, kClusters>(p);
+    default:
+      return walk<FastConfig<BM, BN, STAGES, MC, SETS, 0, 0, false, 1, false, kFastMasked>, kClusters>(p);
+  }
+}
+
 // Split K: how often each (tile, K block) runs when the dense walk's units are split S ways over nkb K blocks; empty
 // when every one runs once, else the first that does not.
 template <class C>
@@ -310,6 +326,8 @@ int main() {
         {"bm256 bn128 /7", &walk<FastConfig<256, 128, 3, 1, 1>, 7>, true},
         {"bm256 bn64 mc2 /3", &walk<FastConfig<256, 64, 3, 2, 1>, 3>, true},
         {"bm256 bn128 /64", &walk<FastConfig<256, 128, 3, 1, 1>, 64>, true},
+        {"bm128 bn64 mode", &walk_mode_compiled<128, 64, 4, 1, 2>, false},
+        {"bm256 bn128 /7 mode", &walk_mode_compiled<256, 128, 3, 1, 1, 7>, true},
     };
     // Where the split happens at all (the variants above must meet some).
     for (const int clusters : {4, 7, 64}) {
