@@ -22,7 +22,9 @@
  * traced iteration (per warpgroup: wave 0 promoted, wave 1 promoted, the stage full, the stage released; summarised
  * in a second table, the K block's turn by segment: `turnTable`), one `prologue top <c> synced <c> waited <c> dec <c>
  * tile <c> math top <c> inc <c> ready <c>` line (a third table, the steps from the kernel's top to the first copies
- * and data: `prologueTable`) and `trace end <c>`.
+ * and data: `prologueTable`), one `prologue2 prefetched <c> inits <c> fenced <c> math at sync <c> warp1 top <c> warp11
+ * top <c> producer entry <c> tile again <c>` line (a fourth, the barrier setup and the first tile split finer:
+ * `prologueDetailTable`) and `trace end <c>`.
  * Traces without a header (the device printf of the ninth session's first builds) are numbered, or named by --label.
  *
  * @module

@@ -139,8 +139,9 @@ thread_local std::string t_last_config;
 
 // One line of instantiation: the FastConfig of the choice (fp8_fast_body's template) and the kernel's parameters. A
 // shape-class kernel has the call's mode compiled in (FastConfig's MODE_); a profiling kernel (dbg=) reads it at run
-// time, as with it compiled in ptxas serialised the wgmmas of the light trace at 64 x 16 with three accumulator sets
-// (C7515: the trace's clock stores among the accumulators of wgmmas in flight).
+// time: with it compiled in, ptxas serialised the wgmmas of the dbg=64 and dbg=128 kernels at 64 x 16 with three
+// accumulator sets (C7515), and did not for either once the math warpgroups' per-iteration clock stores were taken
+// out.
 std::string jit_source(const FastChoice& c, const FastParams& p) {
   std::ostringstream s;
   s << "// gemm-oracle JIT: fast SM90 FP8 GEMM, " << describe_fast_config(c, c.shape ? "(shape class)" : "(generic)") << "\n";

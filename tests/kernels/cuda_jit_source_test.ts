@@ -3,8 +3,8 @@
 // GPU checks use, without register spills at the producer / math split of 64 / 216 (an accumulator spill would cost
 // hundreds of bytes) or serialised wgmmas, each with its SASS instruction count; a normal build refuses the profiling
 // switches. Shape-class kernels have the call's mode compiled in (mode: 0 dense, 1-3 grouped); generic and profiling
-// kernels read it at run time (sm90_fp8_fast.cu's jit_source says why). Runs wherever nvcc exists (CI has nvcc 13.0 and no GPU); the kernels themselves run in tests/gpu/run.sh
-// on an H200.
+// kernels read it at run time (sm90_fp8_fast.cu's jit_source says why). Runs wherever nvcc exists (CI has nvcc 13.0
+// and no GPU); the kernels themselves run in tests/gpu/run.sh on an H200.
 import assert from "node:assert/strict";
 import { nvccTest, runNvcc } from "./_nvcc.ts";
 import { compileFastKernel, type FastKernelConfig, fastKernelSource } from "./_fast_kernel_source.ts";
@@ -31,10 +31,7 @@ const CONFIGS: [FastKernelConfig, string][] = [
   ],
   [{ bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true, mode: 0 }, "spread: two issuing threads"],
   [{ bn: 112, stages: 5, mc: 2, spread: true }, "spread, multicast, 2 SFB slots, generic"],
-  [
-    { bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true, debug: 64 },
-    "profiling build: the cycle trace",
-  ],
+  [{ bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true, debug: 64 }, "profiling build: the cycle trace"],
   [
     { bm: 64, bn: 16, stages: 20, n: 576, k: 7168, spread: true, ktma: 4, sets: 3, debug: 128 },
     "profiling build: the light trace (the first 4 iterations and the tiles)",
