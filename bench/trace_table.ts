@@ -139,10 +139,32 @@ export interface TraceSummary {
 }
 
 const LINE = /^trace (\d+) free (-?\d+) issued (-?\d+) full (-?\d+) released (-?\d+)$/;
-const PROLOGUE =
-  /^prologue top (-?\d+) synced (-?\d+) waited (-?\d+) dec (-?\d+) tile (-?\d+) math top (-?\d+) inc (-?\d+) ready (-?\d+)$/;
-const PROLOGUE2 =
-  /^prologue2 prefetched (-?\d+) inits (-?\d+) fenced (-?\d+) math at sync (-?\d+) warp1 top (-?\d+) warp11 top (-?\d+) producer entry (-?\d+) tile again (-?\d+)$/;
+/** A line of named cycle counts (`<kind> <label> <c> <label> <c> ...`): its labels in order and the fields they fill. */
+const keyedLine = <F extends string>(kind: string, fields: [label: string, field: F][]) => ({
+  re: new RegExp(`^${kind} ${fields.map(([label]) => `${label} (-?\\d+)`).join(" ")}$`),
+  read: (m: RegExpExecArray) =>
+    Object.fromEntries(fields.map(([, f], i) => [f, Number(m[i + 1])])) as Record<F, number>,
+});
+const PROLOGUE = keyedLine("prologue", [
+  ["top", "top"],
+  ["synced", "synced"],
+  ["waited", "waited"],
+  ["dec", "dec"],
+  ["tile", "tile"],
+  ["math top", "mathTop"],
+  ["inc", "inc"],
+  ["ready", "ready"],
+]);
+const PROLOGUE2 = keyedLine("prologue2", [
+  ["prefetched", "prefetched"],
+  ["inits", "inits"],
+  ["fenced", "fenced"],
+  ["math at sync", "mathAtSync"],
+  ["warp1 top", "warp1Top"],
+  ["warp11 top", "warp11Top"],
+  ["producer entry", "producerEntry"],
+  ["tile again", "tileAgain"],
+]);
 const TILE = /^tile (\d+) top (-?\d+) setup (-?\d+) kloop (-?\d+) epilogue (-?\d+)$/;
 // A `phase` line, or a `phase2` line (the same iteration's marks): the kind, the iteration and eight events.
 const PHASE = /^(phase2?) (\d+) wg0 (-?\d+) (-?\d+) (-?\d+) (-?\d+) wg1 (-?\d+) (-?\d+) (-?\d+) (-?\d+)$/;
@@ -205,18 +227,14 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
       }
       continue;
     }
-    const pr = PROLOGUE.exec(line);
+    const pr = PROLOGUE.re.exec(line);
     if (pr) {
-      const [top, synced, waited, dec, tile, mathTop, inc, ready] = pr.slice(1).map(Number);
-      prologue = { top, synced, waited, dec, tile, mathTop, inc, ready };
+      prologue = PROLOGUE.read(pr);
       continue;
     }
-    const p2 = PROLOGUE2.exec(line);
+    const p2 = PROLOGUE2.re.exec(line);
     if (p2) {
-      const [prefetched, inits, fenced, mathAtSync, warp1Top, warp11Top, producerEntry, tileAgain] = p2.slice(1).map(
-        Number,
-      );
-      prologueDetail = { prefetched, inits, fenced, mathAtSync, warp1Top, warp11Top, producerEntry, tileAgain };
+      prologueDetail = PROLOGUE2.read(p2);
       continue;
     }
     if (line.startsWith("trace end")) {
@@ -447,14 +465,9 @@ export function turnSegments(phases: TracePhase[]): [(number | undefined)[], (nu
 export function turnTable(traces: Trace[]): string {
   const rows = traces.flatMap((t) => {
     const s = t.phases && turnSegments(t.phases);
-    return s ? [`| ${t.config} | ${s[0].map((v, j) => `${v ?? "—"} / ${s[1][j] ?? "—"}`).join(" | ")} |`] : [];
+    return s ? [[t.config, ...s[0].map((v, j) => `${v ?? "—"} / ${s[1][j] ?? "—"}`)]] : [];
   });
-  if (rows.length === 0) return "";
-  return [
-    `| trace | ${TURN_SEGMENTS.join(" | ")} |`,
-    `|---|${TURN_SEGMENTS.map(() => "---").join("|")}|`,
-    ...rows,
-  ].join("\n");
+  return markdownRows(["trace", ...TURN_SEGMENTS], rows);
 }
 
 /**

@@ -195,7 +195,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   GO_FAST_TRACE_AT(0, 8, clock64());
   GO_FAST_TRACE_AT(128, 13, clock64());
   GO_FAST_TRACE_AT(32, 20, clock64());
-  GO_FAST_TRACE_AT(383, 21, clock64());
+  GO_FAST_TRACE_AT(kFastThreads - 1, 21, clock64());
   // The warpgroup index through a shuffle from lane 0: the compiler then knows it is warp-uniform and keeps what
   // derives from it (the wgmma descriptors) in uniform registers (DeepGEMM does the same).
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0), tid = threadIdx.x % 128;

@@ -73,8 +73,8 @@ __device__ long long go_fast_trace[8][256];
 // the kernel's top, once the barriers are set up, once the dependency was waited for, after setmaxnreg, once the
 // producer computed its first tile; the first math thread at the kernel's top, after setmaxnreg, once FastMath is
 // built) and its finer steps (slots 16-25, a `prologue2` line: thread 0 once the maps are prefetched, the barriers
-// initialised and fenced; the first math thread at the barrier after them; threads 32 and 383 at the kernel's top;
-// the producer's entry; its first tile computed again after its loop, before and after).
+// initialised and fenced; the first math thread at the barrier after them; warp 1's first thread and warp 11's last
+// at the kernel's top; the producer's entry; its first tile computed again after its loop, before and after).
 #define GO_FAST_TRACE_AT(t, slot, value)                                         \
   do {                                                                           \
     if (blockIdx.x == 0 && threadIdx.x == (t)) go_fast_trace[4][slot] = (value); \

@@ -72,16 +72,14 @@ WriteMap walk(FastParams p) {
 // the same tiles as the kernel that reads the mode at run time.
 template <int BM, int BN, int STAGES, int MC, int SETS, int kClusters = 0>
 WriteMap walk_mode_compiled(FastParams p) {
-  switch (p.mode) {
-    case kFastNormal:
-      return walk<FastConfig<BM, BN, STAGES, MC, SETS, 0, 0, false, 1, false, kFastNormal>, kClusters>(p);
-    case kFastClassic:
-      return walk<FastConfig<BM, BN, STAGES, MC, SETS, 0, 0, false, 1, false, kFastClassic>, kClusters>(p);
-    case kFastPsum:
-      return walk<FastConfig<BM, BN, STAGES, MC, SETS, 0, 0, false, 1, false, kFastPsum>, kClusters>(p);
-    default:
-      return walk<FastConfig<BM, BN, STAGES, MC, SETS, 0, 0, false, 1, false, kFastMasked>, kClusters>(p);
-  }
+  using Normal = FastConfig<BM, BN, STAGES, MC, SETS, 0, 0, false, 1, false, kFastNormal>;
+  using Classic = FastConfig<BM, BN, STAGES, MC, SETS, 0, 0, false, 1, false, kFastClassic>;
+  using Psum = FastConfig<BM, BN, STAGES, MC, SETS, 0, 0, false, 1, false, kFastPsum>;
+  using Masked = FastConfig<BM, BN, STAGES, MC, SETS, 0, 0, false, 1, false, kFastMasked>;
+  // Indexed by FastMode.
+  WriteMap (*const by_mode[])(FastParams) = {&walk<Normal, kClusters>, &walk<Classic, kClusters>,
+                                             &walk<Psum, kClusters>, &walk<Masked, kClusters>};
+  return by_mode[p.mode](p);
 }
 
 // Split K: how often each (tile, K block) runs when the dense walk's units are split S ways over nkb K blocks; empty
