@@ -78,14 +78,20 @@ bool make_map(CUtensorMap* map, const void* base, uint64_t rows, uint64_t k, uin
 // layout is MN-major with 16-byte aligned columns (DeepGEMM's "TMA-aligned" scale layout) and, for a batch, the K
 // blocks of consecutive batches follow each other. Sets p->sfa_tma (0: the kernel copies SFA with cp.async; the map
 // is then zeroed and unused).
+// The layout half of that test (the pointer's alignment and the map's encoding aside): what prepare_fp8_gemm_fast,
+// which has no pointers, compiles for.
+bool sfa_layout_tma(const FastParams& p) {
+  const int64_t nkb = (p.K + kFBK - 1) / kFBK, batches = p.mode == kFastMasked ? p.G : 1;
+  return p.sfa_s_row == 1 && (p.sfa_s_kb * 4) % 16 == 0 && p.sfa_s_kb >= p.M &&
+         (batches <= 1 || p.sfa_s_batch == nkb * p.sfa_s_kb);
+}
+
 void make_sfa_map(FastParams* p, int bm, int ktma, bool want, CUtensorMap* map) {
   std::memset(map, 0, sizeof *map);
   p->sfa_tma = 0;
   auto fn = encode_fn();
   const int64_t nkb = (p->K + kFBK - 1) / kFBK, batches = p->mode == kFastMasked ? p->G : 1;
-  if (!want || !fn || p->sfa_s_row != 1 || (p->sfa_s_kb * 4) % 16 != 0 || p->sfa_s_kb < p->M ||
-      reinterpret_cast<uintptr_t>(p->sfa) % 16 != 0 || (batches > 1 && p->sfa_s_batch != nkb * p->sfa_s_kb))
-    return;
+  if (!want || !fn || !sfa_layout_tma(*p) || reinterpret_cast<uintptr_t>(p->sfa) % 16 != 0) return;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(p->M), static_cast<cuuint64_t>(batches * nkb)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(p->sfa_s_kb) * 4};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(bm), static_cast<cuuint32_t>(ktma)};
@@ -138,8 +144,9 @@ int sm_count() {
 thread_local std::string t_last_config;
 
 // One line of instantiation: the FastConfig of the choice (fp8_fast_body's template) and the kernel's parameters. A
-// shape-class kernel has the call's mode compiled in (FastConfig's MODE_); a profiling kernel (dbg=) reads it at run
-// time: with it compiled in, ptxas serialised the wgmmas of the dbg=64 and dbg=128 kernels at 64 x 16 with three
+// shape-class kernel has the call's mode and whether SFA comes by TMA compiled in (FastConfig's MODE_ and SFA_TMA_:
+// 64 x 16 ktma=4 dense 2752 -> 1968 -> 1560 SASS instructions); a profiling kernel (dbg=) reads both at run time: with
+// the mode compiled in, ptxas serialised the wgmmas of the dbg=64 and dbg=128 kernels at 64 x 16 with three
 // accumulator sets (C7515), and did not for either once the math warpgroups' per-iteration clock stores were taken
 // out.
 std::string jit_source(const FastChoice& c, const FastParams& p) {
@@ -159,7 +166,8 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << "  go_sm90::fp8_fast_body<go_sm90::FastConfig<" << c.bm << ", " << c.bn << ", " << c.stages << ", "
     << c.multicast << ", " << c.acc_sets << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0) << ", "
     << (c.split_k > 1 ? "true" : "false") << ", " << c.ktma << ", " << (c.spread ? "true" : "false") << ", "
-    << (c.shape && !c.debug ? p.mode : -1) << ">>(a, b, sfa, d, p);\n}\n";
+    << (c.shape && !c.debug ? p.mode : -1) << ", " << (c.shape && !c.debug ? (p.sfa_tma ? 1 : 0) : -1)
+    << ">>(a, b, sfa, d, p);\n}\n";
   return s.str();
 }
 
@@ -487,12 +495,13 @@ cudaError_t launch_fp8_gemm_fast(FastParams p, const void* a, int64_t a_rows, in
   for (int i = 0; i < n; ++i) {
     k[i].c = cs[i];
     k[i].p = p;
+    // The maps first: whether SFA comes by TMA is compiled into the kernel.
+    if (!prepare_maps(&k[i], a, a_rows, a_row_stride, b, b_rows, b_row_stride)) return cudaSuccess;
     if (!jit_kernel(k[i].c, k[i].p, &k[i].fn, &k[i].facts, &why)) {
       // A JIT failure is reported, not hidden: the AOT kernels still give the same bits.
       std::fprintf(stderr, "gemm-oracle: fast FP8 kernel JIT failed, using the ahead-of-time kernel: %s\n", why.c_str());
       return launch_aot(p, a, a_rows, a_row_stride, b, b_rows, b_row_stride, sms, stream, used, "JIT failed");
     }
-    if (!prepare_maps(&k[i], a, a_rows, a_row_stride, b, b_rows, b_row_stride)) return cudaSuccess;
   }
   *used = true;
   t_last_config = describe_launch(k[0]);
@@ -532,7 +541,9 @@ int prepare_fp8_gemm_fast(FastParams p, std::string* err) {
   if (!choose_for_call(p, sm_count(), cs, &n, err)) return 1;
   for (int i = 0; i < n; ++i) {
     CUfunction fn = nullptr;
-    if (!jit_kernel(cs[i], p, &fn, nullptr, err)) return 1;
+    FastParams q = p;
+    q.sfa_tma = cs[i].sfa_tma && sfa_layout_tma(p) ? 1 : 0;  // as make_sfa_map will decide, for an aligned pointer
+    if (!jit_kernel(cs[i], q, &fn, nullptr, err)) return 1;
   }
   return 0;
 }

@@ -53,12 +53,13 @@ __host__ __device__ __forceinline__ int fast_window_start(int nk, int nw, int i)
 /// shape class (0: read from FastParams at run time). SPLIT_: split K. KTMA_: K blocks (stages) per TMA copy of A, B
 /// and SFA (1, 2 or 4). SPREAD_: a stage's copies are issued by two producer threads side by side (A and SFA; B).
 /// MODE_: the call's FastMode where the kernel is specialised for one shape class (-1: read from FastParams at run
-/// time), so that a dense kernel carries no grouped path (fast_mode).
+/// time), so that a dense kernel carries no grouped path (fast_mode). SFA_TMA_: there, whether SFA comes by TMA (1) or
+/// by the producer warps' copies (0) (-1: FastParams::sfa_tma at run time; fast_sfa_tma).
 template <int BM_, int BN_, int STAGES_, int MC_, int SETS_, int KN_ = 0, int KK_ = 0, bool SPLIT_ = false,
-          int KTMA_ = 1, bool SPREAD_ = false, int MODE_ = -1>
+          int KTMA_ = 1, bool SPREAD_ = false, int MODE_ = -1, int SFA_TMA_ = -1>
 struct FastConfig {
   static constexpr int BM = BM_, BN = BN_, kStages = STAGES_, kMulticast = MC_, kSets = SETS_, kN = KN_, kK = KK_;
-  static constexpr int kKtma = KTMA_, kMode = MODE_;
+  static constexpr int kKtma = KTMA_, kMode = MODE_, kSfaTma = SFA_TMA_;
   static constexpr bool kSplitK = SPLIT_, kSpread = SPREAD_;
   static constexpr int kWaves = BM >= kFBM ? BM / kFBM : 1, kMathWGs = BM == 64 ? 1 : 2;
   static constexpr int kSfbSlots = fast_sfb_slots(BN);
@@ -190,7 +191,7 @@ struct FastRing {
   /// Arrivals that complete a stage's full barrier: with SFA by TMA, thread 0 (with spread, threads 0 and 64); with
   /// SFA copied, the 96 threads of fast_producer.
   static __device__ __forceinline__ uint32_t full_arrivals(const FastParams& p) {
-    return p.sfa_tma ? (C::kSpread ? 2 : 1) : 96;
+    return fast_sfa_tma<C>(p) ? (C::kSpread ? 2 : 1) : 96;
   }
   /// Arrivals that free a stage: every math thread of every CTA of the cluster (FastMath::release).
   static constexpr uint32_t kEmptyArrivals = 128 * C::kMathWGs * C::kMulticast;

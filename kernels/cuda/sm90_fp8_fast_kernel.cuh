@@ -206,7 +206,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
     // The maps are kernel parameters (__grid_constant__), which no earlier kernel writes.
     tma_prefetch_map(&map_a);
     tma_prefetch_map(&map_b);
-    if (p.sfa_tma) tma_prefetch_map(&map_sfa);
+    if (fast_sfa_tma<C>(p)) tma_prefetch_map(&map_sfa);
     if (p.d_tma) tma_prefetch_map(&map_d);
     GO_FAST_TRACE_AT(0, 16, clock64());
     for (int s = 0; s < C::kStages; ++s) {
@@ -254,7 +254,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
       // geomean 1.013x; contiguous 4 x 8192 x 4096 x 2048 520.5 -> 490.2 us, 4096 x 24576 x 1536 293.1 -> 282.0 us.
       // One elected thread of each issuing warp walks the tiles and loads (fast_producer says why elected), passing
       // its warp's first thread index. With SFA copied all 96 threads walk them.
-      if (p.sfa_tma) {
+      if (fast_sfa_tma<C>(p)) {
         if (fast_issues<C>(tid & ~31) && elect_one())
           fast_producer<C, true>(map_a, map_b, map_sfa, p, ring, tid & ~31, rank, cluster, clusters, N, nkb);
       } else {

@@ -38,6 +38,12 @@ __host__ __device__ __forceinline__ int fast_mode(const FastParams& p) {
   return C::kMode >= 0 ? C::kMode : p.mode;
 }
 
+/// Whether SFA comes by TMA: the kernel's where it was specialised (C::kSfaTma), else the parameters'.
+template <class C>
+__host__ __device__ __forceinline__ bool fast_sfa_tma(const FastParams& p) {
+  return C::kSfaTma >= 0 ? C::kSfaTma != 0 : p.sfa_tma != 0;
+}
+
 /// kZero = false leaves zero[] false (no load of grouped_layout per chunk): the math warpgroups take the zero chunks
 /// from the SFB loader, which computes them a window ahead (sm90_fp8_fast_kernel.cuh).
 template <class C, bool kZero = true>

@@ -6,8 +6,8 @@
  * code, so that a change meant to leave the kernel as it was can be shown to), from kernels/cuda or from a copy of it
  * (`--cuda-dir`, e.g. a variant under .ab/ or `git archive` of an earlier commit):
  *
- *     deno run -A tests/kernels/_fast_kernel_source.ts bm=128 bn=208 stages=3 sets=1 [n=N k=K mc=2 ktma=2 spread=1]
- *         [--cuda-dir=.ab/short/kernels/cuda]
+ *     deno run -A tests/kernels/_fast_kernel_source.ts bm=128 bn=208 stages=3 sets=1
+ *         [n=N k=K mc=2 ktma=2 spread=1 mode=0 sfa=1] [--cuda-dir=.ab/short/kernels/cuda]
  *
  * @module
  */
@@ -41,6 +41,9 @@ export interface FastKernelConfig {
   /** The call's FastMode as a compile-time constant (0 dense, 1 classic contiguous, 2 psum, 3 masked; -1, the
    * default: run time). */
   mode?: number;
+  /** Whether SFA comes by TMA (1) or by the producer's copies (0), compiled in next to `mode` (-1, the default: run
+   * time; needs `mode`). */
+  sfa?: number;
   /** Profiling switches (`dbg=N`): the profiling build's `#define`s. */
   debug?: number;
 }
@@ -58,8 +61,21 @@ export interface FastKernelConfig {
  * ```
  */
 export function fastKernelSource(c: FastKernelConfig): string {
-  const { bm = 128, bn, stages, mc = 1, sets = 2, n = 0, k = 0, split = false, ktma = 1, spread = false, mode = -1 } =
-    c;
+  const {
+    bm = 128,
+    bn,
+    stages,
+    mc = 1,
+    sets = 2,
+    n = 0,
+    k = 0,
+    split = false,
+    ktma = 1,
+    spread = false,
+    mode = -1,
+    sfa = -1,
+  } = c;
+  if (sfa >= 0 && mode < 0) throw new Error("sfa= is compiled in only next to mode=");
   return [
     ...(c.debug ? [`#define GO_FAST_PROFILING 1`, `#define GO_FAST_DBG ${c.debug}`] : []),
     `#include "sm90_fp8_fast_kernel.cuh"`,
@@ -69,7 +85,7 @@ export function fastKernelSource(c: FastKernelConfig): string {
     `            const go_sm90::FastParams p) {`,
     `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bm}, ${bn}, ${stages}, ${mc}, ${sets}, ${n}, ${k}, ${split}, ${ktma}, ${spread}${
       mode >= 0 ? `, ${mode}` : ""
-    }>>(a, b, sfa, d, p);`,
+    }${sfa >= 0 ? `, ${sfa}` : ""}>>(a, b, sfa, d, p);`,
     `}`,
     ``,
   ].join("\n");
@@ -135,15 +151,16 @@ export async function compileFastKernel(
 export function parseFastKernelConfig(args: string[]): FastKernelConfig {
   const c: Record<string, number | boolean> = {};
   for (const a of args) {
-    const m = a.match(/^(bm|bn|stages|mc|sets|n|k|ktma|split|spread|mode)=(\d+)$/);
+    const m = a.match(/^(bm|bn|stages|mc|sets|n|k|ktma|split|spread|mode|sfa)=(\d+)$/);
     if (!m) {
       throw new Error(
-        `${a}: expected bm=, bn=, stages=, mc=, sets=, n=, k=, ktma=, split=0|1, spread=0|1 or mode=0..3`,
+        `${a}: expected bm=, bn=, stages=, mc=, sets=, n=, k=, ktma=, split=0|1, spread=0|1, mode=0..3 or sfa=0|1`,
       );
     }
     c[m[1]] = m[1] === "split" || m[1] === "spread" ? m[2] === "1" : Number(m[2]);
   }
   if (typeof c.bn !== "number" || typeof c.stages !== "number") throw new Error("bn= and stages= are needed");
+  if (c.sfa !== undefined && c.mode === undefined) throw new Error("sfa= is compiled in only next to mode=");
   return c as unknown as FastKernelConfig;
 }
 

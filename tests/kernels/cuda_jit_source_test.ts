@@ -2,9 +2,10 @@
 // compiles it at run time (kernels/cuda/jit.h: nvcc -cubin for sm_90a), in the configurations the heuristic and the
 // GPU checks use, without register spills at the producer / math split of 64 / 216 (an accumulator spill would cost
 // hundreds of bytes) or serialised wgmmas, each with its SASS instruction count; a normal build refuses the profiling
-// switches. Shape-class kernels have the call's mode compiled in (mode: 0 dense, 1-3 grouped); generic and profiling
-// kernels read it at run time (sm90_fp8_fast.cu's jit_source says why). Runs wherever nvcc exists (CI has nvcc 13.0
-// and no GPU); the kernels themselves run in tests/gpu/run.sh on an H200.
+// switches. Shape-class kernels have the call's mode compiled in (mode: 0 dense, 1-3 grouped) and how SFA arrives
+// (sfa: 1 by TMA, 0 copied); generic and profiling kernels read both at run time (sm90_fp8_fast.cu's jit_source says
+// why). Runs wherever nvcc exists (CI has nvcc 13.0 and no GPU); the kernels themselves run in tests/gpu/run.sh on an
+// H200.
 import assert from "node:assert/strict";
 import { nvccTest, runNvcc } from "./_nvcc.ts";
 import { compileFastKernel, type FastKernelConfig, fastKernelSource } from "./_fast_kernel_source.ts";
@@ -14,56 +15,82 @@ const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
 /** Each configuration and what it covers. */
 const CONFIGS: [FastKernelConfig, string][] = [
   [
-    { bn: 128, stages: 5, mc: 2, n: 7168, k: 16384, mode: 0 },
+    { bn: 128, stages: 5, mc: 2, n: 7168, k: 16384, mode: 0, sfa: 1 },
     "M = 4096 class, multicast, two accumulator sets, 128B D boxes",
   ],
   [{ bn: 176, stages: 4, mc: 2, sets: 1 }, "straddles up to 3 scale blocks, one accumulator set, generic N and K"],
   [{ bn: 112, stages: 6 }, "straddles 2 scale blocks, no multicast"],
-  [{ bn: 128, stages: 5, n: 7168, k: 16384, mode: 0 }, "the M = 4096 class at BLOCK_M 128"],
-  [{ bn: 56, stages: 8, mc: 2, n: 2112, k: 7168, mode: 0 }, "small-M class, unswizzled 16-byte D boxes"],
-  [{ bm: 256, bn: 128, stages: 3, mc: 2, sets: 1, n: 7168, k: 16384, mode: 0 }, "BLOCK_M 256: two waves, multicast"],
+  [{ bn: 128, stages: 5, n: 7168, k: 16384, mode: 0, sfa: 1 }, "the M = 4096 class at BLOCK_M 128"],
+  [{ bn: 56, stages: 8, mc: 2, n: 2112, k: 7168, mode: 0, sfa: 1 }, "small-M class, unswizzled 16-byte D boxes"],
+  [
+    { bm: 256, bn: 128, stages: 3, mc: 2, sets: 1, n: 7168, k: 16384, mode: 0, sfa: 1 },
+    "BLOCK_M 256: two waves, multicast",
+  ],
   [{ bm: 256, bn: 112, stages: 4, sets: 1 }, "BLOCK_M 256, straddling BLOCK_N"],
-  [{ bm: 64, bn: 64, stages: 12, n: 7168, k: 16384, mode: 0 }, "BLOCK_M 64 (one math warpgroup), 12 stages"],
+  [{ bm: 64, bn: 64, stages: 12, n: 7168, k: 16384, mode: 0, sfa: 1 }, "BLOCK_M 64 (one math warpgroup), 12 stages"],
   [{ bm: 64, bn: 48, stages: 12, mc: 2 }, "BLOCK_M 64, multicast, straddling BLOCK_N"],
   [
-    { bm: 64, bn: 64, stages: 12, n: 576, k: 7168, split: true, mode: 0 },
+    { bm: 64, bn: 64, stages: 12, n: 576, k: 7168, split: true, mode: 0, sfa: 1 },
     "split K (raw K-block results to the workspace)",
   ],
-  [{ bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true, mode: 0 }, "spread: two issuing threads"],
+  [{ bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true, mode: 0, sfa: 1 }, "spread: two issuing threads"],
   [{ bn: 112, stages: 5, mc: 2, spread: true }, "spread, multicast, 2 SFB slots, generic"],
   [{ bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true, debug: 64 }, "profiling build: the cycle trace"],
   [
     { bm: 64, bn: 16, stages: 20, n: 576, k: 7168, spread: true, ktma: 4, sets: 3, debug: 128 },
     "profiling build: the light trace (the first 4 iterations and the tiles)",
   ],
-  [{ bm: 64, bn: 16, stages: 16, n: 2112, k: 7168, spread: true, ktma: 2, mode: 0 }, "ktma=2: 2-deep boxes, spread"],
-  [{ bn: 32, stages: 8, n: 4096, k: 7168, ktma: 4, mode: 0 }, "ktma=4, one issuing thread"],
+  [
+    { bm: 64, bn: 16, stages: 16, n: 2112, k: 7168, spread: true, ktma: 2, mode: 0, sfa: 1 },
+    "ktma=2: 2-deep boxes, spread",
+  ],
+  [{ bn: 32, stages: 8, n: 4096, k: 7168, ktma: 4, mode: 0, sfa: 1 }, "ktma=4, one issuing thread"],
   [{ bm: 256, bn: 128, stages: 4, sets: 1, ktma: 2 }, "ktma=2, BLOCK_M 256, generic"],
   [
-    { bm: 64, bn: 16, stages: 20, n: 2112, k: 7168, spread: true, ktma: 4, sets: 3, mode: 0 },
+    { bm: 64, bn: 16, stages: 20, n: 2112, k: 7168, spread: true, ktma: 4, sets: 3, mode: 0, sfa: 1 },
     "the heuristic's 64 x 16 class: 20 stages, ktma=4 with three sets, 56 K blocks: 54 looped, 2 in a tail",
   ],
   [
-    { bm: 64, bn: 32, stages: 16, n: 4096, k: 7168, spread: true, ktma: 2, sets: 3, mode: 0 },
+    { bm: 64, bn: 32, stages: 16, n: 4096, k: 7168, spread: true, ktma: 2, sets: 3, mode: 0, sfa: 1 },
     "three sets at BLOCK_N 32",
   ],
-  [{ bn: 16, stages: 10, n: 2112, k: 7168, spread: true, ktma: 2, sets: 3, mode: 0 }, "three sets at BLOCK_M 128"],
-  [{ bm: 64, bn: 64, stages: 12, n: 32768, k: 512, sets: 3, mode: 0 }, "three sets, 4 K blocks: no loop, a tail of 4"],
-  [{ bm: 64, bn: 16, stages: 16, spread: true, ktma: 2, sets: 3 }, "three sets, generic N and K"],
-  [{ bn: 48, stages: 8, mc: 2, n: 24576, k: 1536, sets: 3, mode: 0 }, "three sets, multicast, 2 SFB slots"],
-  [{ bm: 256, bn: 96, stages: 3, sets: 1, n: 2112, k: 7168, mode: 0 }, "BLOCK_M 256 at 4096 x 2112: 4 straddle points"],
   [
-    { bm: 256, bn: 80, stages: 4, mc: 2, sets: 1, n: 576, k: 7168, mode: 0 },
+    { bn: 16, stages: 10, n: 2112, k: 7168, spread: true, ktma: 2, sets: 3, mode: 0, sfa: 1 },
+    "three sets at BLOCK_M 128",
+  ],
+  [
+    { bm: 64, bn: 64, stages: 12, n: 32768, k: 512, sets: 3, mode: 0, sfa: 1 },
+    "three sets, 4 K blocks: no loop, a tail of 4",
+  ],
+  [{ bm: 64, bn: 16, stages: 16, spread: true, ktma: 2, sets: 3 }, "three sets, generic N and K"],
+  [{ bn: 48, stages: 8, mc: 2, n: 24576, k: 1536, sets: 3, mode: 0, sfa: 1 }, "three sets, multicast, 2 SFB slots"],
+  [
+    { bm: 256, bn: 96, stages: 3, sets: 1, n: 2112, k: 7168, mode: 0, sfa: 1 },
+    "BLOCK_M 256 at 4096 x 2112: 4 straddle points",
+  ],
+  [
+    { bm: 256, bn: 80, stages: 4, mc: 2, sets: 1, n: 576, k: 7168, mode: 0, sfa: 1 },
     "BLOCK_M 256 at 4096 x 576: 8 straddle points (no idle-last-wave variant: with it ptxas spilled 258 bytes)",
   ],
   [
-    { bn: 192, stages: 4, sets: 1, n: 2112, k: 7168, mode: 0 },
+    { bn: 192, stages: 4, sets: 1, n: 2112, k: 7168, mode: 0, sfa: 1 },
     "BLOCK_N 192 (DeepGEMM's tile at 4096 x 2112), scales read at promotion",
   ],
   [{ bn: 200, stages: 3, sets: 1 }, "BLOCK_N 200, the widest the validity rules allow (208 spills), generic"],
-  [{ bm: 256, bn: 128, stages: 3, mc: 2, sets: 1, n: 7168, k: 7168, mode: 3 }, "masked class (mode 3 compiled in)"],
-  [{ bn: 128, stages: 5, n: 4096, k: 7168, mode: 1 }, "contiguous class, a group per row (mode 1 compiled in)"],
-  [{ bn: 128, stages: 5, n: 4096, k: 7168, mode: 2 }, "contiguous class, groups by prefix sums (mode 2 compiled in)"],
+  [
+    { bm: 256, bn: 128, stages: 3, mc: 2, sets: 1, n: 7168, k: 7168, mode: 3, sfa: 1 },
+    "masked class (mode 3 compiled in)",
+  ],
+  [{ bn: 128, stages: 5, n: 4096, k: 7168, mode: 1, sfa: 1 }, "contiguous class, a group per row (mode 1 compiled in)"],
+  [
+    { bn: 128, stages: 5, n: 4096, k: 7168, mode: 2, sfa: 1 },
+    "contiguous class, groups by prefix sums (mode 2 compiled in)",
+  ],
+  [
+    { bm: 64, bn: 48, stages: 12, mc: 2, n: 2112, k: 7168, mode: 0, sfa: 0 },
+    "SFA copied by the producer warps, compiled in (sfa=copy, or a layout TMA cannot read)",
+  ],
+  [{ bm: 256, bn: 128, stages: 3, sets: 1, n: 7168, k: 7168, mode: 3, sfa: 0 }, "masked class with SFA copied"],
 ];
 
 /** A configuration's description and template arguments, for messages. */
