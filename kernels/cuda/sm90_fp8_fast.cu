@@ -145,11 +145,13 @@ thread_local std::string t_last_config;
 
 // One line of instantiation: the FastConfig of the choice (fp8_fast_body's template) and the kernel's parameters. A
 // shape-class kernel has the call's mode and whether SFA comes by TMA compiled in (FastConfig's MODE_ and SFA_TMA_:
-// 64 x 16 ktma=4 dense 2752 -> 1968 -> 1560 SASS instructions); a profiling kernel (dbg=) reads both at run time: with
-// the mode compiled in, ptxas serialised the wgmmas of the dbg=64 and dbg=128 kernels at 64 x 16 with three
-// accumulator sets (C7515), and did not for either once the math warpgroups' per-iteration clock stores were taken
-// out.
+// 64 x 16 ktma=4 dense 2752 -> 1968 -> 1560 SASS instructions), and so does a profiling kernel (dbg=) of one or two
+// accumulator sets. One of three sets reads both at run time: with them compiled in, ptxas serialised the wgmmas
+// (C7515) of the dbg=64 and dbg=128 kernels at 64 x 16 and of the dbg=128 kernel at 128 x 16, and of none at 128 x 32,
+// 64 x 64 or 256 x 128 (dbg=64 and 128); at 64 x 16 it did not once the math warpgroups' per-iteration clock stores
+// were taken out.
 std::string jit_source(const FastChoice& c, const FastParams& p) {
+  const bool compiled = c.shape && (!c.debug || c.acc_sets < 3);
   std::ostringstream s;
   s << "// gemm-oracle JIT: fast SM90 FP8 GEMM, " << describe_fast_config(c, c.shape ? "(shape class)" : "(generic)") << "\n";
   // Profiling switches exist in the profiling build only (sm90_fp8_fast_profile.cuh): a normal library never writes
@@ -166,8 +168,7 @@ std::string jit_source(const FastChoice& c, const FastParams& p) {
     << "  go_sm90::fp8_fast_body<go_sm90::FastConfig<" << c.bm << ", " << c.bn << ", " << c.stages << ", "
     << c.multicast << ", " << c.acc_sets << ", " << (c.shape ? p.N : 0) << ", " << (c.shape ? p.K : 0) << ", "
     << (c.split_k > 1 ? "true" : "false") << ", " << c.ktma << ", " << (c.spread ? "true" : "false") << ", "
-    << (c.shape && !c.debug ? p.mode : -1) << ", " << (c.shape && !c.debug ? (p.sfa_tma ? 1 : 0) : -1)
-    << ">>(a, b, sfa, d, p);\n}\n";
+    << (compiled ? p.mode : -1) << ", " << (compiled ? (p.sfa_tma ? 1 : 0) : -1) << ">>(a, b, sfa, d, p);\n}\n";
   return s.str();
 }
 

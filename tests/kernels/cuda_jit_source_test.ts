@@ -3,9 +3,9 @@
 // GPU checks use, without register spills at the producer / math split of 64 / 216 (an accumulator spill would cost
 // hundreds of bytes) or serialised wgmmas, each with its SASS instruction count; a normal build refuses the profiling
 // switches. Shape-class kernels have the call's mode compiled in (mode: 0 dense, 1-3 grouped) and how SFA arrives
-// (sfa: 1 by TMA, 0 copied); generic and profiling kernels read both at run time (sm90_fp8_fast.cu's jit_source says
-// why). Runs wherever nvcc exists (CI has nvcc 13.0 and no GPU); the kernels themselves run in tests/gpu/run.sh on an
-// H200.
+// (sfa: 1 by TMA, 0 copied), and so do profiling kernels of one or two accumulator sets; generic kernels and profiling
+// kernels of three sets read both at run time (sm90_fp8_fast.cu's jit_source says why). Runs wherever nvcc exists
+// (CI has nvcc 13.0 and no GPU); the kernels themselves run in tests/gpu/run.sh on an H200.
 import assert from "node:assert/strict";
 import { nvccTest, runNvcc } from "./_nvcc.ts";
 import { compileFastKernel, type FastKernelConfig, fastKernelSource } from "./_fast_kernel_source.ts";
@@ -35,10 +35,17 @@ const CONFIGS: [FastKernelConfig, string][] = [
   ],
   [{ bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true, mode: 0, sfa: 1 }, "spread: two issuing threads"],
   [{ bn: 112, stages: 5, mc: 2, spread: true }, "spread, multicast, 2 SFB slots, generic"],
-  [{ bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true, debug: 64 }, "profiling build: the cycle trace"],
+  [
+    { bm: 64, bn: 64, stages: 12, n: 4096, k: 7168, spread: true, debug: 64, mode: 0, sfa: 1 },
+    "profiling build: the cycle trace, two sets (mode and SFA's path compiled in)",
+  ],
+  [
+    { bm: 128, bn: 32, stages: 10, n: 4096, k: 7168, spread: true, ktma: 2, debug: 128, mode: 0, sfa: 1 },
+    "profiling build: the light trace of the heuristic's 128 x 32 class",
+  ],
   [
     { bm: 64, bn: 16, stages: 20, n: 576, k: 7168, spread: true, ktma: 4, sets: 3, debug: 128 },
-    "profiling build: the light trace (the first 4 iterations and the tiles)",
+    "profiling build: the light trace (the first 4 iterations and the tiles), three sets: mode read at run time",
   ],
   [
     { bm: 64, bn: 16, stages: 16, n: 2112, k: 7168, spread: true, ktma: 2, mode: 0, sfa: 1 },
