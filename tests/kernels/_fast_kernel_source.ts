@@ -15,6 +15,8 @@ import { elfSections } from "../../bench/sass_banks.ts";
 import { runNvcc } from "./_nvcc.ts";
 
 const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
+/** FastConfig takes SFA_TMA_ after MODE_: a configuration cannot name the one without the other. */
+const SFA_NEEDS_MODE = "sfa= is compiled in only next to mode=";
 
 /** One configuration: FastConfig's template arguments (kernels/cuda/sm90_fp8_fast_config.cuh). */
 export interface FastKernelConfig {
@@ -75,7 +77,7 @@ export function fastKernelSource(c: FastKernelConfig): string {
     mode = -1,
     sfa = -1,
   } = c;
-  if (sfa >= 0 && mode < 0) throw new Error("sfa= is compiled in only next to mode=");
+  if (sfa >= 0 && mode < 0) throw new Error(SFA_NEEDS_MODE);
   return [
     ...(c.debug ? [`#define GO_FAST_PROFILING 1`, `#define GO_FAST_DBG ${c.debug}`] : []),
     `#include "sm90_fp8_fast_kernel.cuh"`,
@@ -160,7 +162,7 @@ export function parseFastKernelConfig(args: string[]): FastKernelConfig {
     c[m[1]] = m[1] === "split" || m[1] === "spread" ? m[2] === "1" : Number(m[2]);
   }
   if (typeof c.bn !== "number" || typeof c.stages !== "number") throw new Error("bn= and stages= are needed");
-  if (c.sfa !== undefined && c.mode === undefined) throw new Error("sfa= is compiled in only next to mode=");
+  if (c.sfa !== undefined && c.mode === undefined) throw new Error(SFA_NEEDS_MODE);
   return c as unknown as FastKernelConfig;
 }
 

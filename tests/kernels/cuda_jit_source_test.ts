@@ -8,7 +8,12 @@
 // (CI has nvcc 13.0 and no GPU); the kernels themselves run in tests/gpu/run.sh on an H200.
 import assert from "node:assert/strict";
 import { nvccTest, runNvcc } from "./_nvcc.ts";
-import { compileFastKernel, type FastKernelConfig, fastKernelSource } from "./_fast_kernel_source.ts";
+import {
+  compileFastKernel,
+  type FastKernelConfig,
+  fastKernelSource,
+  parseFastKernelConfig,
+} from "./_fast_kernel_source.ts";
 
 const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
 
@@ -168,4 +173,23 @@ Deno.test("the JIT cache key hashes every header a JIT kernel includes (jit.cu's
   }
   assert.ok(reached.size >= 8, `only ${[...reached].join(", ")} reached`);
   assert.deepEqual([...reached].filter((h) => !hashed.has(h)).sort(), [], "headers the JIT cache key leaves out");
+});
+
+Deno.test("a configuration names SFA's path only next to its mode, as FastConfig's template takes them", () => {
+  assert.match(
+    fastKernelSource({ bn: 32, stages: 10, mode: 0, sfa: 1 }),
+    /FastConfig<128, 32, 10, 1, 2, 0, 0, false, 1, false, 0, 1>/,
+  );
+  assert.match(
+    fastKernelSource({ bn: 32, stages: 10, mode: 3 }),
+    /FastConfig<128, 32, 10, 1, 2, 0, 0, false, 1, false, 3>/,
+  );
+  assert.throws(() => fastKernelSource({ bn: 32, stages: 10, sfa: 0 }), /sfa= is compiled in only next to mode=/);
+  assert.deepEqual(parseFastKernelConfig(["bn=32", "stages=10", "mode=0", "sfa=0"]), {
+    bn: 32,
+    stages: 10,
+    mode: 0,
+    sfa: 0,
+  });
+  assert.throws(() => parseFastKernelConfig(["bn=32", "stages=10", "sfa=1"]), /only next to mode=/);
 });
