@@ -165,27 +165,12 @@ if has check; then
     env "${envs[@]}" GO_CUDA_JIT_LOG=1 timeout "${CHECK_TIMEOUT:-150}" "$B/check" "$CUDA_SO" "$cpu_arg" --reruns "$reruns" >>"$log" 2>&1
     echo $? >"$log.rc"
   }
-  # CHECK_LANES (default 1) processes at once, configuration i in lane i mod CHECK_LANES, each lane in order; a lane
-  # stops at a configuration that timed out. One lane took 368 s for 18 of the 28 default configurations (H200); four
-  # lanes ran all 28 in one call of 346 s with three more run.sh lanes beside them. The logs are joined into check.log
-  # in configuration order, and each configuration's verdict is noted as one lane notes it.
-  lanes=${CHECK_LANES:-1}
-  rm -rf "$OUT/check.lanes"
-  mkdir -p "$OUT/check.lanes"
-  for ((l = 0; l < lanes; l++)); do
-    (
-      for ((i = l; i < ${#cfgs[@]}; i += lanes)); do
-        check_config "${cfgs[$i]}" "$OUT/check.lanes/$i.log"
-        [ "$(cat "$OUT/check.lanes/$i.log.rc")" = 124 ] && break
-      done
-    ) &
-  done
-  wait
-  for i in "${!cfgs[@]}"; do
-    cfg=${cfgs[$i]}
+  # Configuration $1's log joined into check.log and its verdict noted (a configuration its lane never reached: named).
+  report_config() {
+    local i=$1 cfg=${cfgs[$1]} rc
     if [ ! -f "$OUT/check.lanes/$i.log.rc" ]; then
       note "check [$cfg]: not run (its lane stopped at a configuration that timed out)"
-      continue
+      return
     fi
     cat "$OUT/check.lanes/$i.log" >>"$OUT/check.log"
     rc=$(cat "$OUT/check.lanes/$i.log.rc")
@@ -194,7 +179,31 @@ if has check; then
       note "check [$cfg] timed out (a hung kernel?): its lane stopped there; skipping the benchmark"
       HUNG=1
     fi
-  done
+  }
+  # CHECK_LANES (default 1) processes at once, configuration i in lane i mod CHECK_LANES, each lane in order; a lane
+  # stops at a configuration that timed out. One lane took 368 s for 18 of the 28 default configurations (H200); four
+  # lanes ran all 28 in one call of 346 s with three more run.sh lanes beside them. One lane reports each configuration
+  # as it ends (a call cut short keeps what ran); several report when all have ended, in configuration order.
+  lanes=${CHECK_LANES:-1}
+  rm -rf "$OUT/check.lanes"
+  mkdir -p "$OUT/check.lanes"
+  if [ "$lanes" -le 1 ]; then
+    for i in "${!cfgs[@]}"; do
+      [ -z "${HUNG:-}" ] && check_config "${cfgs[$i]}" "$OUT/check.lanes/$i.log"
+      report_config "$i"
+    done
+  else
+    for ((l = 0; l < lanes; l++)); do
+      (
+        for ((i = l; i < ${#cfgs[@]}; i += lanes)); do
+          check_config "${cfgs[$i]}" "$OUT/check.lanes/$i.log"
+          [ "$(cat "$OUT/check.lanes/$i.log.rc")" = 124 ] && break
+        done
+      ) &
+    done
+    wait
+    for i in "${!cfgs[@]}"; do report_config "$i"; done
+  fi
   rm -rf "$OUT/check.lanes"
 fi
 
