@@ -192,6 +192,7 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   const int K = C::kK ? C::kK : p.K;
   extern __shared__ uint8_t smem_raw[];
   const FastRing<C> ring(align1024(smem_raw));
+  GO_FAST_TRACE_WARM();
   GO_FAST_TRACE_AT(0, 8, clock64());
   GO_FAST_TRACE_AT(128, 13, clock64());
   GO_FAST_TRACE_AT(32, 20, clock64());
