@@ -81,8 +81,8 @@ __device__ long long go_fast_trace[8][256];
   } while (0)
 // Every record reads its clock, then loads the buffer's address from the constant bank (LDC c[0x4][0x0]) and stores
 // (the SASS of a dbg=128 kernel at 128 x 32): a warp's first such load, a constant-cache miss, fell inside the interval
-// its record opened. At the kernel's top each warp of CTA 0 makes one store first (row 4, slot 255, never read), which
-// waits for that load, so that no interval carries it.
+// its record opened. At the kernel's top every thread of CTA 0 makes one store first (row 4, slot 255, never read),
+// which waits for that load, so that no interval carries it (tests/kernels/sass_layout_test.ts pins the order).
 #define GO_FAST_TRACE_WARM()                             \
   do {                                                   \
     if (blockIdx.x == 0) go_fast_trace[4][255] = 0;      \

@@ -2,8 +2,9 @@
  * The instantiation text the CUDA backend's JIT compiles for one configuration of the fast SM90 FP8 kernel
  * (kernels/cuda/sm90_fp8_fast.cu, `jit_source`), for the tests that compile it without a GPU, and its compile with
  * ptxas's report. Run as a program, it prints that report for one configuration (the register spills and the
- * kernel's instruction count that docs/performance-history.md and the validity rules quote, and a hash of its machine
- * code, so that a change meant to leave the kernel as it was can be shown to), from kernels/cuda or from a copy of it
+ * kernel's instruction count that docs/performance-history.md and the validity rules quote, a hash of its machine
+ * code, so that a change meant to leave the kernel as it was can be shown to, and where its instructions lie:
+ * bench/sass_layout.ts), from kernels/cuda or from a copy of it
  * (`--cuda-dir`, e.g. a variant under .ab/ or `git archive` of an earlier commit):
  *
  *     deno run -A tests/kernels/_fast_kernel_source.ts bm=128 bn=208 stages=3 sets=1
@@ -12,6 +13,7 @@
  * @module
  */
 import { elfSections } from "../../bench/sass_banks.ts";
+import { describeLayout, sassLayout } from "../../bench/sass_layout.ts";
 import { runNvcc } from "./_nvcc.ts";
 
 const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
@@ -194,6 +196,7 @@ if (import.meta.main) {
       }`,
     );
     if (!r.ok) Deno.exit(1);
+    for (const l of sassLayout(await Deno.readFile(`${dir}/k.cubin`))) console.log(describeLayout(l));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

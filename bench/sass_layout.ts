@@ -1,0 +1,120 @@
+/**
+ * Where a kernel's instructions lie, read from a cubin without a disassembler (this machine has no cuobjdump): each
+ * `.text.<function>` section as 16-byte SM90 instructions, told apart by the opcode in their low 12 bits. The opcodes
+ * (`SM90_OPCODES`) are those nvcc 13.0 gives kernels of one instruction each, which tests/kernels/sass_layout_test.ts
+ * compiles and reads back. The same test pins what the layout showed of the fast FP8 kernel: the producer's setmaxnreg
+ * and first TMA copy lie past the math's code, and the profiling build loads the trace buffer's address from constant
+ * bank 4 before its first clock read (docs/performance-history.md, twenty-sixth round, where DeepGEMM's kernel is
+ * compared).
+ *
+ *     deno run -A bench/sass_layout.ts kernel.cubin [other.cubin ...]
+ *
+ * @module
+ */
+import { benchArgs } from "./_args.ts";
+import { elfSections } from "./sass_banks.ts";
+
+/** SM90 opcodes (the low 12 bits of an instruction) of the instructions the layout names. */
+export const SM90_OPCODES = {
+  /** SETMAXNREG (setmaxnreg.inc / .dec); the register count is the instruction's byte 4. */
+  setmaxnreg: 0x9c8,
+  /** UTMALDG, a TMA copy (cp.async.bulk.tensor) from global memory. */
+  tmaLoad: 0x5b4,
+  /** LDC, a load from a constant bank; the bank is bits 54-58. */
+  ldc: 0xb82,
+  /** CS2R; reading SR_CLOCKLO (clock64) where byte 9 is 0x50. */
+  cs2r: 0x805,
+} as const;
+
+/** One function's layout: instruction indices (16 bytes each) from the section's start. */
+export interface SassLayout {
+  fn: string;
+  instructions: number;
+  /** Each setmaxnreg and the register count it sets. */
+  setmaxnreg: { at: number; regs: number }[];
+  tmaLoads: number[];
+  /** Each LDC and its constant bank (0: the kernel's parameters; 4: global symbols' addresses). */
+  constLoads: { at: number; bank: number }[];
+  /** Each clock64 read. */
+  clockReads: number[];
+}
+
+/**
+ * The layout of each `.text.<function>` section of a cubin (none for a file that is not a 64-bit ELF).
+ * @param cubin the cubin's bytes
+ * @returns one layout per function
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sassLayout } from "./sass_layout.ts";
+ * assert.deepEqual(sassLayout(new Uint8Array(16)), []);
+ * ```
+ */
+export function sassLayout(cubin: Uint8Array): SassLayout[] {
+  return elfSections(cubin).filter((s) => s.name.startsWith(".text.")).map((s) => {
+    const l: SassLayout = {
+      fn: s.name.slice(".text.".length),
+      instructions: s.bytes.length / 16,
+      setmaxnreg: [],
+      tmaLoads: [],
+      constLoads: [],
+      clockReads: [],
+    };
+    for (let at = 0; at < l.instructions; ++at) {
+      const w = s.bytes.subarray(16 * at, 16 * at + 16);
+      const op = (w[0] | (w[1] << 8)) & 0xfff;
+      if (op === SM90_OPCODES.setmaxnreg) l.setmaxnreg.push({ at, regs: w[4] });
+      else if (op === SM90_OPCODES.tmaLoad) l.tmaLoads.push(at);
+      else if (op === SM90_OPCODES.ldc) l.constLoads.push({ at, bank: (w[6] >> 6 | w[7] << 2) & 0x1f });
+      else if (op === SM90_OPCODES.cs2r && w[9] === 0x50) l.clockReads.push(at);
+    }
+    return l;
+  });
+}
+
+/**
+ * One line of a layout: the instruction count, each setmaxnreg, the first TMA copy, the first clock read and the
+ * first load from constant bank 4.
+ * @param l the layout
+ * @returns the line
+ * @example
+ * ```ts
+ * import { describeLayout } from "./sass_layout.ts";
+ * const l = { fn: "k", instructions: 9, setmaxnreg: [{ at: 1, regs: 64 }], tmaLoads: [5], constLoads: [], clockReads: [] };
+ * if (describeLayout(l) !== "k: 9 instructions; setmaxnreg 64 at 1; first TMA copy at 5") throw new Error();
+ * ```
+ */
+export function describeLayout(l: SassLayout): string {
+  const bank4 = l.constLoads.find((c) => c.bank === 4);
+  return [
+    `${l.fn}: ${l.instructions} instructions`,
+    ...l.setmaxnreg.map((s) => `setmaxnreg ${s.regs} at ${s.at}`),
+    ...(l.tmaLoads.length ? [`first TMA copy at ${l.tmaLoads[0]}`] : []),
+    ...(l.clockReads.length ? [`first clock read at ${l.clockReads[0]}`] : []),
+    ...(bank4 ? [`first load from constant bank 4 at ${bank4.at}`] : []),
+  ].join("; ");
+}
+
+if (import.meta.main) {
+  const usage = "usage: deno run -A bench/sass_layout.ts kernel.cubin [other.cubin ...]";
+  const { positionals } = benchArgs(usage, { options: {}, allowPositionals: true });
+  if (positionals.length === 0) {
+    console.error(`no cubin given\n${usage}`);
+    Deno.exit(2);
+  }
+  for (const path of positionals) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await Deno.readFile(path);
+    } catch (e) {
+      console.error(`${path}: cannot be read: ${e instanceof Error ? e.message : e}`);
+      Deno.exit(2);
+    }
+    const layouts = sassLayout(bytes);
+    if (layouts.length === 0) {
+      console.error(`${path}: not a cubin with a .text section`);
+      Deno.exit(2);
+    }
+    for (const l of layouts) console.log(`${path}: ${describeLayout(l)}`);
+  }
+}

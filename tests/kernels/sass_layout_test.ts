@@ -1,0 +1,81 @@
+// bench/sass_layout.ts reads instructions by opcode: kernels of one instruction each, compiled with nvcc, are read back
+// at the opcodes SM90_OPCODES names (setmaxnreg and its register count, a TMA copy, a clock read, a load from constant
+// bank 4). And what the layout showed of the fast FP8 kernel stays true: its producer's setmaxnreg and first TMA copy
+// lie past the math's code, and the profiling build loads the trace buffer's address before its first clock read
+// (docs/performance-history.md, twenty-sixth round). Runs wherever nvcc exists.
+import assert from "node:assert/strict";
+import { type SassLayout, sassLayout } from "../../bench/sass_layout.ts";
+import { nvccTest, runNvcc } from "./_nvcc.ts";
+import { compileFastKernel } from "./_fast_kernel_source.ts";
+
+/** The one function of a kernel compiled from `source`. */
+async function layoutOf(dir: string, name: string, source: string): Promise<SassLayout> {
+  await Deno.writeTextFile(`${dir}/${name}.cu`, source);
+  const out = await runNvcc(
+    ["-cubin", "-O3", "-gencode=arch=compute_90a,code=sm_90a", "-o", `${dir}/${name}.cubin`, `${dir}/${name}.cu`],
+  );
+  assert.ok(out.ok, out.log);
+  const [l] = sassLayout(await Deno.readFile(`${dir}/${name}.cubin`));
+  return l;
+}
+
+await nvccTest("sass_layout", "go-sass-layout-", async (t, dir) => {
+  await t.step(
+    "reads setmaxnreg with its count, a TMA copy, a clock read and a bank-4 load at their opcodes",
+    async () => {
+      const regs = await layoutOf(
+        dir,
+        "regs",
+        `extern "C" __global__ void __launch_bounds__(384, 1) k(int* out, int x) {
+  if (threadIdx.x < 128) { asm volatile("setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory"); out[0] = x; }
+  else { asm volatile("setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory"); out[1] = 3 * x; }
+}`,
+      );
+      assert.deepEqual(regs.setmaxnreg.map((s) => s.regs).sort((a, b) => a - b), [40, 232]);
+      const tma = await layoutOf(
+        dir,
+        "tma",
+        `#include <cuda.h>
+#include <cstdint>
+extern "C" __global__ void k(const __grid_constant__ CUtensorMap m, int x, int y) {
+  __shared__ alignas(128) uint8_t buf[4096];
+  __shared__ alignas(8) uint64_t bar;
+  const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(buf));
+  const uint32_t b = static_cast<uint32_t>(__cvta_generic_to_shared(&bar));
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+               :: "r"(dst), "l"(&m), "r"(b), "r"(x), "r"(y) : "memory");
+}`,
+      );
+      assert.equal(tma.tmaLoads.length, 1);
+      const clock = await layoutOf(
+        dir,
+        "clock",
+        `__device__ long long trace[8];
+extern "C" __global__ void k() { if (threadIdx.x == 0) trace[3] = clock64(); }`,
+      );
+      assert.equal(clock.clockReads.length, 1);
+      assert.deepEqual(clock.constLoads.filter((c) => c.bank === 4).length, 1, "the global's address from bank 4");
+    },
+  );
+
+  await t.step(
+    "the fast kernel's producer lies past the math; its profiling build loads the trace address first",
+    async () => {
+      const c = { bm: 128, bn: 32, stages: 10, ktma: 2, spread: true, n: 4096, k: 7168, mode: 0, sfa: 1 };
+      const normal = await compileFastKernel(c, `${dir}/fast.cubin`);
+      assert.ok(normal.ok, normal.log);
+      const [l] = sassLayout(await Deno.readFile(`${dir}/fast.cubin`));
+      const math = l.setmaxnreg.find((s) => s.regs === 216), producer = l.setmaxnreg.find((s) => s.regs === 64);
+      assert.ok(math && producer, JSON.stringify(l.setmaxnreg));
+      assert.ok(math.at < producer.at && producer.at < l.tmaLoads[0], JSON.stringify(l));
+      const traced = await compileFastKernel({ ...c, debug: 128 }, `${dir}/traced.cubin`);
+      assert.ok(traced.ok, traced.log);
+      const [d] = sassLayout(await Deno.readFile(`${dir}/traced.cubin`));
+      const bank4 = d.constLoads.find((x) => x.bank === 4);
+      assert.ok(
+        bank4 && bank4.at < d.clockReads[0],
+        `first bank-4 load ${bank4?.at}, first clock read ${d.clockReads[0]}`,
+      );
+    },
+  );
+});
