@@ -24,7 +24,8 @@
  * tile <c> math top <c> inc <c> ready <c>` line (a third table, the steps from the kernel's top to the first copies
  * and data: `prologueTable`), one `prologue2 prefetched <c> inits <c> fenced <c> math at sync <c> warp1 top <c> warp11
  * top <c> producer entry <c> tile again <c>` line (a fourth, the barrier setup and the first tile split finer:
- * `prologueDetailTable`) and `trace end <c>`.
+ * `prologueDetailTable`), one `epilogue entry <c> gathered <c> staged <c> fenced <c> issued <c> drained <c>` line (a
+ * fifth, the last tile's epilogue by step: `epilogueTable`) and `trace end <c>`.
  * Traces without a header (the device printf of the ninth session's first builds) are numbered, or named by --label.
  *
  * @module
@@ -77,6 +78,18 @@ export interface TracePrologueDetail {
   tileAgain: number;
 }
 
+/** The first math thread's last epilogue by step (an `epilogue` line): fast_epilogue's entry, its warpgroup gathered
+ * at the named barrier, the chunk staged in shared memory, fenced and gathered again, the TMA stores issued; and the
+ * stores drained before the CTA exits. */
+export interface TraceEpilogue {
+  entry: number;
+  gathered: number;
+  staged: number;
+  fenced: number;
+  issued: number;
+  drained: number;
+}
+
 /** One pipeline iteration of both math warpgroups: per warpgroup, cycles from the producer's start at wave 0's
  * wgmmas issued, waited for, wave 1's issued, waited for (BLOCK_M 128 and 64 have one wave: the last two are stale). */
 export interface TracePhase {
@@ -97,6 +110,8 @@ export interface Trace {
   prologue?: TracePrologue;
   /** The `prologue2` line, the same way. */
   prologueDetail?: TracePrologueDetail;
+  /** The `epilogue` line, the same way. */
+  epilogue?: TraceEpilogue;
   phases?: TracePhase[];
   /** Iterations the launch ran, where the header says (more than the lines of a light trace, which are the first). */
   ran?: number;
@@ -165,6 +180,14 @@ const PROLOGUE2 = keyedLine("prologue2", [
   ["producer entry", "producerEntry"],
   ["tile again", "tileAgain"],
 ]);
+const EPILOGUE = keyedLine("epilogue", [
+  ["entry", "entry"],
+  ["gathered", "gathered"],
+  ["staged", "staged"],
+  ["fenced", "fenced"],
+  ["issued", "issued"],
+  ["drained", "drained"],
+]);
 const TILE = /^tile (\d+) top (-?\d+) setup (-?\d+) kloop (-?\d+) epilogue (-?\d+)$/;
 // A `phase` line, or a `phase2` line (the same iteration's marks): the kind, the iteration and eight events.
 const PHASE = /^(phase2?) (\d+) wg0 (-?\d+) (-?\d+) (-?\d+) (-?\d+) wg1 (-?\d+) (-?\d+) (-?\d+) (-?\d+)$/;
@@ -194,6 +217,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
   let phases: TracePhase[] = [];
   let prologue: TracePrologue | undefined;
   let prologueDetail: TracePrologueDetail | undefined;
+  let epilogue: TraceEpilogue | undefined;
   for (const raw of log.split("\n")) {
     const line = raw.trim();
     const h = HEADER.exec(line);
@@ -237,6 +261,11 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
       prologueDetail = PROLOGUE2.read(p2);
       continue;
     }
+    const ep = EPILOGUE.re.exec(line);
+    if (ep) {
+      epilogue = EPILOGUE.read(ep);
+      continue;
+    }
     if (line.startsWith("trace end")) {
       const n = traces.length;
       const config = header ?? labels[n] ?? `trace ${n + 1}`;
@@ -251,6 +280,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
         ...(phases.length > 0 ? { phases } : {}),
         ...(prologue ? { prologue } : {}),
         ...(prologueDetail ? { prologueDetail } : {}),
+        ...(epilogue ? { epilogue } : {}),
         ...(ran !== undefined ? { ran } : {}),
         ...(wrapped ? { wrapped } : {}),
       });
@@ -262,6 +292,7 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
       phases = [];
       prologue = undefined;
       prologueDetail = undefined;
+      epilogue = undefined;
     }
   }
   return traces;
@@ -583,6 +614,53 @@ export function prologueDetailTable(traces: Trace[]): string {
   );
 }
 
+/**
+ * The markdown table of the last tiles' epilogues (traces with an `epilogue` line): the first math thread's steps from
+ * its K loop's end (the trace's last kept tile) through fast_epilogue's entry, its warpgroup gathered, the chunk
+ * staged, fenced and gathered again, the TMA stores issued, to the stores drained. A step out of order (its tile
+ * stored the chunk by the threads, so the slot kept an older clock) is "—".
+ *
+ * @example
+ * ```ts
+ * import { epilogueTable } from "./trace_table.ts";
+ * const epilogue = { entry: 5010, gathered: 5100, staged: 5180, fenced: 5300, issued: 5340, drained: 5900 };
+ * const tiles = [{ top: 100, setup: 400, kloop: 5000, epilogue: 5350 }];
+ * const md = epilogueTable([{ config: "x", iterations: [], tiles, epilogue }]);
+ * if (!md.endsWith("| x | 10 | 90 | 80 | 120 | 40 | 560 | 340 |")) throw new Error(md);
+ * ```
+ */
+export function epilogueTable(traces: Trace[]): string {
+  const rows = traces.flatMap((t) => {
+    const e = t.epilogue;
+    if (!e) return [];
+    const kloop = t.tiles?.at(-1)?.kloop;
+    // A clock counts where it follows every earlier clock that counted; a step needs both its ends to count.
+    let last = kloop ?? -Infinity;
+    const counts = [e.entry, e.gathered, e.staged, e.fenced, e.issued, e.drained].map((c) => {
+      const ok = c >= last;
+      if (ok) last = c;
+      return ok ? c : undefined;
+    });
+    const ends = [kloop, ...counts];
+    const step = (a?: number, b?: number) => a === undefined || b === undefined ? "—" : String(b - a);
+    const cells = counts.map((b, i) => step(ends[i], b));
+    return [[t.config, ...cells, step(kloop, counts[4])]];
+  });
+  return markdownRows(
+    [
+      "trace",
+      "K loop's end → epilogue entry",
+      "→ warpgroup gathered",
+      "→ staged",
+      "→ fenced and gathered",
+      "→ stores issued",
+      "→ stores drained",
+      "K loop's end → stores issued",
+    ],
+    rows,
+  );
+}
+
 /** A markdown table of `head` over `rows` ("" without rows). */
 function markdownRows(head: string[], rows: string[][]): string {
   if (rows.length === 0) return "";
@@ -654,4 +732,6 @@ if (import.meta.main) {
   if (prologues) console.log(`\nThe prologue of CTA 0 (cycles each step):\n\n${prologues}`);
   const details = prologueDetailTable(traces);
   if (details) console.log(`\nThe prologue's finer steps (cycles):\n\n${details}`);
+  const epilogues = epilogueTable(traces);
+  if (epilogues) console.log(`\nThe last tile's epilogue, the first math thread (cycles each step):\n\n${epilogues}`);
 }

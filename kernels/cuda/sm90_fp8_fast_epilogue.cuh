@@ -8,6 +8,7 @@
 
 #include "sm90_async.cuh"
 #include "sm90_fp8_fast_config.cuh"
+#include "sm90_fp8_fast_profile.cuh"
 
 namespace go_sm90 {
 
@@ -76,6 +77,7 @@ __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const Fa
   constexpr int BN = C::BN, NA = BN / 2, kWaves = C::kWaves;
   constexpr FastSmem L = FastRing<C>::L;
   const bool w1 = C::kMathWGs == 2 && w == 1;
+  GO_FAST_TRACE_AT(128, 26, clock64());
   // A chunk written as zeros (rare: masked rows, contiguous rows of group -1) gets its accumulators zeroed here.
   // ptxas if-converts this into a select per element, as it did the select inside the bf16 conversion that this
   // replaced: 128 FSEL a math warp and tile at BLOCK_M 256, executed on every tile (Nsight Compute's SASS counts at
@@ -98,15 +100,19 @@ __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const Fa
       uint8_t* eb1 = eb0 + L.epi_buf;
       if (tid == 0) bulk_wait_read<0>();
       named_sync(1 + w, 128);
+      GO_FAST_TRACE_AT(128, 27, clock64());
       fast_stage_chunk<BN>(eb0, F, tid);
       fast_stage_chunk<BN>(eb1, F + NA, tid);
+      GO_FAST_TRACE_AT(128, 28, clock64());
       fence_proxy_async();
       named_sync(1 + w, 128);
+      GO_FAST_TRACE_AT(128, 29, clock64());
       if (tid == 0) {
         fast_store_chunk<BN>(map_d, eb0, ti.n0, r00, ti.z, N);
         fast_store_chunk<BN>(map_d, eb1, ti.n0, r01, ti.z, N);
         bulk_commit();
       }
+      GO_FAST_TRACE_AT(128, 30, clock64());
       prev_chunk_tma = false;
       return;
     }
@@ -124,17 +130,21 @@ __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const Fa
       else bulk_wait_read<0>();
     }
     named_sync(1 + w, 128);
+    GO_FAST_TRACE_AT(128, 27, clock64());
     const bool tma = fast_chunk_tma(p, rows, r0, ti.n0, N);
     prev_chunk_tma = tma;
     if (tma) {
       uint8_t* eb = reinterpret_cast<uint8_t*>(epi);
       fast_stage_chunk<BN>(eb, Fw, tid);
+      GO_FAST_TRACE_AT(128, 28, clock64());
       fence_proxy_async();
       named_sync(1 + w, 128);
+      GO_FAST_TRACE_AT(128, 29, clock64());
       if (tid == 0) {
         fast_store_chunk<BN>(map_d, eb, ti.n0, r0, ti.z, N);
         bulk_commit();
       }
+      GO_FAST_TRACE_AT(128, 30, clock64());
     } else {
       __nv_bfloat16* dbase = p.d + ti.z * p.d_s_batch + static_cast<int64_t>(r0) * p.d_s_row + ti.n0;
 #pragma unroll

@@ -3,6 +3,7 @@
 // recorded.
 import assert from "node:assert/strict";
 import {
+  epilogueTable,
   parseTraces,
   prologueDetailTable,
   prologueTable,
@@ -245,4 +246,34 @@ Deno.test("trace_table reads the prologue2 line and splits the barrier setup and
     "| 64x7168x2048 bm=64 dbg=128 | 686 | 231 | 91 | 127 | 456 | 63 | 118 | 373 | 416 | 340 |",
   );
   assert.equal(prologueDetailTable(parseTraces(log.replace(/prologue2.*\n/, ""))), "", "no prologue2 line, no row");
+});
+
+Deno.test("trace_table reads the epilogue line and splits the last tile's epilogue from its K loop's end", () => {
+  const log = [
+    header("128x4096x7168 bm=128 bn=32 dbg=128", "the first 1 of 56"),
+    ...lines([[1200, 1380, 2900, 3100]]),
+    "tile 0 top 300 setup 800 kloop 24000 epilogue 24600",
+    "epilogue entry 24020 gathered 24150 staged 24230 fenced 24420 issued 24580 drained 25300",
+    "trace end 25400",
+    header("bm=128 bn=32 dbg=128", "the first 1 of 56"),
+    ...lines([[1200, 1380, 2900, 3100]]),
+    "tile 0 top 300 setup 800 kloop 24000 epilogue 24600",
+    // the last tile's chunk went out by the threads: staged, fenced and issued kept an earlier launch's clocks
+    "epilogue entry 24020 gathered 24150 staged -900 fenced -800 issued -700 drained 25300",
+    "trace end 25400",
+  ].join("\n");
+  const [t, threads] = parseTraces(log);
+  assert.deepEqual(t.epilogue, {
+    entry: 24020,
+    gathered: 24150,
+    staged: 24230,
+    fenced: 24420,
+    issued: 24580,
+    drained: 25300,
+  });
+  const rows = epilogueTable([t, threads, { config: "none", iterations: [] }]).split("\n");
+  assert.equal(rows.length, 4, "a trace without the line has no row");
+  // entry 20 after the K loop, gathered 130, staged 80, fenced 190, issued 160, drained 720; K loop -> issued 580
+  assert.equal(rows[2], "| 128x4096x7168 bm=128 bn=32 dbg=128 | 20 | 130 | 80 | 190 | 160 | 720 | 580 |");
+  assert.equal(rows[3], "| bm=128 bn=32 dbg=128 | 20 | 130 | — | — | — | — | — |");
 });

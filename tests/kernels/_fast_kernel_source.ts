@@ -151,17 +151,17 @@ export async function compileFastKernel(
   };
 }
 
-/** Parses "bm=128 bn=208 stages=3 ..." (every field of FastKernelConfig but debug) into a configuration. */
+/** Parses "bm=128 bn=208 stages=3 ..." (every field of FastKernelConfig; dbg=N: debug) into a configuration. */
 export function parseFastKernelConfig(args: string[]): FastKernelConfig {
   const c: Record<string, number | boolean> = {};
   for (const a of args) {
-    const m = a.match(/^(bm|bn|stages|mc|sets|n|k|ktma|split|spread|mode|sfa)=(\d+)$/);
+    const m = a.match(/^(bm|bn|stages|mc|sets|n|k|ktma|split|spread|mode|sfa|dbg)=(\d+)$/);
     if (!m) {
       throw new Error(
-        `${a}: expected bm=, bn=, stages=, mc=, sets=, n=, k=, ktma=, split=0|1, spread=0|1, mode=0..3 or sfa=0|1`,
+        `${a}: expected bm=, bn=, stages=, mc=, sets=, n=, k=, ktma=, split=0|1, spread=0|1, mode=0..3, sfa=0|1 or dbg=`,
       );
     }
-    c[m[1]] = m[1] === "split" || m[1] === "spread" ? m[2] === "1" : Number(m[2]);
+    c[m[1] === "dbg" ? "debug" : m[1]] = m[1] === "split" || m[1] === "spread" ? m[2] === "1" : Number(m[2]);
   }
   if (typeof c.bn !== "number" || typeof c.stages !== "number") throw new Error("bn= and stages= are needed");
   if (c.sfa !== undefined && c.mode === undefined) throw new Error(SFA_NEEDS_MODE);

@@ -175,7 +175,7 @@ Deno.test("the JIT cache key hashes every header a JIT kernel includes (jit.cu's
   assert.deepEqual([...reached].filter((h) => !hashed.has(h)).sort(), [], "headers the JIT cache key leaves out");
 });
 
-Deno.test("a configuration names SFA's path only next to its mode, as FastConfig's template takes them", () => {
+Deno.test("a configuration names SFA's path only next to its mode, as FastConfig's template takes them, and dbg= its profiling switches", () => {
   assert.match(
     fastKernelSource({ bn: 32, stages: 10, mode: 0, sfa: 1 }),
     /FastConfig<128, 32, 10, 1, 2, 0, 0, false, 1, false, 0, 1>/,
@@ -192,4 +192,8 @@ Deno.test("a configuration names SFA's path only next to its mode, as FastConfig
     sfa: 0,
   });
   assert.throws(() => parseFastKernelConfig(["bn=32", "stages=10", "sfa=1"]), /only next to mode=/);
+  // dbg=N is the profiling build's switches: debug, which the source turns into the profiling #defines
+  const traced = parseFastKernelConfig(["bn=32", "stages=10", "dbg=128"]);
+  assert.deepEqual(traced, { bn: 32, stages: 10, debug: 128 });
+  assert.match(fastKernelSource(traced), /#define GO_FAST_PROFILING 1\n#define GO_FAST_DBG 128\n/);
 });
