@@ -542,13 +542,19 @@ if has trace && [ -z "${HUNG:-}" ]; then
   # TRACE_FILTER's shapes: per K block (producer and math), per tile of the first math thread (setup, K loop,
   # epilogue) and, over pipeline iterations 64-95, both math warpgroups' wgmma batches (issued, waited for),
   # summarised by bench/trace_table.ts into trace_table.md; trace.log holds the raw lines. TRACE_DBG=128: the light
-  # trace (the first 4 iterations and the tiles, which slows the kernel less). Needs the build step in the same STEPS.
-  GO_CUDA_FAST_CFG=dbg=${TRACE_DBG:-64}${TRACE_CFG:+,$TRACE_CFG} GO_CUDA_ASYNC=1 timeout "${TRACE_TIMEOUT:-120}" "$B/bench" "$PROF_SO" \
-    --filter "${TRACE_FILTER:-dense 4096x7168x2048|dense 4096x32768x512|contiguous 4x8192x4096x2048}" >"$OUT/trace.log" 2>&1
-  note "trace: exit $?, $(grep -c '^fast trace' "$OUT/trace.log") traces"
-  if [ -x .device/enter.sh ]; then
-    timeout 45 bash .device/enter.sh deno run -A bench/trace_table.ts "$OUT/trace.log" >"$OUT/trace_table.md" 2>&1
-    note "trace table: exit $? (trace_table.md)"
+  # trace (the first 4 iterations and the tiles, which slows the kernel less). Needs the build step in the same STEPS
+  # (the profiling library is built only where a step that uses it is asked for).
+  if [ ! -f "$PROF_SO" ]; then
+    note "trace: skipped: no profiling library ($PROF_SO): run the build step with trace in the same STEPS"
+  else
+    GO_CUDA_FAST_CFG=dbg=${TRACE_DBG:-64}${TRACE_CFG:+,$TRACE_CFG} GO_CUDA_ASYNC=1 timeout "${TRACE_TIMEOUT:-120}" \
+      "$B/bench" "$PROF_SO" \
+      --filter "${TRACE_FILTER:-dense 4096x7168x2048|dense 4096x32768x512|contiguous 4x8192x4096x2048}" >"$OUT/trace.log" 2>&1
+    note "trace: exit $?, $(grep -c '^fast trace' "$OUT/trace.log") traces"
+    if [ -x .device/enter.sh ]; then
+      timeout 45 bash .device/enter.sh deno run -A bench/trace_table.ts "$OUT/trace.log" >"$OUT/trace_table.md" 2>&1
+      note "trace table: exit $? (trace_table.md)"
+    fi
   fi
 fi
 
