@@ -55,17 +55,39 @@ Deno.test("h2h_table reports differing bits and an incomplete run", () => {
   });
   assert.match(
     md,
-    /\| masked 32×192×4096×4096 \| 5\.0 \| 5\.0 \| 1\.000× \(1\.000–1\.000\) \| \*\*3 of 100 differ\*\* \|/,
+    /\| masked 32×192×4096×4096 \| 5\.0 \| 5\.0 \| — \| 1\.000× \(1\.000–1\.000\) \| \*\*3 of 100 differ\*\* \|/,
   );
   assert.match(md, /- bits: \*\*1 shapes differ\*\*/);
   assert.match(md, /\*\*Incomplete run\*\*/);
 });
 
-Deno.test("h2h_table refuses rows without equal rounds on both sides", () => {
+Deno.test("h2h_table holds each shape to DeepGEMM's faster launch setting, and gives the default's geomean beside", () => {
+  // DeepGEMM with programmatic dependent launch (set_pdl) as a third side of the rounds
+  const rows = [
+    { ...shape("dense", 1, 64, 2112, 7168), ours_us: [10, 10], deepgemm_us: [12, 12], deepgemm_pdl_us: [11, 11] },
+    { ...shape("dense", 1, 128, 576, 7168), ours_us: [10, 10], deepgemm_us: [11, 11], deepgemm_pdl_us: [11.5, 11.5] },
+  ];
+  const [a, b] = rows.map((r) => h2hStats(r)!);
+  assert.deepEqual([a.peer, a.ratio, a.defaultRatio], ["pdl", 1.1, 1.2]);
+  assert.deepEqual([b.peer, b.ratio, b.defaultRatio], ["default", 1.1, 1.1]);
+  const small = h2hFamilies([a, b]).find((f) => f.family === "dense M ∈ {64, 128}")!;
+  assert.ok(Math.abs(small.geomean - 1.1) < 1e-12);
+  assert.ok(Math.abs(small.defaultGeomean - Math.sqrt(1.2 * 1.1)) < 1e-12);
+  const md = formatH2h({ rows, rounds: 2 });
+  assert.match(md, /\| dense 64×2112×7168 \| 10\.0 \| 12\.0 \| \*\*11\.0\*\* \| 1\.100× /);
+  assert.match(md, /\| dense 128×576×7168 \| 10\.0 \| \*\*11\.0\*\* \| 11\.5 \| 1\.100× /);
+  assert.match(md, /\| dense M ∈ \{64, 128\} \| 2 \| 1\.100× \| ≥ 1\.15: not met \| .* \| 1\.149× \|/);
+  assert.match(md, /DeepGEMM with PDL had the lower median on 1 of 2 shapes timed both ways/);
+  const old = formatH2h({ rows: [{ ...rows[0], deepgemm_pdl_us: undefined }] });
+  assert.match(old, /DeepGEMM was timed only as it launches by default/);
+});
+
+Deno.test("h2h_table refuses rows without equal rounds on every side", () => {
   const bad = (row: object) => JSON.stringify({ rows: [{ ...shape("dense", 1, 64, 576, 7168), ...row }] });
   assert.throws(() => parseH2h(bad({ ours_us: [1, 2], deepgemm_us: [1] })), /equally long lists/);
   assert.throws(() => parseH2h(bad({ ours_us: [1, -2], deepgemm_us: [1, 1] })), /equally long lists/);
   assert.throws(() => parseH2h(bad({})), /equally long lists/);
+  assert.throws(() => parseH2h(bad({ ours_us: [1, 2], deepgemm_us: [1, 1], deepgemm_pdl_us: [1] })), /as long a list/);
   assert.equal(parseH2h(bad({ error: "x" })).rows.length, 1);
 });
 
@@ -83,7 +105,7 @@ Deno.test("h2h_table's command exits 2 naming the file on bad input, and writes 
     assert.equal(ok.code, 0, ok.stderr);
     const text = await Deno.readTextFile(`${dir}/R.md`);
     assert.match(text, /<!-- gpu-bench:begin -->\nkeep\n<!-- gpu-bench:end -->\n\n<!-- h2h:begin -->\n## Head-to-head/);
-    assert.match(text, /\| dense 64×576×7168 \| 4\.0 \| 5\.0 \| 1\.250× /);
+    assert.match(text, /\| dense 64×576×7168 \| 4\.0 \| 5\.0 \| — \| 1\.250× /);
     assert.equal((await runBench("h2h_table.ts")).code, 2);
   } finally {
     await Deno.remove(dir, { recursive: true });

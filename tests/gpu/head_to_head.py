@@ -12,6 +12,10 @@ moves by up to 10 % between calls (bench/RESULTS.md, clocks.csv). This script re
   one (its transform returns them untouched: checked), so each timed call is one GEMM kernel on either side;
 - rounds alternate the sides (ours, DeepGEMM, ours, ...; the first side alternates too), each round timed by
   bench_torch.py's `timed` (GPU time behind torch.cuda._sleep, median of the samples);
+- DeepGEMM is timed twice a round where it has `set_pdl`: as it launches by default (without programmatic dependent
+  launch) and with `set_pdl(True)`, as our kernels launch, where a call's prologue may run while the call before it
+  ends (its kernel waits in cudaGridDependencySynchronize before touching global memory). The three sides rotate;
+  bench/h2h_table.ts holds each shape against the faster DeepGEMM setting;
 - the per-round ratios give each shape's median ratio and its spread;
 - before timing, both sides compute D from the first set and the bits are compared (our fast kernels and DeepGEMM's
   agree bit for bit at these shapes: docs/hardware-evidence.md), a cross-check in the same run.
@@ -162,9 +166,24 @@ def parse_shapes(ap, names):
         ap.error(str(exc))
 
 
+def with_pdl(dg, fn, on):
+    """fn(*args) with DeepGEMM's programmatic dependent launch set to `on` for its launches, then set back."""
+    def call(*args):
+        before = dg.get_pdl()
+        dg.set_pdl(on)
+        try:
+            return fn(*args)
+        finally:
+            dg.set_pdl(before)
+    return call
+
+
 def run_shape(ours, dg, shape, rounds, samples, target):
     kind, g, m, n, k = shape
+    pdl = hasattr(dg, "set_pdl") and hasattr(dg, "get_pdl")
     row = {**shape_fields(shape), "ours_us": [], "deepgemm_us": [], "order": []}
+    if pdl:
+        row["deepgemm_pdl_us"] = []
     sets, fo, fd = operands(ours, dg, shape, target)
     views, desc = sets[0]
     row["sets"] = len(sets)
@@ -188,8 +207,12 @@ def run_shape(ours, dg, shape, rounds, samples, target):
     row["elements"] = mine.numel()
     batch = 10 if kind == "dense" else 5
     timed = {"ours": (fo, [(s[1],) for s in sets]), "deepgemm": (fd, [s[0] for s in sets])}
+    if pdl:  # each timed call's batch wholly with the setting (set on the host before its launches)
+        timed["deepgemm"] = (with_pdl(dg, fd, False), [s[0] for s in sets])
+        timed["deepgemm_pdl"] = (with_pdl(dg, fd, True), [s[0] for s in sets])
+    names = list(timed)
     for r in range(rounds):
-        sides = ("ours", "deepgemm") if r % 2 == 0 else ("deepgemm", "ours")
+        sides = names[r % len(names):] + names[:r % len(names)]
         for side in sides:
             fn, args = timed[side]
             row[f"{side}_us"].append(bt.timed(fn, args, batch, samples, True)[0])
@@ -229,6 +252,7 @@ def main():
     doc = {"tool": "gemm-oracle head-to-head", "device": props.name, "torch": torch.__version__,
            "deepgemm": getattr(dg, "__version__", "?"), "date": datetime.date.today().isoformat(),
            "rounds": args.rounds, "samples": args.samples, "method": "interleaved rounds, shared operands",
+           "deepgemm_pdl": hasattr(dg, "set_pdl") and hasattr(dg, "get_pdl"),
            "rows": [], "complete": False}
 
     def write():
@@ -255,8 +279,9 @@ def main():
             o, d = bt.median(row["ours_us"]), bt.median(row["deepgemm_us"])
             ratio = bt.median([dd / oo for oo, dd in zip(row["ours_us"], row["deepgemm_us"])])
             bits = "equal" if row["bits_equal"] else f"DIFFER ({row['bits_differ']})"
-            print(f"{name}: ours {o:.1f} us, DeepGEMM {d:.1f} us, ratio {ratio:.3f}, bits {bits}, {row['config']}",
-                  flush=True)
+            with_pdl_us = f", with PDL {bt.median(row['deepgemm_pdl_us']):.1f} us" if "deepgemm_pdl_us" in row else ""
+            print(f"{name}: ours {o:.1f} us, DeepGEMM {d:.1f} us{with_pdl_us}, ratio {ratio:.3f} (without PDL), "
+                  f"bits {bits}, {row['config']}", flush=True)
         doc["rows"].append(row)
         write()
     doc["complete"] = True
