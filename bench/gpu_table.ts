@@ -1000,7 +1000,9 @@ function deepgemmMethod(version: string | null | undefined): string {
     "`m_grouped_fp8_gemm_nt_contiguous` (m_indices, the group of each row) and `m_grouped_fp8_gemm_nt_masked` " +
     "(masked_m = expected_m = m), one call per shape on bench.cpp's operand layouts, FP32 scales (A 1×128, put into " +
     "DeepGEMM's MN-major TMA-aligned layout once per input set, so the timed call is the GEMM kernel alone; B " +
-    "128×128), BF16 out, recipe (1, 128, 128), each kernel JIT-compiled before timing. ";
+    "128×128), BF16 out, recipe (1, 128, 128), each kernel JIT-compiled before timing, launched as DeepGEMM " +
+    "launches by default: without programmatic dependent launch (`deep_gemm.set_pdl`, off unless set), where ours " +
+    "launches with it (`tests/gpu/head_to_head.py` can time DeepGEMM both ways). ";
 }
 
 /** The `- ours / DeepGEMM` summary line: the geometric mean overall and per family, the worst shape, the failures. */
