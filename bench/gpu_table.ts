@@ -74,6 +74,11 @@ export interface TorchRow {
    * shape): median GPU µs per call, timed like the baselines.
    */
   deepgemm_us?: number;
+  /**
+   * The same calls with DeepGEMM's programmatic dependent launch on (`deep_gemm.set_pdl(True)`; its default is off,
+   * ours launches with it), where its deep_gemm has the setting. The DeepGEMM column takes the faster of the two.
+   */
+  deepgemm_pdl_us?: number;
   /** The same batch timed as Python issued it. */
   deepgemm_us_call?: number;
   /** TFLOPS over the same FLOPs as ours (the real rows). */
@@ -271,9 +276,32 @@ export function bf16Tflops(j: JoinedRow): number | undefined {
   return columnTflops(j, j.torch?.bf16_us, j.torch?.bf16_tflops);
 }
 
-/** DeepGEMM's TFLOPS for a row, or undefined where it failed or was not run. */
+/**
+ * DeepGEMM's µs for a row: the faster of its default launch and its launch with programmatic dependent launch, where
+ * both were timed; undefined where it failed or was not run.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { deepgemmUs } from "./gpu_table.ts";
+ * const s = { kind: "dense", g: 1, m: 64, n: 576, k: 7168 };
+ * assert.equal(deepgemmUs({ ...s, torch: { ...s, deepgemm_us: 10, deepgemm_pdl_us: 9 } }), 9);
+ * assert.equal(deepgemmUs({ ...s, torch: { ...s, deepgemm_us: 10 } }), 10);
+ * assert.equal(deepgemmUs({ ...s, torch: { ...s, deepgemm_error: "JIT failed" } }), undefined);
+ * ```
+ */
+export function deepgemmUs(j: JoinedRow): number | undefined {
+  const times = [j.torch?.deepgemm_us, j.torch?.deepgemm_pdl_us].filter((x): x is number =>
+    typeof x === "number" && x > 0
+  );
+  return times.length ? Math.min(...times) : undefined;
+}
+
+/** DeepGEMM's TFLOPS for a row (deepgemmUs: the faster launch), or undefined where it failed or was not run. */
 export function deepgemmTflops(j: JoinedRow): number | undefined {
-  return columnTflops(j, j.torch?.deepgemm_us, j.torch?.deepgemm_tflops);
+  const us = deepgemmUs(j);
+  // bench_torch.py's deepgemm_tflops is its default launch's
+  return columnTflops(j, us, us === j.torch?.deepgemm_us ? j.torch?.deepgemm_tflops : undefined);
 }
 
 /**
@@ -564,8 +592,8 @@ export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): 
     if (typeof f === "number" && f > 0) {
       floor.push(hbmBoundPercent(rowBytes(j), f, bytesPerS));
       over.push(j.ours!.us! / f);
-      const dg = j.torch?.deepgemm_us;
-      if (typeof dg === "number" && dg > 0) dgOver.push(dg / f);
+      const dg = deepgemmUs(j);
+      if (dg !== undefined) dgOver.push(dg / f);
     }
   }
   return {
@@ -783,7 +811,7 @@ export function formatReport(input: ReportInput): string {
       groupedTiming(input.ours.rows) +
       "Baselines: `tests/gpu/bench_torch.py` (`torch._scaled_mm` 1×128 / 128×128 scales; grouped " +
       "shapes as a loop of G calls; BF16 `a @ b.t()` or `torch._grouped_mm`). " +
-      (dg ? deepgemmMethod(input.torch?.deepgemm) : "") +
+      (dg ? deepgemmMethod(input.torch?.deepgemm, joined.some((j) => j.torch?.deepgemm_pdl_us !== undefined)) : "") +
       "Masked: masked_m = m in every group, " +
       "FLOPs and bytes of the real rows. % of HBM bound = minimum bytes / " +
       `${
@@ -993,16 +1021,22 @@ function groupedTiming(rows: OursRow[]): string {
     "copied its index tensor to the host for validation, which waits for the previous call); " + baselines;
 }
 
-/** The report's sentence on how DeepGEMM was called and timed (bench_torch.py; `version`: its deep_gemm). */
-function deepgemmMethod(version: string | null | undefined): string {
+/**
+ * The report's sentence on how DeepGEMM was called and timed (bench_torch.py; `version`: its deep_gemm; `pdl`: some
+ * row has its time with programmatic dependent launch).
+ */
+function deepgemmMethod(version: string | null | undefined, pdl: boolean): string {
   const name = version ? `DeepGEMM ${version}` : "DeepGEMM";
   return `${name} (bench_torch.py, timed like the baselines): \`deep_gemm.fp8_gemm_nt\`, ` +
     "`m_grouped_fp8_gemm_nt_contiguous` (m_indices, the group of each row) and `m_grouped_fp8_gemm_nt_masked` " +
     "(masked_m = expected_m = m), one call per shape on bench.cpp's operand layouts, FP32 scales (A 1×128, put into " +
     "DeepGEMM's MN-major TMA-aligned layout once per input set, so the timed call is the GEMM kernel alone; B " +
-    "128×128), BF16 out, recipe (1, 128, 128), each kernel JIT-compiled before timing, launched as DeepGEMM " +
-    "launches by default: without programmatic dependent launch (`deep_gemm.set_pdl`, off unless set), where ours " +
-    "launches with it (`tests/gpu/head_to_head.py` can time DeepGEMM both ways). ";
+    "128×128), BF16 out, recipe (1, 128, 128), each kernel JIT-compiled before timing; " +
+    (pdl
+      ? "timed as DeepGEMM launches by default (without programmatic dependent launch) and with it on " +
+        "(`deep_gemm.set_pdl(True)`), as ours launches: its cells give the faster of the two. "
+      : "timed only as DeepGEMM launches by default, without programmatic dependent launch (`deep_gemm.set_pdl`, " +
+        "off unless set), where ours launches with it. ");
 }
 
 /** The `- ours / DeepGEMM` summary line: the geometric mean overall and per family, the worst shape, the failures. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   compareFamilies,
+  deepgemmTflops,
   formatFamilies,
   formatReport,
   formatSweep,
@@ -249,6 +250,24 @@ Deno.test("gpu_table: the DeepGEMM column (issue 26)", async (t) => {
     // all rows have the same number of cells as the header
     const cells = (l: string) => l.replaceAll("\\|", "").split("|").length;
     for (const l of lines) assert.equal(cells(l), cells(lines[0]), l);
+  });
+  await t.step("formatTable: DeepGEMM timed with its programmatic dependent launch too gives the faster", () => {
+    // 64×4096×7168: 12.5 us by default (300.0 TFLOPS as bench_torch.py wrote it), 10.0 with set_pdl(True)
+    const rows = torchDg.rows.map((r) => r.m === 64 && r.n === 4096 ? { ...r, deepgemm_pdl_us: 10 } : r);
+    const pdlTflops = 2 * 64 * 4096 * 7168 / 10e-6 / 1e12;
+    assert.ok(Math.abs(deepgemmTflops(joinRows(ours.rows, rows)[0])! - pdlTflops) < 1e-9);
+    const line = formatTable(joinRows(ours.rows, rows)).split("\n")[2];
+    assert.ok(line.includes(`| ${pdlTflops.toFixed(1)} | ${(375.8 / pdlTflops).toFixed(2)}× |`), line);
+    // the report says which launches it timed
+    const withPdl = parseBenchJson<TorchRow>(JSON.stringify({ ...torchDg, rows }));
+    assert.match(
+      formatReport({ ours, torch: withPdl }),
+      /with it on \(`deep_gemm\.set_pdl\(True\)`\), as ours launches/,
+    );
+    assert.match(formatReport({ ours, torch: torchDg }), /timed only as DeepGEMM launches by default/);
+    // slower with it: the default's time and TFLOPS stand
+    const slower = torchDg.rows.map((r) => r.m === 64 && r.n === 4096 ? { ...r, deepgemm_pdl_us: 13 } : r);
+    assert.equal(deepgemmTflops(joinRows(ours.rows, slower)[0]), 300);
   });
   await t.step("compareFamilies: per family, geometric means over the shapes both sides ran, the worst shape", () => {
     const f = compareFamilies(j);

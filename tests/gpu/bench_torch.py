@@ -23,7 +23,9 @@ so that the call's own layout step returns them untouched and each timed call is
 grouped_layout = m_indices, the group of each of the G*m rows (every group m rows, a multiple of the 128-row
 alignment, which is set as the adapter sets it). Masked: A and D [G, Mmax, *] with Mmax = m rounded up to 128,
 masked_m[g] = m and expected_m = m (the mean of masked_m: the adapter's rule). Batches of 10 calls (dense) or 5
-(grouped), as bench.cpp. FLOPs of the real rows (M, or G * m), as bench.cpp counts them. DeepGEMM JIT-compiles each
+(grouped), as bench.cpp. DeepGEMM launches without programmatic dependent launch by default; where its deep_gemm
+has `set_pdl`, the same calls are timed again with it on (deepgemm_pdl_us), as ours launch, and bench/gpu_table.ts
+takes the faster. FLOPs of the real rows (M, or G * m), as bench.cpp counts them. DeepGEMM JIT-compiles each
 kernel on its first call: before any timing, --dg-jit-workers spawned processes (default 8; 0: none) make one call per
 shape at once, so the compiles run in parallel into DeepGEMM's disk cache and the timed warm-up only loads them. A
 shape whose first call fails there is not run in this process (a CUDA fault would end its context); its first error
@@ -166,6 +168,18 @@ def load_deep_gemm(disabled):
     except Exception as exc:  # noqa: BLE001 - ImportError, or its extension / CUDA-home lookup failing on import
         return None, f"import deep_gemm: {type(exc).__name__}: {first_line(exc)}"
     return deep_gemm, None
+
+
+def dg_launch(dg, fn, pdl):
+    """fn(*args) with DeepGEMM's programmatic dependent launch (set_pdl) at `pdl` for its launches, then set back."""
+    def call(*args):
+        before = dg.get_pdl()
+        dg.set_pdl(pdl)
+        try:
+            return fn(*args)
+        finally:
+            dg.set_pdl(before)
+    return call
 
 
 def dg_sfa_layout_ok(sf, mn):
@@ -378,12 +392,18 @@ class Bench:
         return row
 
     def deepgemm(self, dg, kind, g, m, n, k):
-        """DeepGEMM's one call per shape, GPU time as the baselines; raises on failure (the caller records it)."""
+        """DeepGEMM's one call per shape, GPU time as the baselines, as it launches by default and (where it has
+        set_pdl) with programmatic dependent launch; raises on failure (the caller records it)."""
         fn, method, make_set, per = dg_problem(dg, kind, g, m, n, k)
         sets = [make_set() for _ in range(n_sets(per, self.target))]
-        us, us_call = timed(fn, sets, 10 if kind == "dense" else 5, self.samples, True)
-        return {"deepgemm_us": us, "deepgemm_us_call": us_call,
-                "deepgemm_tflops": shape_flops(kind, g, m, n, k) / us / 1e6, "deepgemm_method": method}
+        batch = 10 if kind == "dense" else 5
+        pdl = hasattr(dg, "set_pdl") and hasattr(dg, "get_pdl")
+        us, us_call = timed(dg_launch(dg, fn, False) if pdl else fn, sets, batch, self.samples, True)
+        row = {"deepgemm_us": us, "deepgemm_us_call": us_call,
+               "deepgemm_tflops": shape_flops(kind, g, m, n, k) / us / 1e6, "deepgemm_method": method}
+        if pdl:
+            row["deepgemm_pdl_us"] = timed(dg_launch(dg, fn, True), sets, batch, self.samples, True)[0]
+        return row
 
 
 def us_cells(row, prefix, width, missing="-"):

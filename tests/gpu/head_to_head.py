@@ -166,18 +166,6 @@ def parse_shapes(ap, names):
         ap.error(str(exc))
 
 
-def with_pdl(dg, fn, on):
-    """fn(*args) with DeepGEMM's programmatic dependent launch set to `on` for its launches, then set back."""
-    def call(*args):
-        before = dg.get_pdl()
-        dg.set_pdl(on)
-        try:
-            return fn(*args)
-        finally:
-            dg.set_pdl(before)
-    return call
-
-
 def run_shape(ours, dg, shape, rounds, samples, target):
     kind, g, m, n, k = shape
     pdl = hasattr(dg, "set_pdl") and hasattr(dg, "get_pdl")
@@ -208,8 +196,8 @@ def run_shape(ours, dg, shape, rounds, samples, target):
     batch = 10 if kind == "dense" else 5
     timed = {"ours": (fo, [(s[1],) for s in sets]), "deepgemm": (fd, [s[0] for s in sets])}
     if pdl:  # each timed call's batch wholly with the setting (set on the host before its launches)
-        timed["deepgemm"] = (with_pdl(dg, fd, False), [s[0] for s in sets])
-        timed["deepgemm_pdl"] = (with_pdl(dg, fd, True), [s[0] for s in sets])
+        timed["deepgemm"] = (bt.dg_launch(dg, fd, False), [s[0] for s in sets])
+        timed["deepgemm_pdl"] = (bt.dg_launch(dg, fd, True), [s[0] for s in sets])
     names = list(timed)
     for r in range(rounds):
         sides = names[r % len(names):] + names[:r % len(names)]
