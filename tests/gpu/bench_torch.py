@@ -48,6 +48,7 @@ import time
 
 import torch
 
+from deepgemm_launch import dg_launch, has_pdl_setting, rotation  # noqa: F401 - re-exported: head_to_head.py uses them
 from shapes import (  # noqa: E402,F401 - re-exported: head_to_head.py and profile_deepgemm.py use them as bt.*
     DENSE_NK, GROUPED_NK, QUICK, all_shapes, parse_shape_name, shape_flops, shape_name)
 
@@ -168,18 +169,6 @@ def load_deep_gemm(disabled):
     except Exception as exc:  # noqa: BLE001 - ImportError, or its extension / CUDA-home lookup failing on import
         return None, f"import deep_gemm: {type(exc).__name__}: {first_line(exc)}"
     return deep_gemm, None
-
-
-def dg_launch(dg, fn, pdl):
-    """fn(*args) with DeepGEMM's programmatic dependent launch (set_pdl) at `pdl` for its launches, then set back."""
-    def call(*args):
-        before = dg.get_pdl()
-        dg.set_pdl(pdl)
-        try:
-            return fn(*args)
-        finally:
-            dg.set_pdl(before)
-    return call
 
 
 def dg_sfa_layout_ok(sf, mn):
@@ -397,7 +386,7 @@ class Bench:
         fn, method, make_set, per = dg_problem(dg, kind, g, m, n, k)
         sets = [make_set() for _ in range(n_sets(per, self.target))]
         batch = 10 if kind == "dense" else 5
-        pdl = hasattr(dg, "set_pdl") and hasattr(dg, "get_pdl")
+        pdl = has_pdl_setting(dg)
         us, us_call = timed(dg_launch(dg, fn, False) if pdl else fn, sets, batch, self.samples, True)
         row = {"deepgemm_us": us, "deepgemm_us_call": us_call,
                "deepgemm_tflops": shape_flops(kind, g, m, n, k) / us / 1e6, "deepgemm_method": method}

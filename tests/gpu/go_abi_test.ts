@@ -4,6 +4,7 @@
 // CUDA backend, so that an ABI change cannot leave the script calling our kernels with stale arguments; and
 // go_abi.py's calls run on the CPU backend (tests/gpu/go_abi_check.py) against a float64 product of the same operands.
 // The benchmark's shape names (tests/gpu/shapes.py, head_to_head.py's --shape) parse back (tests/gpu/shapes_check.py).
+// How the benchmarks launch DeepGEMM (tests/gpu/deepgemm_launch.py: with and without its PDL) passes its doctests.
 import assert from "node:assert/strict";
 import { buildBackend } from "../../kernels/build.ts";
 import { PYTHON, pythonMissing } from "../_python.ts";
@@ -99,5 +100,20 @@ Deno.test({
     const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
     assert.equal(out.code, 0, text);
     assert.match(text, /^shapes_check: ok$/m);
+  },
+});
+
+Deno.test({
+  name: "the benchmarks launch DeepGEMM with PDL set for a whole batch and set back after it, sides rotating per round",
+  ignore: missing !== undefined,
+  fn: async () => {
+    const out = await new Deno.Command(PYTHON, {
+      args: [`${ROOT}tests/gpu/deepgemm_launch.py`],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, text);
+    assert.match(text, /^deepgemm_launch: ok$/m);
   },
 });

@@ -168,7 +168,7 @@ def parse_shapes(ap, names):
 
 def run_shape(ours, dg, shape, rounds, samples, target):
     kind, g, m, n, k = shape
-    pdl = hasattr(dg, "set_pdl") and hasattr(dg, "get_pdl")
+    pdl = bt.has_pdl_setting(dg)
     row = {**shape_fields(shape), "ours_us": [], "deepgemm_us": [], "order": []}
     if pdl:
         row["deepgemm_pdl_us"] = []
@@ -198,9 +198,8 @@ def run_shape(ours, dg, shape, rounds, samples, target):
     if pdl:  # each timed call's batch wholly with the setting (set on the host before its launches)
         timed["deepgemm"] = (bt.dg_launch(dg, fd, False), [s[0] for s in sets])
         timed["deepgemm_pdl"] = (bt.dg_launch(dg, fd, True), [s[0] for s in sets])
-    names = list(timed)
     for r in range(rounds):
-        sides = names[r % len(names):] + names[:r % len(names)]
+        sides = bt.rotation(list(timed), r)
         for side in sides:
             fn, args = timed[side]
             row[f"{side}_us"].append(bt.timed(fn, args, batch, samples, True)[0])
@@ -240,7 +239,7 @@ def main():
     doc = {"tool": "gemm-oracle head-to-head", "device": props.name, "torch": torch.__version__,
            "deepgemm": getattr(dg, "__version__", "?"), "date": datetime.date.today().isoformat(),
            "rounds": args.rounds, "samples": args.samples, "method": "interleaved rounds, shared operands",
-           "deepgemm_pdl": hasattr(dg, "set_pdl") and hasattr(dg, "get_pdl"),
+           "deepgemm_pdl": bt.has_pdl_setting(dg),
            "rows": [], "complete": False}
 
     def write():
