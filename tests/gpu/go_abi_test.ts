@@ -87,33 +87,23 @@ Deno.test({
   },
 });
 
+/** Runs a torch-free check script of tests/gpu and asserts it exits 0 printing "<name>: ok". */
+async function pythonCheck(script: string, name: string): Promise<void> {
+  const out = await new Deno.Command(PYTHON, { args: [`${ROOT}tests/gpu/${script}`], stdout: "piped", stderr: "piped" })
+    .output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, text);
+  assert.match(text, new RegExp(`^${name}: ok$`, "m"));
+}
+
 Deno.test({
   name: "head_to_head.py's shape names parse back to the 45 shapes, and a bad --shape name is refused with its fault",
   ignore: missing !== undefined,
-  fn: async () => {
-    const out = await new Deno.Command(PYTHON, {
-      args: [`${ROOT}tests/gpu/shapes_check.py`],
-      stdout: "piped",
-      stderr: "piped",
-    })
-      .output();
-    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 0, text);
-    assert.match(text, /^shapes_check: ok$/m);
-  },
+  fn: () => pythonCheck("shapes_check.py", "shapes_check"),
 });
 
 Deno.test({
   name: "the benchmarks launch DeepGEMM with PDL set for a whole batch and set back after it, sides rotating per round",
   ignore: missing !== undefined,
-  fn: async () => {
-    const out = await new Deno.Command(PYTHON, {
-      args: [`${ROOT}tests/gpu/deepgemm_launch.py`],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 0, text);
-    assert.match(text, /^deepgemm_launch: ok$/m);
-  },
+  fn: () => pythonCheck("deepgemm_launch.py", "deepgemm_launch"),
 });
