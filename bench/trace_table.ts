@@ -24,8 +24,9 @@
  * tile <c> math top <c> inc <c> ready <c>` line (a third table, the steps from the kernel's top to the first copies
  * and data: `prologueTable`), one `prologue2 prefetched <c> inits <c> fenced <c> math at sync <c> warp1 top <c> warp11
  * top <c> producer entry <c> tile again <c>` line (a fourth, the barrier setup and the first tile split finer:
- * `prologueDetailTable`), one `epilogue entry <c> gathered <c> staged <c> fenced <c> issued <c> drained <c>` line (a
- * fifth, the last tile's epilogue by step: `epilogueTable`) and `trace end <c>`.
+ * `prologueDetailTable`), one `epilogue entry <c> gathered <c> staged <c> fenced <c> issued <c>` line (a fifth, the
+ * last tile's epilogue by step, up to its stores drained at `trace end`, the math's end: `epilogueTable`) and
+ * `trace end <c>`.
  * Traces without a header (the device printf of the ninth session's first builds) are numbered, or named by --label.
  *
  * @module
@@ -80,7 +81,7 @@ export interface TracePrologueDetail {
 
 /** The first math thread's last epilogue by step (an `epilogue` line): fast_epilogue's entry, its warpgroup gathered
  * at the named barrier, the chunk staged in shared memory, fenced and gathered again, the TMA stores issued; and the
- * stores drained before the CTA exits. */
+ * stores drained before the CTA exits (the `trace end` line: the math's end). */
 export interface TraceEpilogue {
   entry: number;
   gathered: number;
@@ -186,7 +187,6 @@ const EPILOGUE = keyedLine("epilogue", [
   ["staged", "staged"],
   ["fenced", "fenced"],
   ["issued", "issued"],
-  ["drained", "drained"],
 ]);
 const TILE = /^tile (\d+) top (-?\d+) setup (-?\d+) kloop (-?\d+) epilogue (-?\d+)$/;
 // A `phase` line, or a `phase2` line (the same iteration's marks): the kind, the iteration and eight events.
@@ -263,10 +263,11 @@ export function parseTraces(log: string, labels: string[] = []): Trace[] {
     }
     const ep = EPILOGUE.re.exec(line);
     if (ep) {
-      epilogue = EPILOGUE.read(ep);
+      epilogue = { ...EPILOGUE.read(ep), drained: NaN };
       continue;
     }
     if (line.startsWith("trace end")) {
+      if (epilogue) epilogue.drained = Number(line.slice("trace end".length));
       const n = traces.length;
       const config = header ?? labels[n] ?? `trace ${n + 1}`;
       // A ring that wrapped: slot ran mod size holds the oldest iteration kept (a light trace keeps the first ones).

@@ -400,12 +400,12 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
                "prologue2 prefetched %lld inits %lld fenced %lld math at sync %lld warp1 top %lld warp11 top %lld "
                "producer entry %lld tile again %lld\n",
                r[0] - t0, r[1] - t0, r[2] - t0, r[3] - t0, r[4] - t0, r[5] - t0, r[7] - t0, r[9] - r[8]);
-  // Row 4, slots 26-31: the first math thread's last epilogue (entry, warpgroup gathered, staged, fenced, stores
-  // issued) and the stores drained at the end; a step its last tile did not take (a chunk the threads stored) keeps an
-  // earlier tile's or launch's clock, out of order.
+  // Row 4, slots 26-30: the first math thread's last epilogue (entry, warpgroup gathered, staged, fenced, stores
+  // issued; its stores drained at `trace end`); a step its last tile did not take (a chunk the threads stored) keeps
+  // an earlier tile's or launch's clock, out of order.
   const long long* ep = &t[4][26];
-  std::fprintf(stderr, "epilogue entry %lld gathered %lld staged %lld fenced %lld issued %lld drained %lld\n",
-               ep[0] - t0, ep[1] - t0, ep[2] - t0, ep[3] - t0, ep[4] - t0, ep[5] - t0);
+  std::fprintf(stderr, "epilogue entry %lld gathered %lld staged %lld fenced %lld issued %lld\n", ep[0] - t0,
+               ep[1] - t0, ep[2] - t0, ep[3] - t0, ep[4] - t0);
   std::fprintf(stderr, "trace end %lld\n", t[4][2] - t0);
 }
 #endif

@@ -144,7 +144,6 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
   }
   // The TMA stores this thread issued finish (reading shared memory and writing D) before the CTA exits.
   if (tid == 0) bulk_wait_all();
-  GO_FAST_TRACE_AT(128, 31, clock64());
   GO_FAST_TRACE_AT(128, 1, it);
   GO_FAST_TRACE_AT(128, 2, clock64());
   GO_FAST_TRACE_AT(128, 3, (p.units - cluster + clusters - 1) / clusters);  // units walked: row 5's tiles

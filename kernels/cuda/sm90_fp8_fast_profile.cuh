@@ -75,9 +75,9 @@ __device__ long long go_fast_trace[8][256];
 // built) and its finer steps (slots 16-25, a `prologue2` line: thread 0 once the maps are prefetched, the barriers
 // initialised and fenced; the first math thread at the barrier after them; warp 1's first thread and warp 11's last
 // at the kernel's top; the producer's entry; its first tile computed again after its loop, before and after), and the
-// first math thread's epilogue steps (slots 26-31, an `epilogue` line, each tile overwriting them, so the last tile's:
+// first math thread's epilogue steps (slots 26-30, an `epilogue` line, each tile overwriting them, so the last tile's:
 // fast_epilogue's entry, its warpgroup gathered at the named barrier, the chunk staged, fenced and gathered again, the
-// TMA stores issued; and the stores drained before the CTA exits).
+// TMA stores issued; slot 2, the math's end, is when its stores have drained).
 #define GO_FAST_TRACE_AT(t, slot, value)                                         \
   do {                                                                           \
     if (blockIdx.x == 0 && threadIdx.x == (t)) go_fast_trace[4][slot] = (value); \
