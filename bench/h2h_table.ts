@@ -147,9 +147,9 @@ export function h2hStats(r: H2hRow): H2hStats | undefined {
   if (r.error !== undefined || !r.ours_us || !r.deepgemm_us) return undefined;
   const pdlUs = r.deepgemm_pdl_us ? median(r.deepgemm_pdl_us) : undefined;
   const peer = pdlUs !== undefined && pdlUs < median(r.deepgemm_us) ? "pdl" : "default";
-  const peerTimes = peer === "pdl" ? r.deepgemm_pdl_us! : r.deepgemm_us;
-  const ratios = r.ours_us.map((o, i) => peerTimes[i] / o);
-  const defaultRatio = median(r.ours_us.map((o, i) => r.deepgemm_us![i] / o));
+  const against = (times: number[]) => r.ours_us!.map((o, i) => times[i] / o);
+  const defaults = against(r.deepgemm_us);
+  const ratios = peer === "pdl" ? against(r.deepgemm_pdl_us!) : defaults;
   return {
     label: shapeLabel(r),
     family: deepgemmFamily(r),
@@ -158,7 +158,7 @@ export function h2hStats(r: H2hRow): H2hStats | undefined {
     ...(pdlUs !== undefined ? { deepgemmPdlUs: pdlUs } : {}),
     peer,
     ratio: median(ratios),
-    defaultRatio,
+    defaultRatio: median(defaults),
     low: Math.min(...ratios),
     high: Math.max(...ratios),
     rounds: ratios.length,
