@@ -544,7 +544,7 @@ export function prologueTable(traces: Trace[]): string {
     [
       "trace",
       "top → barriers set up",
-      "→ dependency waited for",
+      "→ top's dependency wait (none in dense shape-class kernels)",
       "→ producer's start",
       "→ setmaxnreg",
       "→ first tile",

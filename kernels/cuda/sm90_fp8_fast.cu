@@ -386,8 +386,9 @@ void print_fast_trace(const Prepared& k, cudaStream_t stream) {
                    a[0] - t0, a[1] - t0, a[2] - t0, a[3] - t0, b[0] - t0, b[1] - t0, b[2] - t0, b[3] - t0);
     }
   }
-  // Row 4, slots 8-15: the prologue (thread 0: kernel top, barriers set up, dependency waited for, setmaxnreg done,
-  // first tile computed; the first math thread: kernel top, setmaxnreg done, FastMath built).
+  // Row 4, slots 8-15: the prologue (thread 0: kernel top, barriers set up, past the top's dependency wait (dense
+  // shape-class kernels have none there: fast_late_wait), setmaxnreg done, first tile computed; the first math thread:
+  // kernel top, setmaxnreg done, FastMath built).
   const long long* q = &t[4][8];
   std::fprintf(stderr,
                "prologue top %lld synced %lld waited %lld dec %lld tile %lld math top %lld inc %lld ready %lld\n",

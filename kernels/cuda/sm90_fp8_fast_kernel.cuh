@@ -201,8 +201,10 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   // derives from it (the wgmma descriptors) in uniform registers (DeepGEMM does the same).
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0), tid = threadIdx.x % 128;
   const int rank = MC > 1 ? static_cast<int>(cluster_cta_rank()) : 0;
-  // Until grid_dependency_wait below nothing touches global memory: launched with programmatic dependent launch, this
-  // CTA may start while the kernel before it on the stream still runs, and sets up its barriers and tensor maps.
+  // Until the dependency wait nothing touches global memory: launched with programmatic dependent launch, this CTA may
+  // start while the kernel before it on the stream still runs, and sets up its barriers and tensor maps. The wait is
+  // below, for every thread, or, in dense shape-class kernels (fast_late_wait), in the producer's loading threads
+  // just before their first read.
   if (threadIdx.x == 0) {
     // The maps are kernel parameters (__grid_constant__), which no earlier kernel writes.
     tma_prefetch_map(&map_a);
@@ -227,10 +229,10 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   if (MC > 1) cluster_sync();
   else __syncthreads();
   GO_FAST_TRACE_AT(0, 9, clock64());
-  if constexpr ((kFastProfile & kProfNoDependencyWait) == 0) grid_dependency_wait();
+  if constexpr (!fast_late_wait<C>()) fast_dependency_wait();
   GO_FAST_TRACE_AT(0, 10, clock64());
   // The next launch may be scheduled now: its CTAs take SMs as this grid's CTAs exit (each CTA fills its SM) and wait
-  // above until this grid has completed.
+  // for this grid to complete before their first global read.
   grid_launch_dependents();
   GO_FAST_TRACE_AT(0, 0, clock64());
   // Grouped calls: a bad masked_m (fast_masked_bad), or, after the gate kernel (grouped_gate.h) ran on this stream, a

@@ -11,6 +11,25 @@
 
 namespace go_sm90 {
 
+/// Whether this kernel waits for the kernel before it on the stream (griddepcontrol.wait, fast_dependency_wait) only in
+/// the threads that read global memory, each just before its first read: the producer's loading threads (fast_producer)
+/// and the SFB loader. So in dense shape-class kernels (mode compiled in as normal, no split K) the producer's
+/// setmaxnreg, its first tile's walk and its first stage's wait run while the kernel before still ends. The other
+/// threads' only global accesses are the math's stores of D, which come after data those threads loaded, so after
+/// their wait. Grouped kernels read the group layout or masked_m in every thread's tile walk, so all their threads wait at
+/// the top (fp8_fast_body). The dense call path needs K > 0, so a dense tile always has a K block to wait before.
+/// Against the wait at the top (H200, tests/gpu/run.sh's ab step, 3 runs a side, an unmodified copy in the same call
+/// 0.999x): dense M in {64, 128} 1.033x geomean over 14 shapes, 13 faster (64 x 32768 x 512 8.3 -> 7.8 us, 128 x 576 x
+/// 7168 8.6 -> 8.1 us), 128 x 7168 x 16384 0.995x (38.1 -> 38.3 us); dense 4096 x 4096 x 7168 1.069x, 4096 x 7168 x
+/// 16384 1.026x (copy: 1.052x, 1.007x).
+template <class C>
+__device__ constexpr bool fast_late_wait() {
+  return C::kMode == kFastNormal && !C::kSplitK;
+}
+__device__ __forceinline__ void fast_dependency_wait() {
+  if constexpr ((kFastProfile & kProfNoDependencyWait) == 0) grid_dependency_wait();
+}
+
 /// The SFB loader, the producer's last warp: walks this CTA's tiles and, for each window of a tile's K blocks
 /// (fast_windows), copies the B scales of every slot the tile touches into window buffer wn % 2 once the math threads
 /// have freed it, arriving on its full barrier when the copies have landed. It runs up to two windows ahead of the
@@ -21,6 +40,7 @@ __device__ __forceinline__ void fast_sfb_loader(const FastParams& p, const FastR
                                                 int cluster, int clusters, int N) {
   const int sfb_rows = (N + 127) / 128;
   uint32_t wn = 0;
+  bool waited = !fast_late_wait<C>();
   for (int u = cluster; u < p.units; u += clusters) {
     const FastTile ti = fast_tile<C>(p, u, rank, N);
     if (!ti.valid || !ti.compute) continue;
@@ -30,6 +50,10 @@ __device__ __forceinline__ void fast_sfb_loader(const FastParams& p, const FastR
       const int w0 = fast_window_start(nk, nw, wi), w1 = fast_window_start(nk, nw, wi + 1);
       const int buf = static_cast<int>(wn & 1);
       mbar_wait(ring.sfb_empty_u + 8 * buf, ((wn >> 1) & 1) ^ 1);
+      if (!waited) {
+        fast_dependency_wait();
+        waited = true;
+      }
       const uint32_t dst = smem_addr(ring.sfb + buf * FastRing<C>::kSfbFloats);
 #pragma unroll
       for (int j = 0; j < C::kSfbSlots; ++j) {
@@ -87,6 +111,7 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
   // False but for masked calls at BLOCK_M 128 and 256.
   const bool by_chunk = fast_a_by_chunk(fast_mode<C>(p), p.split_k, BM, MC, kKtma, p.M);
   uint32_t it = 0;
+  bool waited = !fast_late_wait<C>();
   GO_FAST_TRACE_AT(0, 23, clock64());
   for (int u = cluster; u < p.units; u += clusters) {
     const FastTile ti = fast_tile<C>(p, u, rank, N);
@@ -106,6 +131,10 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
       for (int q = 0; q < kKtma; ++q) {
         mbar_wait(ring.empty_u + 8 * (s + q), ((it / kStages) & 1) ^ 1);
         GO_FAST_TRACE(0, it + q);
+      }
+      if (!waited) {
+        fast_dependency_wait();
+        waited = true;
       }
       const uint32_t full = ring.full_u + 8 * s;
       auto load_a = [&] {

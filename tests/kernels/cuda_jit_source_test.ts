@@ -145,6 +145,30 @@ await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {
       assert.ok(!strings.includes("go_fast_traceE"), "the dbg=64 cubin has a mangled go_fast_trace");
     },
   );
+  await t.step(
+    "dense shape-class kernels wait for the kernel before them in the producer, after its setmaxnreg; grouped and generic kernels at the top",
+    async () => {
+      // PTX order: the producer's branch opens with setmaxnreg.dec, so a wait after it is a wait inside that branch
+      // (fast_late_wait, sm90_fp8_fast_producer.cuh); a wait before it is the one at the top that every thread runs.
+      const cases: [FastKernelConfig, "late" | "top", string][] = [
+        [{ bn: 32, stages: 10, n: 4096, k: 7168, ktma: 2, spread: true, mode: 0, sfa: 1 }, "late", "dense class"],
+        [{ bn: 128, stages: 5, sets: 2, mode: 3, sfa: 1 }, "top", "masked class"],
+        [{ bn: 64, stages: 8 }, "top", "generic (mode read at run time)"],
+      ];
+      const ptx = await Promise.all(cases.map(async ([c], i) => {
+        const cu = `${dir}/wait${i}.cu`, out = `${dir}/wait${i}.ptx`;
+        await Deno.writeTextFile(cu, fastKernelSource(c));
+        const r = await runNvcc(["-ptx", "-O3", "-std=c++17", "-arch=sm_90a", "-I", CUDA_DIR, "-o", out, cu]);
+        assert.ok(r.ok, `${JSON.stringify(c)}: ${r.log}`);
+        return await Deno.readTextFile(out);
+      }));
+      cases.forEach(([c, where, what], i) => {
+        const wait = ptx[i].indexOf("griddepcontrol.wait"), dec = ptx[i].indexOf("setmaxnreg.dec");
+        assert.ok(wait >= 0 && dec >= 0, `${what} ${JSON.stringify(c)}: no griddepcontrol.wait or setmaxnreg.dec`);
+        assert.equal(wait > dec ? "late" : "top", where, `${what} ${JSON.stringify(c)}`);
+      });
+    },
+  );
   await t.step("a kernel of the normal build does not compile with a profiling switch", async () => {
     const cu = `${dir}/dbg_normal.cu`;
     const text = fastKernelSource({ bn: 64, stages: 8, debug: 4 }).replace("#define GO_FAST_PROFILING 1\n", "");
