@@ -11,17 +11,17 @@
 
 namespace go_sm90 {
 
-/// Whether this kernel waits for the kernel before it on the stream (griddepcontrol.wait, fast_dependency_wait) only in
-/// the threads that read global memory, each just before its first read: the producer's loading threads (fast_producer)
-/// and the SFB loader. So in dense shape-class kernels (mode compiled in as normal, no split K) the producer's
-/// setmaxnreg, its first tile's walk and its first stage's wait run while the kernel before still ends. The other
-/// threads' only global accesses are the math's stores of D, which come after data those threads loaded, so after
-/// their wait. Grouped kernels read the group layout or masked_m in every thread's tile walk, so all their threads wait at
-/// the top (fp8_fast_body). The dense call path needs K > 0, so a dense tile always has a K block to wait before.
-/// Against the wait at the top (H200, tests/gpu/run.sh's ab step, 3 runs a side, an unmodified copy in the same call
-/// 0.999x): dense M in {64, 128} 1.033x geomean over 14 shapes, 13 faster (64 x 32768 x 512 8.3 -> 7.8 us, 128 x 576 x
-/// 7168 8.6 -> 8.1 us), 128 x 7168 x 16384 0.995x (38.1 -> 38.3 us); dense 4096 x 4096 x 7168 1.069x, 4096 x 7168 x
-/// 16384 1.026x (copy: 1.052x, 1.007x).
+/// Whether this kernel waits for the kernel before it on the stream (griddepcontrol.wait, fast_dependency_wait) only
+/// in the threads that read global memory, each just before its first read: the producer's loading threads
+/// (fast_producer) and the SFB loader. So in dense shape-class kernels (mode compiled in as normal, no split K) the
+/// producer's setmaxnreg, its first tile's walk and its first stage's wait run while the kernel before still ends. The
+/// other threads' only global accesses are the math's stores of D, which come after data those threads loaded, so
+/// after their wait. Grouped kernels read the group layout or masked_m in every thread's tile walk, so all their
+/// threads wait at the top (fp8_fast_body). The dense call path needs K > 0, so a dense tile always has a K block to
+/// wait before. Against the wait at the top (H200, tests/gpu/run.sh's ab step, 3 runs a side): dense M in {64, 128}
+/// 1.033x geomean over 14 shapes, 13 faster with the runs apart (64 x 32768 x 512 8.3 -> 7.8 us, 128 x 576 x 7168
+/// 8.6 -> 8.1 us), 1 slower (128 x 7168 x 16384, 38.1 -> 38.3 us); an unmodified copy in the same call 0.999x, none
+/// apart. At M = 4096 (1.069x, 1.026x) the copy had 1.056x and 1.003x: no gain shown there.
 template <class C>
 __device__ constexpr bool fast_late_wait() {
   return C::kMode == kFastNormal && !C::kSplitK;
