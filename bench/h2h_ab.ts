@@ -3,10 +3,11 @@
  * side is one or more runs of one library, timed in the same call alternately with the other side's (A, B, A, B).
  * Per shape: each run's ratio (the median over its rounds of DeepGEMM µs / our µs, DeepGEMM as it launches by
  * default), each side's geometric mean over its runs, and B's gain (B / A); over the shapes both sides timed, each
- * side's geometric mean, B's gain and how many shapes B was faster or slower on. DeepGEMM is the yardstick each round carries with it, so a side's drift between
- * runs (clocks, the other tenant of the machine) cancels in the ratio; the summary also gives each kernel's own time,
- * B's runs against A's (geomean over the shapes of the time ratios), which says which of the two moved when the same
- * library is compared across calls. The eighth and ninth rounds' tables in docs/performance-history.md come from this.
+ * side's geometric mean, B's gain and how many shapes B was faster or slower on. DeepGEMM is the yardstick each round
+ * carries with it, so a side's drift between runs (clocks, the other tenant of the machine) cancels in the ratio; the
+ * summary also gives each kernel's own time, B's runs against A's (geomean over the shapes of the time ratios), which
+ * says which of the two moved when the same library is compared across calls. The eighth and ninth rounds' tables in
+ * docs/performance-history.md come from this.
  *
  *     deno run -A bench/h2h_ab.ts tree.json,tree2.json head.json,head2.json [--label-a halves] [--label-b HEAD]
  *       [--filter "dense 4096|masked 6×1024"]

@@ -74,24 +74,25 @@ bool make_map(CUtensorMap* map, const void* base, uint64_t rows, uint64_t k, uin
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// SFA by TMA: an f32 map over [M rows (contiguous), batches x K blocks] with a box of BLOCK_M rows x ktma, where the
-// layout is MN-major with 16-byte aligned columns (DeepGEMM's "TMA-aligned" scale layout) and, for a batch, the K
-// blocks of consecutive batches follow each other. Sets p->sfa_tma (0: the kernel copies SFA with cp.async; the map
-// is then zeroed and unused).
-// The layout half of that test (the pointer's alignment and the map's encoding aside): what prepare_fp8_gemm_fast,
-// which has no pointers, compiles for.
-bool sfa_layout_tma(const FastParams& p) {
+// Whether SFA goes by TMA where the configuration wants it (`want`), as far as the layout decides: MN-major with
+// 16-byte aligned columns (DeepGEMM's "TMA-aligned" scale layout) and, for a batch, the K blocks of consecutive batches
+// following each other. make_sfa_map adds the pointer's alignment and the map's encoding; prepare_fp8_gemm_fast, which
+// has no pointers, compiles for this answer.
+bool sfa_by_tma(const FastParams& p, bool want) {
   const int64_t nkb = (p.K + kFBK - 1) / kFBK, batches = p.mode == kFastMasked ? p.G : 1;
-  return p.sfa_s_row == 1 && (p.sfa_s_kb * 4) % 16 == 0 && p.sfa_s_kb >= p.M &&
+  return want && p.sfa_s_row == 1 && (p.sfa_s_kb * 4) % 16 == 0 && p.sfa_s_kb >= p.M &&
          (batches <= 1 || p.sfa_s_batch == nkb * p.sfa_s_kb);
 }
 
+// SFA by TMA: an f32 map over [M rows (contiguous), batches x K blocks] with a box of BLOCK_M rows x ktma, where
+// sfa_by_tma allows it and the pointer is 16-byte aligned. Sets p->sfa_tma (0: the kernel copies SFA with cp.async;
+// the map is then zeroed and unused).
 void make_sfa_map(FastParams* p, int bm, int ktma, bool want, CUtensorMap* map) {
   std::memset(map, 0, sizeof *map);
   p->sfa_tma = 0;
   auto fn = encode_fn();
   const int64_t nkb = (p->K + kFBK - 1) / kFBK, batches = p->mode == kFastMasked ? p->G : 1;
-  if (!want || !fn || !sfa_layout_tma(*p) || reinterpret_cast<uintptr_t>(p->sfa) % 16 != 0) return;
+  if (!fn || !sfa_by_tma(*p, want) || reinterpret_cast<uintptr_t>(p->sfa) % 16 != 0) return;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(p->M), static_cast<cuuint64_t>(batches * nkb)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(p->sfa_s_kb) * 4};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(bm), static_cast<cuuint32_t>(ktma)};
@@ -550,7 +551,7 @@ int prepare_fp8_gemm_fast(FastParams p, std::string* err) {
   for (int i = 0; i < n; ++i) {
     CUfunction fn = nullptr;
     FastParams q = p;
-    q.sfa_tma = cs[i].sfa_tma && sfa_layout_tma(p) ? 1 : 0;  // as make_sfa_map will decide, for an aligned pointer
+    q.sfa_tma = sfa_by_tma(p, cs[i].sfa_tma) ? 1 : 0;  // as make_sfa_map will decide, for an aligned pointer
     if (!jit_kernel(cs[i], q, &fn, nullptr, err)) return 1;
   }
   return 0;

@@ -15,3 +15,14 @@ export async function runRunSh(env: Record<string, string>): Promise<void> {
   }).output();
   assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
 }
+
+/** Runs `body` with two new directories, for run.sh's OUT and BUILD_DIR, and removes both after it. */
+export async function withRunDirs<T>(prefix: string, body: (out: string, b: string) => Promise<T>): Promise<T> {
+  const out = await Deno.makeTempDir({ prefix: `${prefix}-out-` });
+  const b = await Deno.makeTempDir({ prefix: `${prefix}-b-` });
+  try {
+    return await body(out, b);
+  } finally {
+    for (const d of [out, b]) await Deno.remove(d, { recursive: true });
+  }
+}

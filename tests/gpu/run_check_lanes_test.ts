@@ -3,12 +3,10 @@
 // stops its own lane, and the configurations that lane never ran are named as not run. A stand-in check prints its
 // configuration, and sleeps past CHECK_TIMEOUT on the one called "hang".
 import assert from "node:assert/strict";
-import { runRunSh } from "./_run_sh.ts";
+import { runRunSh, withRunDirs } from "./_run_sh.ts";
 
-async function checkStep(cfgs: string, lanes?: number): Promise<{ summary: string[]; log: string }> {
-  const out = await Deno.makeTempDir({ prefix: "go-lanes-out-" });
-  const b = await Deno.makeTempDir({ prefix: "go-lanes-b-" });
-  try {
+function checkStep(cfgs: string, lanes?: number): Promise<{ summary: string[]; log: string }> {
+  return withRunDirs("go-lanes", async (out, b) => {
     await Deno.writeTextFile(
       `${b}/check`,
       `#!/bin/bash\n[ "$GO_CUDA_FAST_CFG" = hang ] && sleep 5\necho "SUMMARY cases=1 cfg=\${GO_CUDA_FAST_CFG:-heuristic}"\n`,
@@ -27,9 +25,7 @@ async function checkStep(cfgs: string, lanes?: number): Promise<{ summary: strin
     const log = await Deno.readTextFile(`${out}/check.log`);
     await assert.rejects(Deno.stat(`${out}/check.lanes`), Deno.errors.NotFound, "the lanes' logs are removed");
     return { summary, log };
-  } finally {
-    for (const d of [out, b]) await Deno.remove(d, { recursive: true });
-  }
+  });
 }
 
 Deno.test("run.sh's check step", async (t) => {

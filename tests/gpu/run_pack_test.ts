@@ -1,7 +1,7 @@
 // run.sh's PACK=1: every report under $OUT but summary.txt goes into reports.tgz (the originals removed, empty folders
 // too), so that a caller that brings back only a few files of a call gets them all; summary.txt says how many.
 import assert from "node:assert/strict";
-import { runRunSh } from "./_run_sh.ts";
+import { runRunSh, withRunDirs } from "./_run_sh.ts";
 
 /** run.sh with no steps: what is left is its reports' packing. */
 function run(env: Record<string, string>): Promise<void> {
@@ -20,10 +20,8 @@ async function tarList(file: string): Promise<string[]> {
   return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l !== "").sort();
 }
 
-Deno.test("run.sh with PACK=1 leaves summary.txt and reports.tgz, which holds every other report", async () => {
-  const out = await Deno.makeTempDir({ prefix: "go-pack-out-" });
-  const b = await Deno.makeTempDir({ prefix: "go-pack-b-" });
-  try {
+Deno.test("run.sh with PACK=1 leaves summary.txt and reports.tgz, which holds every other report", () =>
+  withRunDirs("go-pack", async (out, b) => {
     await Deno.mkdir(`${out}/r/ab`, { recursive: true });
     await Deno.writeTextFile(`${out}/r/ab/check.log`, "SUMMARY failures=0\n");
     await Deno.writeTextFile(`${out}/probe.log`, "| none | 1 |\n");
@@ -32,21 +30,11 @@ Deno.test("run.sh with PACK=1 leaves summary.txt and reports.tgz, which holds ev
     assert.deepEqual(await tarList(`${out}/reports.tgz`), ["./env.log", "./probe.log", "./r/ab/check.log"]);
     const summary = await Deno.readTextFile(`${out}/summary.txt`);
     assert.match(summary, /^reports: 3 files in reports\.tgz$/m);
-  } finally {
-    await Deno.remove(out, { recursive: true });
-    await Deno.remove(b, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("run.sh without PACK leaves the reports as they are", async () => {
-  const out = await Deno.makeTempDir({ prefix: "go-pack-out-" });
-  const b = await Deno.makeTempDir({ prefix: "go-pack-b-" });
-  try {
+Deno.test("run.sh without PACK leaves the reports as they are", () =>
+  withRunDirs("go-pack", async (out, b) => {
     await Deno.writeTextFile(`${out}/probe.log`, "| none | 1 |\n");
     await run({ OUT: out, BUILD_DIR: b });
     assert.deepEqual(await listing(out), ["env.log", "probe.log", "summary.txt"]);
-  } finally {
-    await Deno.remove(out, { recursive: true });
-    await Deno.remove(b, { recursive: true });
-  }
-});
+  }));

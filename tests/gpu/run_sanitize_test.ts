@@ -3,19 +3,17 @@
 // cluster occupancy query after a compile in the same process killed the tool; docs/performance-history.md,
 // twenty-first round). A stand-in check and compute-sanitizer record the order of the calls.
 import assert from "node:assert/strict";
-import { runRunSh } from "./_run_sh.ts";
+import { runRunSh, withRunDirs } from "./_run_sh.ts";
 
 async function executable(path: string, text: string): Promise<void> {
   await Deno.writeTextFile(path, text);
   await Deno.chmod(path, 0o755);
 }
 
-Deno.test("run.sh's sanitize step runs check once outside the tool, then each tool on it", async () => {
-  const out = await Deno.makeTempDir({ prefix: "go-sanitize-out-" });
-  const b = await Deno.makeTempDir({ prefix: "go-sanitize-b-" });
-  const bin = await Deno.makeTempDir({ prefix: "go-sanitize-bin-" });
-  const calls = `${b}/calls.txt`;
-  try {
+Deno.test("run.sh's sanitize step runs check once outside the tool, then each tool on it", () =>
+  withRunDirs("go-sanitize", async (out, b) => {
+    const bin = `${b}/bin`, calls = `${b}/calls.txt`;
+    await Deno.mkdir(bin);
     await executable(
       `${b}/check`,
       `#!/bin/bash\necho "check \${UNDER_TOOL:-no tool}" >> "${calls}"\necho "SUMMARY cases=1 failures=0"\n` +
@@ -55,7 +53,4 @@ echo "========= ERROR SUMMARY: 0 errors"
     assert.match(summary, /^sanitizer JIT warm-up: exit 3; SUMMARY cases=1 failures=0$/m, "the warm-up's own status");
     assert.match(summary, /^sanitizer memcheck: exit 0; ========= ERROR SUMMARY: 0 errors$/m);
     assert.match(summary, /^sanitizer synccheck: exit 0; ========= ERROR SUMMARY: 0 errors$/m);
-  } finally {
-    for (const d of [out, b, bin]) await Deno.remove(d, { recursive: true });
-  }
-});
+  }));

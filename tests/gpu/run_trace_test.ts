@@ -2,19 +2,14 @@
 // step says so and names the library, instead of running the benchmark on a missing file (a call with STEPS=trace
 // alone, after a build for other steps, had reported only "trace: exit 2, 0 traces").
 import assert from "node:assert/strict";
-import { runRunSh } from "./_run_sh.ts";
+import { runRunSh, withRunDirs } from "./_run_sh.ts";
 
-Deno.test("run.sh's trace step without the profiling library says which library and how to build it", async () => {
-  const out = await Deno.makeTempDir({ prefix: "go-trace-out-" });
-  const b = await Deno.makeTempDir({ prefix: "go-trace-b-" });
-  try {
+Deno.test("run.sh's trace step without the profiling library says which library and how to build it", () =>
+  withRunDirs("go-trace", async (out, b) => {
     await runRunSh({ OUT: out, BUILD_DIR: b, STEPS: "trace", PATH: Deno.env.get("PATH")! });
     const summary = (await Deno.readTextFile(`${out}/summary.txt`)).split("\n").filter((l) => l.startsWith("trace"));
     assert.deepEqual(summary, [
       `trace: skipped: no profiling library (${b}/prof/libgo_cuda_prof.so): run the build step with trace in the same STEPS`,
     ]);
     await assert.rejects(Deno.stat(`${out}/trace.log`), Deno.errors.NotFound, "no benchmark ran");
-  } finally {
-    for (const d of [out, b]) await Deno.remove(d, { recursive: true });
-  }
-});
+  }));
