@@ -52,9 +52,10 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 // grid has completed and its memory operations are visible; with none in flight (a plain launch) it returns at once.
 // So in a kernel that may be launched that way every global-memory access, read or write, follows a wait: in its own
 // thread, or in a thread it has synchronised with since (the fast FP8 kernel's dense shape-class kernels wait only in
-// their loading threads: fast_late_wait, sm90_fp8_fast_producer.cuh). launch_dependents lets the next such grid be
-// scheduled before this one ends (its CTAs are placed as SMs free up); without it, that happens as this grid's CTAs
-// exit.
+// their loading threads: fast_late_wait, sm90_fp8_fast_producer.cuh). A prefetch into L2 may come before: it returns
+// nothing to the thread, and L2 is where the grid before writes (fast_prefetch_b). launch_dependents lets the next such
+// grid be scheduled before this one ends (its CTAs are placed as SMs free up); without it, that happens as this grid's
+// CTAs exit.
 __device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 __device__ __forceinline__ void grid_launch_dependents() {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");

@@ -40,7 +40,6 @@ __device__ __forceinline__ void fast_sfb_loader(const FastParams& p, const FastR
                                                 int cluster, int clusters, int N) {
   const int sfb_rows = (N + 127) / 128;
   uint32_t wn = 0;
-  bool waited = !fast_late_wait<C>();
   for (int u = cluster; u < p.units; u += clusters) {
     const FastTile ti = fast_tile<C>(p, u, rank, N);
     if (!ti.valid || !ti.compute) continue;
@@ -50,10 +49,7 @@ __device__ __forceinline__ void fast_sfb_loader(const FastParams& p, const FastR
       const int w0 = fast_window_start(nk, nw, wi), w1 = fast_window_start(nk, nw, wi + 1);
       const int buf = static_cast<int>(wn & 1);
       mbar_wait(ring.sfb_empty_u + 8 * buf, ((wn >> 1) & 1) ^ 1);
-      if (!waited) {
-        fast_dependency_wait();
-        waited = true;
-      }
+      if (fast_late_wait<C>() && wn == 0) fast_dependency_wait();  // before the first window's copies
       const uint32_t dst = smem_addr(ring.sfb + buf * FastRing<C>::kSfbFloats);
 #pragma unroll
       for (int j = 0; j < C::kSfbSlots; ++j) {
@@ -85,6 +81,19 @@ __device__ __forceinline__ bool fast_issues(int tid) {
   return tid == 0 || (C::kSpread && tid == 64);
 }
 
+/// B's first box into L2 (fast_late_wait kernels, by the thread that will copy it, before its dependency wait): the
+/// weights' DRAM latency then runs while the kernel before ends. L2 is where every SM's writes land, so a line fetched
+/// early cannot hide a later write of the kernel before (tests/gpu/pdl_check.cu). Against the wait alone (H200,
+/// tests/gpu/run.sh's ab step, 3 runs a side, 19 shapes): 1.007x geomean, 8 faster and 1 slower with the runs apart
+/// (dense 128 x 32768 x 512 9.6 -> 9.2 us, 64 x 32768 x 512 7.8 -> 7.5 us, 128 x 4096 x 7168 13.4 -> 13.1 us; 64 x 7168
+/// x 2048 6.5 -> 6.6 us); an unmodified copy in the same call 0.999x, none faster. Prefetching A's box as well lost
+/// (0.986x, 8 slower): every CTA of a row of tiles asks L2 for the same A box.
+template <class C>
+__device__ __forceinline__ void fast_prefetch_b(const CUtensorMap& map_b, int b_row, int kb) {
+  if constexpr (C::kKtma > 1) tma_prefetch_l2_3d(&map_b, 0, b_row, kb);
+  else tma_prefetch_l2_2d(&map_b, kb * kFBK, b_row);
+}
+
 /// The producer's first three warps: for each tile of this CTA and each K block (ktma=N: each N K blocks), wait for
 /// free stages and issue their loads, all completing on the first stage's full barrier. With SFA by TMA (kSfaTma) the
 /// caller is one thread, elected in warp 0 (elect_one): it issues the TMA copies of A (this CTA's share, multicast), B
@@ -111,7 +120,6 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
   // False but for masked calls at BLOCK_M 128 and 256.
   const bool by_chunk = fast_a_by_chunk(fast_mode<C>(p), p.split_k, BM, MC, kKtma, p.M);
   uint32_t it = 0;
-  bool waited = !fast_late_wait<C>();
   GO_FAST_TRACE_AT(0, 23, clock64());
   for (int u = cluster; u < p.units; u += clusters) {
     const FastTile ti = fast_tile<C>(p, u, rank, N);
@@ -132,9 +140,9 @@ __device__ __forceinline__ void fast_producer(const CUtensorMap& map_a, const CU
         mbar_wait(ring.empty_u + 8 * (s + q), ((it / kStages) & 1) ^ 1);
         GO_FAST_TRACE(0, it + q);
       }
-      if (!waited) {
+      if (fast_late_wait<C>() && it == 0) {  // before the first copy
+        if (kSfaTma && (!spread || tid != 0)) fast_prefetch_b<C>(map_b, ti.b_row, kb);
         fast_dependency_wait();
-        waited = true;
       }
       const uint32_t full = ring.full_u + 8 * s;
       auto load_a = [&] {

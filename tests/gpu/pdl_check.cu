@@ -1,14 +1,16 @@
 // Checks programmatic dependent launch (every fast FP8 launch uses it; kernels/cuda/sm90_common.cuh) against the
-// hazards it could open. Through the C ABI (dlopen) with GO_CUDA_ASYNC=1, everything on the legacy default stream: a "writer" kernel
-// queued just before a fast FP8 GEMM lets dependents launch at once (griddepcontrol.launch_dependents, as a PDL-aware
-// kernel may), spins for about 200 us, and only then
+// hazards it could open. Through the C ABI (dlopen) with GO_CUDA_ASYNC=1, everything on the legacy default stream: a
+// "writer" kernel queued just before a fast FP8 GEMM lets dependents launch at once (griddepcontrol.launch_dependents,
+// as a PDL-aware kernel may), spins for about 200 us, and only then
 //   1. writes the GEMM's A (read after write): D must equal a run without the writer;
 //   2. reads the GEMM's D into a save buffer (write after read): the save must hold D's previous contents;
-//   3. writes masked_m of a masked grouped GEMM (which the GEMM kernel checks and walks): D must equal a run without the
-//      writer.
+//   3. writes masked_m of a masked grouped GEMM (which the GEMM kernel checks and walks): D must equal a run without
+//      the writer;
+//   4. writes the GEMM's B (read after write of the operand whose first box a dense kernel prefetches into L2 before
+//      its wait, fast_prefetch_b): D must equal a run without the writer.
 // With --expect-hazard (run with the profiling build of the backend under GO_CUDA_FAST_CFG=dbg=8, whose GEMM kernels
-// skip griddepcontrol.wait) case 1 must FAIL: that shows the check can see a missing wait (cases 2 and 3 are then not
-// judged).
+// skip griddepcontrol.wait) case 1 must FAIL: that shows the check can see a missing wait (cases 2, 3 and 4 are then
+// not judged).
 //
 // usage: pdl_check CUDA_SO [--expect-hazard]      exit 0: as expected; 1: not; 2: setup error
 // build: nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o pdl_check tests/gpu/pdl_check.cu -ldl
@@ -105,8 +107,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: a required go_* symbol is missing\n", argv[1]);
     return 2;
   }
-  // Dense 256 x 512 x 1024 and masked 4 x 128 (Mmax) x 512 x 1024: fast-path shapes of a few microseconds.
-  const int64_t M = 256, N = 512, K = 1024, KB = K / 128, NB = N / 128, G = 4, Mm = 128;
+  // Dense 256 x 4096 x 1024 and masked 4 x 128 (Mmax) x 4096 x 1024: fast-path shapes of a few microseconds. The dense
+  // one has tiles enough that the heuristic does not split K, so its kernel is a dense shape-class kernel that waits
+  // late (fast_late_wait; a split-K kernel waits at the top, which at 256 x 512 x 1024 left cases 1 and 4 untested).
+  const int64_t M = 256, N = 4096, K = 1024, KB = K / 128, NB = N / 128, G = 4, Mm = 128;
   std::vector<void*> live;
   auto dev = [&](size_t bytes) {
     void* p = nullptr;
@@ -121,11 +125,12 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> a_real(std::max(M, G * Mm) * K), b_real(G * N * K);
   std::vector<float> sa(std::max(M, G * Mm) * KB), sb(G * NB * KB);
   fill_codes(a_real, 1), fill_codes(b_real, 2), fill_scales(sa, 3), fill_scales(sb, 4);
-  void *pa = dev(a_real.size()), *pa_src = dev(a_real.size()), *pb = dev(b_real.size()), *psa = dev(4 * sa.size()),
-       *psb = dev(4 * sb.size()), *pd = dev(2 * G * Mm * N), *psave = dev(2 * G * Mm * N), *pm = dev(4 * G),
-       *pm_src = dev(4 * G);
+  void *pa = dev(a_real.size()), *pa_src = dev(a_real.size()), *pb = dev(b_real.size()), *pb_src = dev(b_real.size()),
+       *psa = dev(4 * sa.size()), *psb = dev(4 * sb.size()), *pd = dev(2 * G * Mm * N), *psave = dev(2 * G * Mm * N),
+       *pm = dev(4 * G), *pm_src = dev(4 * G);
   api.copy_in(pa_src, a_real.data(), a_real.size());
   api.copy_in(pb, b_real.data(), b_real.size());
+  api.copy_in(pb_src, b_real.data(), b_real.size());
   api.copy_in(psa, sa.data(), 4 * sa.size());
   api.copy_in(psb, sb.data(), 4 * sb.size());
   const go_tensor ta = tensor(pa, GO_E4M3, {M, K}, {K, 1}), tsa = tensor(psa, GO_F32, {M, KB}, {1, M}),
@@ -193,22 +198,34 @@ int main(int argc, char** argv) {
     const std::vector<uint8_t> saved = out(d_bytes, psave);
     const bool war_ok = std::memcmp(saved.data(), sentinel.data(), d_bytes) == 0 && out(d_bytes) == d_ref;
 
-    // 3. The masked GEMM's counts: masked_m is all zero (every tile written as zeros) until the writer copies the real one.
+    // 3. The masked GEMM's counts: masked_m is all zero (every tile written as zeros) until the writer copies the real
+    // one.
     api.copy_in(pm, masked_zero, sizeof masked_zero);
     api.copy_in(pd, zeros.data(), gd_bytes);
     api.sync();
     late_copy<<<1, 32>>>(static_cast<const uint8_t*>(pm_src), static_cast<uint8_t*>(pm), sizeof masked_real, kSpin);
     check(masked(), "masked after the writer");
     const bool gate_ok = out(gd_bytes) == gd_ref;
+
+    // 4. Read after write of B: B is zero until the writer copies the real codes in (the dense kernel has asked L2 for
+    // B's first box before its wait by then).
+    api.copy_in(pb, zeros.data(), N * K);
+    api.copy_in(pd, zeros.data(), gd_bytes);
+    api.sync();
+    late_copy<<<1, 256>>>(static_cast<const uint8_t*>(pb_src), static_cast<uint8_t*>(pb), N * K, kSpin);
+    check(dense(), "dense after the writer of B");
+    const bool rawb_ok = out(d_bytes) == d_ref;
+    api.copy_in(pb, b_real.data(), b_real.size());
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
       std::fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(e));
       return 2;
     }
 
-    // Without the wait (--expect-hazard) the read after write must fail; the other two may go either way.
+    // Without the wait (--expect-hazard) the read after write of A must fail; the other three may go either way.
     const bool no_wait = expect_hazard;
-    const bool bad_raw = raw_ok == no_wait, bad_war = !war_ok && !no_wait, bad_gate = !gate_ok && !no_wait;
+    const bool bad_raw = raw_ok == no_wait, bad_war = !war_ok && !no_wait, bad_gate = !gate_ok && !no_wait,
+               bad_rawb = !rawb_ok && !no_wait;
     std::printf("dense [%s]\nmasked [%s]\n", dense_cfg.c_str(), masked_cfg.c_str());
     std::printf("  read after write (A written late):    %s%s\n", raw_ok ? "D equal" : "D DIFFERS",
                 bad_raw ? "  <- unexpected" : "");
@@ -216,7 +233,12 @@ int main(int argc, char** argv) {
                 bad_war ? "  <- unexpected" : "");
     std::printf("  gate input (masked_m written late):   %s%s\n", gate_ok ? "D equal" : "D DIFFERS",
                 bad_gate ? "  <- unexpected" : "");
-    unexpected += bad_raw + bad_war + bad_gate;
+    std::printf("  read after write (B written late):    %s%s\n", rawb_ok ? "D equal" : "D DIFFERS",
+                bad_rawb ? "  <- unexpected" : "");
+    // A split-K dense kernel waits at the top (fast_late_wait): cases 1 and 4 would not test the late wait.
+    const bool bad_split = dense_cfg.find("split=") != std::string::npos;
+    if (bad_split) std::printf("  the dense case ran split K, whose kernels wait at the top  <- unexpected\n");
+    unexpected += bad_raw + bad_war + bad_gate + bad_rawb + bad_split;
   }
   for (void* p : live) api.free_(p);
   std::printf("SUMMARY pdl_check%s: %s\n", expect_hazard ? " (dbg=8: no wait, the hazard must show)" : "",

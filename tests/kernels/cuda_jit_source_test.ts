@@ -146,10 +146,11 @@ await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {
     },
   );
   await t.step(
-    "dense shape-class kernels wait for the kernel before them in the producer, after its setmaxnreg; grouped and generic kernels at the top",
+    "dense shape-class kernels prefetch B's first box into L2, then wait for the kernel before them, in the producer after its setmaxnreg; grouped and generic kernels wait at the top and prefetch nothing",
     async () => {
       // PTX order: the producer's branch opens with setmaxnreg.dec, so a wait after it is a wait inside that branch
       // (fast_late_wait, sm90_fp8_fast_producer.cuh); a wait before it is the one at the top that every thread runs.
+      // The L2 prefetch (fast_prefetch_b) stands between the two in a late kernel, and nowhere in the others.
       const cases: [FastKernelConfig, "late" | "top", string][] = [
         [{ bn: 32, stages: 10, n: 4096, k: 7168, ktma: 2, spread: true, mode: 0, sfa: 1 }, "late", "dense class"],
         [{ bn: 128, stages: 5, mode: 3, sfa: 1 }, "top", "masked class"],
@@ -166,6 +167,18 @@ await nvccTest("fast FP8 kernel JIT source", "go-jit-test-", async (t, dir) => {
         const wait = ptx[i].indexOf("griddepcontrol.wait"), dec = ptx[i].indexOf("setmaxnreg.dec");
         assert.ok(wait >= 0 && dec >= 0, `${what} ${JSON.stringify(c)}: no griddepcontrol.wait or setmaxnreg.dec`);
         assert.equal(wait > dec ? "late" : "top", where, `${what} ${JSON.stringify(c)}`);
+        const prefetch = ptx[i].indexOf("cp.async.bulk.prefetch.tensor");
+        if (where === "late") {
+          assert.ok(
+            dec < prefetch && prefetch < wait,
+            `${what}: prefetch at ${prefetch}, not between ${dec} and ${wait}`,
+          );
+          assert.match(
+            ptx[i],
+            /cp\.async\.bulk\.prefetch\.tensor\.3d\.L2\.global\.tile/,
+            `${what}: ktma=2 needs the 3d box`,
+          );
+        } else assert.equal(prefetch, -1, `${what} ${JSON.stringify(c)} prefetches`);
       });
     },
   );
