@@ -81,13 +81,13 @@ __device__ __forceinline__ bool fast_issues(int tid) {
   return tid == 0 || (C::kSpread && tid == 64);
 }
 
-/// B's first box into L2 (fast_late_wait kernels, by the thread that will copy it, before its dependency wait): the
-/// weights' DRAM latency then runs while the kernel before ends. L2 is where every SM's writes land, so a line fetched
-/// early cannot hide a later write of the kernel before (tests/gpu/pdl_check.cu). Against the wait alone (H200,
-/// tests/gpu/run.sh's ab step, 3 runs a side, 19 shapes): 1.007x geomean, 8 faster and 1 slower with the runs apart
-/// (dense 128 x 32768 x 512 9.6 -> 9.2 us, 64 x 32768 x 512 7.8 -> 7.5 us, 128 x 4096 x 7168 13.4 -> 13.1 us; 64 x 7168
-/// x 2048 6.5 -> 6.6 us); an unmodified copy in the same call 0.999x, none faster. Prefetching A's box as well lost
-/// (0.986x, 8 slower): every CTA of a row of tiles asks L2 for the same A box.
+/// B's first box into L2 (fast_late_wait kernels with SFA by TMA, by the thread that will copy it, before its
+/// dependency wait): the weights' DRAM latency then runs while the kernel before ends. L2 is where every SM's writes
+/// land, so a line fetched early cannot hide a later write of the kernel before (tests/gpu/pdl_check.cu, case 4).
+/// Against the wait alone (H200, tests/gpu/run.sh's ab step, 3 runs a side, 19 shapes): 1.007x geomean, 8 faster and 1
+/// slower with the runs apart (dense 128 x 32768 x 512 9.6 -> 9.2 us, 64 x 32768 x 512 7.8 -> 7.5 us, 128 x 4096 x 7168
+/// 13.4 -> 13.1 us; 64 x 7168 x 2048 6.5 -> 6.6 us); an unmodified copy in the same call 0.999x, none faster.
+/// Prefetching A's box as well lost (0.986x, 8 slower): every CTA of a row of tiles asks L2 for the same A box.
 template <class C>
 __device__ __forceinline__ void fast_prefetch_b(const CUtensorMap& map_b, int b_row, int kb) {
   if constexpr (C::kKtma > 1) tma_prefetch_l2_3d(&map_b, 0, b_row, kb);

@@ -207,8 +207,8 @@ int main(int argc, char** argv) {
     check(masked(), "masked after the writer");
     const bool gate_ok = out(gd_bytes) == gd_ref;
 
-    // 4. Read after write of B: B is zero until the writer copies the real codes in (the dense kernel has asked L2 for
-    // B's first box before its wait by then).
+    // 4. Read after write of B: B is zero until the writer copies the real codes in, by which time the dense kernel has
+    // asked L2 for B's first box (fast_prefetch_b, before its wait).
     api.copy_in(pb, zeros.data(), N * K);
     api.copy_in(pd, zeros.data(), gd_bytes);
     api.sync();
