@@ -109,7 +109,8 @@ int main(int argc, char** argv) {
   }
   // Dense 256 x 4096 x 1024 and masked 4 x 128 (Mmax) x 4096 x 1024: fast-path shapes of a few microseconds. The dense
   // one has tiles enough that the heuristic does not split K, so its kernel is a dense shape-class kernel that waits
-  // late (fast_late_wait; a split-K kernel waits at the top, which at 256 x 512 x 1024 left cases 1 and 4 untested).
+  // late (fast_late_wait; a split-K kernel waits at the top, which at 256 x 512 x 1024 left cases 1 and 4 untested;
+  // tests/kernels/cuda_fast_heuristic_test.ts pins both choices, and a split here counts as unexpected below).
   const int64_t M = 256, N = 4096, K = 1024, KB = K / 128, NB = N / 128, G = 4, Mm = 128;
   std::vector<void*> live;
   auto dev = [&](size_t bytes) {

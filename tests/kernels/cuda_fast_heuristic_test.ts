@@ -214,6 +214,10 @@ Deno.test({
           assert.match(config(Mode.Dense, 7, 256, 1152), /^bm=64 bn=16 .* jit=shape spread=1$/, "9 K blocks: ktma=1");
           assert.match(config(Mode.Dense, 64, 256, 7168), /^bm=64 bn=16 .* jit=shape spread=1 ktma=4$/);
           assert.match(config(Mode.Dense, 128, 512, 2048), /^bm=64 bn=16 .* jit=shape spread=1 ktma=4$/);
+          // tests/gpu/pdl_check.cu's dense case runs unsplit (a split-K kernel waits at the top, so it would not test
+          // the late wait); its earlier 256 x 512 x 1024 split 2 ways.
+          assert.doesNotMatch(config(Mode.Dense, 256, 4096, 1024), /split/, "pdl_check's dense case");
+          assert.match(config(Mode.Dense, 256, 512, 1024), / split=2$/);
         },
       );
       await t.step("contiguous layouts take BLOCK_M 256 only when their groups fit 256-row tiles", () => {
