@@ -380,6 +380,11 @@ if has ab && [ -z "${HUNG:-}" ]; then
   mkdir -p "$OUT/ab"
   ab_filter=${AB_FILTER:-"dense 4096|contiguous 4x8192x4096x2048|contiguous 8x4096x7168x3072|masked 6x1024x7168x3072"}
   [ -z "${AB_FILTER:-}" ] && ab_filter="$ab_filter|masked 32x20x4096x4096|dense 128x4096x7168|dense 64x2112x7168"
+  # AB_SHAPES: shapes outside the 45 (';'-separated, named as the tables name them: "masked 32x100x4096x2048"), timed
+  # beside AB_FILTER's (bench.cpp's --shape).
+  ab_shape_args=()
+  IFS=';' read -r -a ab_shapes <<<"${AB_SHAPES:-}"
+  for s in ${ab_shapes[@]+"${ab_shapes[@]}"}; do [ -n "$s" ] && ab_shape_args+=(--shape "$s"); done
   sides=(a)
   for i in "${!ab_dirs[@]}"; do
     if [ -f "$B/ab/$((i + 1))/libgo_cuda.so" ]; then
@@ -396,7 +401,8 @@ if has ab && [ -z "${HUNG:-}" ]; then
       [ "$side" != a ] && so=$B/ab/${side#b}/libgo_cuda.so cfg=${AB_CFG_B:-}
       echo "== $side, run $r: $so ${cfg:+GO_CUDA_FAST_CFG=$cfg} ==" >>"$OUT/ab/ab.log"
       env ${cfg:+GO_CUDA_FAST_CFG=$cfg} GO_CUDA_ASYNC=1 timeout "${AB_TIMEOUT:-120}" "$B/bench" "$so" \
-        --json "$OUT/ab/$side.$r.json" --filter "$ab_filter" >>"$OUT/ab/ab.log" 2>&1
+        --json "$OUT/ab/$side.$r.json" --filter "$ab_filter" ${ab_shape_args[@]+"${ab_shape_args[@]}"} \
+        >>"$OUT/ab/ab.log" 2>&1
       echo "exit $?" >>"$OUT/ab/ab.log"
       ab_lists[$side]=${ab_lists[$side]:+${ab_lists[$side]},}$OUT/ab/$side.$r.json
     done
