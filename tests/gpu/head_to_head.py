@@ -10,11 +10,11 @@ moves by up to 10 % between calls (bench/RESULTS.md, clocks.csv). This script re
   them through __cuda_array_interface__, so both kernels read the same bytes and write the same D;
 - A's scales are MN-major with 16-byte aligned columns, the layout our kernel loads by TMA and DeepGEMM's required
   one (its transform returns them untouched: checked), so each timed call is one GEMM kernel on either side;
-- rounds alternate the sides (ours, DeepGEMM, ours, ...; the first side alternates too), each round timed by
+- rounds rotate the sides (each goes first in turn: deepgemm_launch.rotation), each round timed by
   bench_torch.py's `timed` (GPU time behind torch.cuda._sleep, median of the samples);
 - DeepGEMM is timed twice a round where it has `set_pdl`: as it launches by default (without programmatic dependent
   launch) and with `set_pdl(True)`, as our kernels launch, where a call's prologue may run while the call before it
-  ends (its kernel waits in cudaGridDependencySynchronize before touching global memory). The three sides rotate;
+  ends (its kernel waits in cudaGridDependencySynchronize before touching global memory);
   bench/h2h_table.ts holds each shape against the faster DeepGEMM setting;
 - the per-round ratios give each shape's median ratio and its spread;
 - before timing, both sides compute D from the first set and the bits are compared (our fast kernels and DeepGEMM's

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { runRunSh, withRunDirs } from "./_run_sh.ts";
 
-/** The stand-in bench's argument lists (one line per call, arguments joined by " | "), after run.sh's ab step. */
+/** The stand-in bench's argument lists (one line per call, arguments joined by "|"), after run.sh's ab step. */
 async function benchCalls(env: Record<string, string>): Promise<string[]> {
   return await withRunDirs("go-ab-shapes", async (out, b) => {
     const calls = `${b}/calls.txt`;

@@ -58,3 +58,8 @@ def parse_shape_name(name):
 def shape_flops(kind, g, m, n, k):
     """2 * rows * N * K over the real rows: M (dense) or G * m (grouped; masked: masked_m = m), as bench.cpp counts."""
     return 2.0 * (m if kind == "dense" else g * m) * n * k
+
+
+if __name__ == "__main__":
+    # The 45 names, one a line (tests/kernels/fast_walk_balance.cu reads them through xargs).
+    print("\n".join(shape_name(*s) for s in all_shapes()))

@@ -6,27 +6,34 @@
 // divisors (FastDiv) are exact; a last round split in halves writes the same elements; masked A loaded by 64-row
 // chunk holds every chunk a math warpgroup computes from.
 // tests/kernels/fast_tiles_check.cu runs the kernel header's fast_tile, fast_chunk_tma, fast_epi_pending and
-// fast_idle_waves on the host: nvcc, no GPU, so CI runs it.
+// fast_idle_waves on the host: nvcc, no GPU, so CI runs it. tests/kernels/fast_walk_balance.cu, a program of its own,
+// says how evenly the persistent grid shares each benchmark shape's computed tiles at the heuristic's configuration.
 import assert from "node:assert/strict";
+import { PYTHON, pythonMissing } from "../_python.ts";
 import { nvccTest, runNvcc } from "./_nvcc.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** A host program of kernels/cuda's headers, built by nvcc into `exe` from `sources` (paths under the root). */
+async function buildHost(exe: string, sources: string[]): Promise<void> {
+  const build = await runNvcc([
+    "-std=c++17",
+    "-O2",
+    "-I",
+    `${ROOT}kernels/cuda`,
+    "-o",
+    exe,
+    ...sources.map((f) => ROOT + f),
+  ]);
+  assert.ok(build.ok, build.log);
+}
 
 await nvccTest("fast FP8 GEMM tile walk", "go-fast-tiles-", async (t, dir) => {
   await t.step(
     "BLOCK_M 64 and 256 write what BLOCK_M 128 writes, in every mode; split K covers K once; TMA stores keep their buffers",
     async () => {
       const exe = `${dir}/fast_tiles_check`;
-      const build = await runNvcc([
-        "-std=c++17",
-        "-O2",
-        "-I",
-        `${ROOT}kernels/cuda`,
-        "-o",
-        exe,
-        `${ROOT}tests/kernels/fast_tiles_check.cu`,
-      ]);
-      assert.ok(build.ok, build.log);
+      await buildHost(exe, ["tests/kernels/fast_tiles_check.cu"]);
       const run = await new Deno.Command(exe, { stdout: "piped", stderr: "piped" }).output();
       const out = new TextDecoder().decode(run.stdout);
       const failed = out.split("\n").filter((l) =>
@@ -79,4 +86,47 @@ await nvccTest("fast FP8 GEMM tile walk", "go-fast-tiles-", async (t, dir) => {
       assert.ok(div && Number(div[1]) > 4_000_000, "FastDiv must be checked exact");
     },
   );
+  await t.step(
+    "fast_walk_balance: 4096 x 2112 x 7168's 352 tiles leave the last round a third empty; masked Mmax 128 at BLOCK_M 64 idles every other CTA",
+    async () => {
+      const exe = `${dir}/fast_walk_balance`;
+      await buildHost(exe, ["tests/kernels/fast_walk_balance.cu", "kernels/cuda/sm90_fp8_fast_heuristic.cu"]);
+      const run = async (args: string[]) => {
+        const r = await new Deno.Command(exe, { args, stdout: "piped", stderr: "piped" }).output();
+        return { code: r.code, out: new TextDecoder().decode(r.stdout), err: new TextDecoder().decode(r.stderr) };
+      };
+      const r = await run(["dense 4096x2112x7168", "masked 32x20x4096x2048", "contiguous 4x8192x4096x2048"]);
+      assert.equal(r.code, 0, r.err);
+      // 128 x 192 tiles: 32 x 11 = 352 over 132 SMs, three rounds, the last two thirds full
+      assert.match(
+        r.out,
+        /^dense 4096x2112x7168: bm=128 bn=192 .*: units 352 over 132 clusters, .* max 3\.0 mean 2\.67, idle 0, balance 0\.889$/m,
+      );
+      assert.match(r.out, /^masked 32x20x4096x2048: bm=128 bn=128 .* max 8\.0 mean 7\.76, idle 0, balance 0\.970$/m);
+      // 256 x 128 in clusters of 2: 2048 units over 66 clusters, the last round's 2 split in halves
+      assert.match(
+        r.out,
+        /^contiguous 4x8192x4096x2048: bm=256 bn=128 .*multicast=2.*: units 2050 over 66 clusters, .* max 31\.5 /m,
+      );
+      // BLOCK_M 64 where masked_m = 20 and Mmax = 128: the zero row blocks (rows 64-127) fall on the odd CTAs
+      const b64 = await run(["--cfg", "bm=64", "masked 32x20x4096x2048"]);
+      assert.match(b64.out, /: units 2048 over 132 clusters, .* max 16\.0 mean 7\.76, idle 66, balance 0\.485$/m);
+      const bad = await run(["masked 32x20"]);
+      assert.equal(bad.code, 2);
+      assert.match(bad.err, /"masked 32x20": expected/);
+    },
+  );
+  await t.step({
+    name: "fast_walk_balance has an instance for the heuristic's configuration of every one of the benchmark's 45",
+    ignore: pythonMissing([]) !== undefined, // tests/gpu/shapes.py prints their names
+    fn: async () => {
+      const names = await new Deno.Command(PYTHON, { args: [`${ROOT}tests/gpu/shapes.py`], stdout: "piped" }).output();
+      const list = new TextDecoder().decode(names.stdout).trim().split("\n");
+      assert.equal(list.length, 45);
+      const all = await new Deno.Command(`${dir}/fast_walk_balance`, { args: list, stdout: "piped", stderr: "piped" })
+        .output();
+      assert.equal(all.code, 0, new TextDecoder().decode(all.stderr));
+      assert.equal(new TextDecoder().decode(all.stdout).trim().split("\n").length, 45);
+    },
+  });
 });
