@@ -24,7 +24,7 @@
 //   --shape: a shape outside the 45, named as the tables name them ("dense 4096x4224x32768", "masked 32x20x4096x2048";
 //            the rules of tests/gpu/shapes.py's parse_shape_name); repeatable; with --shape only the named shapes run
 //            (and those --filter picks from the 45), so that run.sh's profile step can profile any shape.
-//   --no-floor: skip the streaming floor (stream_floor_kernel), timed by default after each dense shape.
+//   --no-floor: skip the streaming floor (stream_floor_kernel), timed by default after each shape.
 //   --stall: a watchdog ends the process (exit 3, naming what it was timing) after S seconds without progress
 //            (default 30; 0: off), so that a kernel that never finishes (a profiling build, a bug) does not hold the
 //            GPU run until its outer timeout; the rows finished so far are already in the JSON.
@@ -126,7 +126,7 @@ struct Row {
   int64_t g, m, n, k;
   double us = -1, us_min = -1, tflops = 0, gbs = 0, bytes = 0;  // GPU time (queue held full); -1: not measured
   double us_call = -1, host_us = -1;  // per call as issued (host-paced), and the host's queueing time per call
-  double floor_us = -1;  // dense: the streaming floor's GPU time (stream_floor_kernel, its fastest variant); -1: none
+  double floor_us = -1;  // the streaming floor's GPU time (stream_floor_kernel, its fastest variant); -1: none
   std::string floor_variant;  // which: "U<loads in flight per thread> x<CTAs per SM>"
   int samples = 0, batch = 0, sets = 0;
 };
@@ -408,15 +408,15 @@ static int time_calls(Api& api, Timer& tm, F call, int sets, int samples, int ba
   return api.sync();
 }
 
-// The streaming floor of a dense shape: one kernel that reads every byte the GEMM must read (A, B and both scale
-// tensors) and writes every byte it must write (D, zeros), and nothing else. It is launched and timed the way our
-// GEMM is (programmatic dependent launch on the legacy default stream, back to back behind the spin kernel, the same
-// rotating sets), so its time is what moving the minimum bytes costs on this board with one kernel per call: the
-// launch, the first load's latency and the transfer. The "% of HBM bound" target (bytes / 4.8 TB/s) cannot be beaten
-// by any kernel whose time is above this floor's. 16-byte loads (ld.global.nc, L1 no-allocate), U in flight per
-// thread, G CTAs of 256 threads per SM, tails of fewer than 16 bytes read bytewise. Each shape times the six
-// variants of kFloorVariants (U 4 or 8, G 4, 8 or 16: from 64 KB to 512 KB in flight per SM, against the ~36 KB that
-// 4.8 TB/s x 1 us of latency over 132 SMs needs, Little's law) and keeps the fastest.
+// The streaming floor of a shape: one kernel that reads every byte the GEMM must read (A, B and both scale tensors) and
+// writes every byte it must write (D, zeros), and nothing else (floor_bytes: a masked shape's real rows only). It is
+// launched and timed the way our GEMM is (programmatic dependent launch on the legacy default stream, back to back
+// behind the spin kernel, the same rotating sets), so its time is what moving the minimum bytes costs on this board
+// with one kernel per call: the launch, the first load's latency and the transfer. The "% of HBM bound" target (bytes /
+// 4.8 TB/s) cannot be beaten by any kernel whose time is above this floor's. 16-byte loads (ld.global.nc, L1
+// no-allocate), U in flight per thread, G CTAs of 256 threads per SM, tails of fewer than 16 bytes read bytewise. Each
+// shape times the six variants of kFloorVariants (U 4 or 8, G 4, 8 or 16: from 64 KB to 512 KB in flight per SM,
+// against the ~36 KB that 4.8 TB/s x 1 us of latency over 132 SMs needs, Little's law) and keeps the fastest.
 struct FloorSegs {
   const uint8_t* src[4];
   long long src_bytes[4];
@@ -479,16 +479,30 @@ static long long tensor_bytes(const go_tensor& t) {
   return n;
 }
 
-// Launches the streaming floor over one dense set (t: a, sfa, b, sfb, d, whose bytes add up to Shape::bytes()); returns
-// a go status.
-static int launch_floor(const std::vector<go_tensor>& t, unsigned* sink, int sms, FloorVariant v) {
+// The bytes the floor moves in each of a set's first five tensors (a, sfa, b, sfb, d), which add up to Shape::bytes():
+// dense and contiguous, every byte of each; masked, all of B and its scales but only the real rows' bytes of A, its
+// scales and D (G x m rows, not G x Mmax), read or written as one run from each tensor's start. The same bytes as the
+// GEMM's real rows, which it reads group by group; the index tensor is not counted (Shape::bytes() leaves it out too).
+static void floor_bytes(const Shape& sh, const std::vector<go_tensor>& t, long long bytes[5]) {
+  for (size_t q = 0; q < 5; ++q) bytes[q] = tensor_bytes(t[q]);
+  if (sh.kind == MASKED) {
+    const long long rows = static_cast<long long>(sh.rows()), kb = (sh.k + 127) / 128;
+    bytes[0] = rows * sh.k;
+    bytes[1] = rows * kb * 4;
+    bytes[4] = rows * sh.n * 2;
+  }
+}
+
+// Launches the streaming floor over one set (t: a, sfa, b, sfb, d; bytes: floor_bytes); returns a go status.
+static int launch_floor(const std::vector<go_tensor>& t, const long long bytes[5], unsigned* sink, int sms,
+                        FloorVariant v) {
   FloorSegs s;
   for (int q = 0; q < 4; ++q) {
     s.src[q] = static_cast<const uint8_t*>(t[static_cast<size_t>(q)].data);
-    s.src_bytes[q] = tensor_bytes(t[static_cast<size_t>(q)]);
+    s.src_bytes[q] = bytes[q];
   }
   s.dst = static_cast<uint8_t*>(t[4].data);
-  s.dst_bytes = tensor_bytes(t[4]);
+  s.dst_bytes = bytes[4];
   s.sink = sink;
   cudaLaunchConfig_t cfg;
   std::memset(&cfg, 0, sizeof cfg);
@@ -866,18 +880,20 @@ int main(int argc, char** argv) {
       } else {
         doing(sh.name());
         r = bench_one(api, tm, sh, P, samples, kind_name(sh.kind));
-        if (sh.kind == DENSE && !no_floor && r.error.empty()) {
+        if (!no_floor && r.error.empty()) {
           doing(sh.name() + " (streaming floor)");
           const int sets = static_cast<int>(P.sets.size());
-          long long moved = 0;  // the floor's bytes, the bound's by construction
-          for (size_t q = 0; q < 5; ++q) moved += tensor_bytes(P.sets[0][q]);
+          long long bytes[5], moved = 0;  // the floor's bytes, the bound's by construction
+          floor_bytes(sh, P.sets[0], bytes);
+          for (size_t q = 0; q < 5; ++q) moved += bytes[q];
           if (static_cast<double>(moved) != sh.bytes())
             std::printf("  %s: the streaming floor moves %lld bytes, the bound counts %.0f\n", sh.name().c_str(), moved,
                         sh.bytes());
           for (const FloorVariant v : kFloorVariants) {
             Timing tf;
             const int st = time_calls(
-                api, tm, [&](int i) { return launch_floor(P.sets[static_cast<size_t>(i % sets)], sink, sms, v); },
+                api, tm,
+                [&](int i) { return launch_floor(P.sets[static_cast<size_t>(i % sets)], bytes, sink, sms, v); },
                 sets, samples, 10, true, &tf);
             if (st != 0 || tf.gpu.empty()) {
               std::printf("  %s: the streaming floor (U %d, %d CTAs per SM) failed (status %d)\n", sh.name().c_str(),
