@@ -98,7 +98,9 @@ void narrow_block_n(const Shape& s, const Named&, FastChoice& c) {
 // BLOCK_M 64 where A has at most 64 rows (dense M <= 64, masked Mmax <= 64): half the A bytes per stage, so 12 stages
 // instead of 8 of B in flight for these memory-bound shapes (64 x 7168 x 16384: 44 against 70 us). Not for masked Mmax
 // 128 with every masked_m <= 64: its zero tiles (rows 64 .. 127) fell on every other CTA, which left half the SMs
-// without work (32 x 20 x 6144 x 7168: 571 us against 437 at BLOCK_M 128).
+// without work (32 x 20 x 6144 x 7168: 571 us against 437 at BLOCK_M 128). A walk that gave every CTA as many computed
+// tiles as BLOCK_M 128 still lost on all 8 masked 20-row shapes (32 x 20 x 4096 x 2048 76.8 -> 83.5 us, H200, ab
+// step, 3 runs a side; docs/performance-history.md, "Issue 26, thirtieth round").
 void block_m_64_for_short_a(const Shape& s, const Named&, FastChoice& c) {
   if ((s.p.mode == kFastNormal || s.p.mode == kFastMasked) && s.p.M <= 64) c.bm = 64;
 }
