@@ -563,6 +563,20 @@ export interface Summary {
     oursWithin: number;
     deepGemm: { median: number; best: number; within: number; count: number };
   };
+  /**
+   * Our time over the streaming floor's in each other family of issue 26, over its shapes with a floor (grouped ones
+   * too, where bench.cpp timed the floor after every shape): how close each family runs to moving its minimum bytes,
+   * and DeepGEMM's time over the same floors (count 0: no DeepGEMM column). A family without a floor is left out.
+   */
+  familyFloor: FamilyFloor[];
+}
+
+/** One family's times over their streaming floors (Summary.familyFloor). */
+export interface FamilyFloor {
+  family: DeepGemmFamily;
+  count: number;
+  ours: { min: number; median: number; max: number };
+  deepGemm: { min: number; median: number; count: number };
 }
 
 /**
@@ -596,7 +610,26 @@ export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): 
       if (dg !== undefined) dgOver.push(dg / f);
     }
   }
+  const familyFloor: FamilyFloor[] = [];
+  for (const family of DEEPGEMM_FAMILIES.filter((f) => f !== "dense M ∈ {64, 128}")) {
+    const ours: number[] = [], dg: number[] = [];
+    for (const j of rows) {
+      const f = j.ours?.floor_us, us = j.ours?.us;
+      if (deepgemmFamily(j) !== family || typeof f !== "number" || f <= 0 || typeof us !== "number") continue;
+      ours.push(us / f);
+      const d = deepgemmUs(j);
+      if (d !== undefined) dg.push(d / f);
+    }
+    if (!ours.length) continue;
+    familyFloor.push({
+      family,
+      count: ours.length,
+      ours: { min: Math.min(...ours), median: median(ours), max: Math.max(...ours) },
+      deepGemm: { min: dg.length ? Math.min(...dg) : NaN, median: median(dg), count: dg.length },
+    });
+  }
   return {
+    familyFloor,
     geoAll: ratios(() => true),
     geoBigM: ratios((j) => benchFamily(j) === "dense M = 4096"),
     geoSmallM: ratios((j) => benchFamily(j) === "dense M ∈ {64, 128}"),
@@ -884,6 +917,16 @@ export function formatReport(input: ReportInput): string {
           ? `; DeepGEMM's time over the floor's, median **${f.deepGemm.median.toFixed(2)}×**, best ` +
             `**${f.deepGemm.best.toFixed(2)}×**, ${f.deepGemm.within} of ${f.deepGemm.count} within ` +
             `${TARGET_SMALL_M_OVER_FLOOR}×`
+          : ""),
+    );
+  }
+  for (const f of s.familyFloor) {
+    out.push(
+      `- ${f.family}, our time over the streaming floor's: median **${f.ours.median.toFixed(2)}×** ` +
+        `(${f.ours.min.toFixed(2)}–${f.ours.max.toFixed(2)}×) over ${f.count}` +
+        (f.deepGemm.count
+          ? `; DeepGEMM's median **${f.deepGemm.median.toFixed(2)}×** (best ${f.deepGemm.min.toFixed(2)}×) over ` +
+            `${f.deepGemm.count}`
           : ""),
     );
   }

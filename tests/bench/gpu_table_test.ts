@@ -148,6 +148,44 @@ Deno.test("gpu_table: table, summary, sweep, report", async (t) => {
     assert.ok(Math.abs(f.deepGemm.best - 4.5 / 3.8) < 1e-12);
     assert.ok(Math.abs(f.deepGemm.median - (4.5 / 3.8 + 10.1 / 3.8) / 2) < 1e-12);
   });
+  await t.step(
+    "summarize and formatReport: each other family's time over its streaming floor, DeepGEMM's beside",
+    () => {
+      const row = (kind: string, g: number, m: number, us: number, floor?: number, dg?: number): JoinedRow => {
+        const shape = { kind, g, m, n: 4096, k: 2048 };
+        const flops = 2 * g * m * 4096 * 2048;
+        return {
+          ...shape,
+          ours: { ...shape, us, tflops: flops / us / 1e6, ...(floor === undefined ? {} : { floor_us: floor }) },
+          torch: dg === undefined ? undefined : { ...shape, deepgemm_us: dg, deepgemm_tflops: flops / dg / 1e6 },
+        };
+      };
+      const rows = [
+        row("masked", 32, 20, 77.1, 63.0, 73.0),
+        row("masked", 6, 20, 18.6, 14.2),
+        row("masked", 32, 192, 108.6), // no floor: not counted
+        row("contiguous", 4, 8192, 476.9, 96.6, 455.2),
+        row("dense", 1, 4096, 90.0), // dense M = 4096 without a floor: the family is left out
+      ];
+      const f = summarize(rows).familyFloor;
+      assert.deepEqual(f.map((x) => [x.family, x.count, x.deepGemm.count]), [
+        ["m-grouped contiguous", 1, 1],
+        ["m-grouped masked", 2, 1],
+      ]);
+      const masked = f[1];
+      assert.ok(Math.abs(masked.ours.min - 77.1 / 63.0) < 1e-12);
+      assert.ok(Math.abs(masked.ours.max - 18.6 / 14.2) < 1e-12);
+      assert.ok(Math.abs(masked.ours.median - (77.1 / 63.0 + 18.6 / 14.2) / 2) < 1e-12);
+      assert.ok(Math.abs(masked.deepGemm.median - 73.0 / 63.0) < 1e-12);
+      const md = formatReport({
+        ours: { date: "2026-12-03", device: "NVIDIA H200", rows: rows.map((r) => r.ours!) },
+      });
+      assert.match(
+        md,
+        /^- m-grouped masked, our time over the streaming floor's: median \*\*1\.27×\*\* \(1\.22–1\.31×\) over 2$/m,
+      );
+    },
+  );
   await t.step("formatSweep: the heuristic's row first, best configuration per shape in bold, errors shown", () => {
     const s = formatSweep(ours.rows);
     assert.match(s, /^\| shape \| heuristic \| `bn=128` \| `bn=64` \| best \|/);

@@ -361,6 +361,10 @@ if has bench && [ -z "${HUNG:-}" ]; then
     if grep -q -E '^- the streaming floor' "$OUT/gpu_table.md"; then
       note "bench $(grep -m1 -E '^- the streaming floor' "$OUT/gpu_table.md")"
     fi
+    # Each other family's time over its streaming floor (gpu_table.ts's familyFloor), a line each.
+    while IFS= read -r line; do note "bench $line"; done < <(
+      grep -E "^- .*, our time over the streaming floor's" "$OUT/gpu_table.md"
+    )
   fi
   (cd "$OUT" && tar czf bench.tgz $(ls bench_ours.json bench_torch.json bench_warm.json bench_cfg2.json gpu_table.md clocks.csv 2>/dev/null)) 2>/dev/null
   rm -f "$OUT/bench_ours.json" "$OUT/bench_warm.json" "$OUT/bench_torch.json" "$OUT/bench_cfg2.json" "$OUT/gpu_table.md" \
