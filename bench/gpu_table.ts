@@ -44,6 +44,11 @@ export interface OursRow {
   floor_us?: number;
   /** Which of the floor's variants was fastest ("U8 x16": 8 loads in flight per thread, 16 CTAs per SM). */
   floor_variant?: string;
+  /**
+   * Every floor variant's GPU µs by name ("U4 x4": 64 KB of loads in flight an SM, up to "U8 x16": 512 KB), how the
+   * floor depends on the bytes in flight; not in the table.
+   */
+  floor_variants_us?: Record<string, number>;
   /** The kernel configuration (go_ext_fast_last_config) or, for "dense-sweep", the swept GO_CUDA_FAST_CFG. */
   config?: string;
   /** "dense-sweep" only: the configuration the backend reported for the swept string. */

@@ -128,6 +128,8 @@ struct Row {
   double us_call = -1, host_us = -1;  // per call as issued (host-paced), and the host's queueing time per call
   double floor_us = -1;  // the streaming floor's GPU time (stream_floor_kernel, its fastest variant); -1: none
   std::string floor_variant;  // which: "U<loads in flight per thread> x<CTAs per SM>"
+  // Every variant's time, in kFloorVariants' order (how the floor depends on the bytes in flight an SM): JSON only.
+  std::vector<std::pair<std::string, double>> floor_variants;
   int samples = 0, batch = 0, sets = 0;
 };
 
@@ -836,7 +838,7 @@ int main(int argc, char** argv) {
       const Row& r = rs[i];
       o += std::string(i ? ",\n" : "\n") + "{\"kind\":" + json_str(r.kind) + ",\"g\":" + std::to_string(r.g) +
            ",\"m\":" + std::to_string(r.m) + ",\"n\":" + std::to_string(r.n) + ",\"k\":" + std::to_string(r.k);
-      if (r.error.empty())
+      if (r.error.empty()) {
         o += ",\"us\":" + json_num(r.us) + ",\"us_min\":" + json_num(r.us_min) + ",\"tflops\":" + json_num(r.tflops) +
              ",\"gbs\":" + json_num(r.gbs) + ",\"samples\":" + std::to_string(r.samples) +
              ",\"batch\":" + std::to_string(r.batch) + ",\"sets\":" + std::to_string(r.sets) +
@@ -844,8 +846,15 @@ int main(int argc, char** argv) {
              ",\"timing\":" + json_str(r.timing) +
              (r.floor_us > 0 ? ",\"floor_us\":" + json_num(r.floor_us) + ",\"floor_variant\":" + json_str(r.floor_variant)
                              : std::string());
-      else
+        if (!r.floor_variants.empty()) {
+          o += ",\"floor_variants_us\":{";
+          for (size_t v = 0; v < r.floor_variants.size(); ++v)
+            o += (v ? "," : "") + json_str(r.floor_variants[v].first) + ":" + json_num(r.floor_variants[v].second);
+          o += "}";
+        }
+      } else {
         o += ",\"error\":" + json_str(r.error);
+      }
       o += ",\"bytes\":" + json_num(r.bytes) + ",\"config\":" + json_str(r.config);
       if (r.kind == "dense-sweep") o += ",\"last_config\":" + json_str(r.last_config);
       o += "}";
@@ -902,9 +911,11 @@ int main(int argc, char** argv) {
               continue;
             }
             const double us = median(tf.gpu);
+            const std::string name = "U" + std::to_string(v.unroll) + " x" + std::to_string(v.ctas_per_sm);
+            r.floor_variants.emplace_back(name, us);
             if (r.floor_us < 0 || us < r.floor_us) {
               r.floor_us = us;
-              r.floor_variant = "U" + std::to_string(v.unroll) + " x" + std::to_string(v.ctas_per_sm);
+              r.floor_variant = name;
             }
           }
         }
