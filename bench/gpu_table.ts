@@ -584,6 +584,25 @@ export interface FamilyFloor {
   deepGemm: { min: number; median: number; count: number };
 }
 
+/** The streaming floor's GPU µs of a row (undefined: not timed). */
+function floorUs(j: JoinedRow): number | undefined {
+  const f = j.ours?.floor_us;
+  return typeof f === "number" && f > 0 ? f : undefined;
+}
+
+/** Our time and DeepGEMM's over the streaming floor's, each over the rows that have both. */
+function timesOverFloor(rows: JoinedRow[]): { ours: number[]; deepGemm: number[] } {
+  const ours: number[] = [], deepGemm: number[] = [];
+  for (const j of rows) {
+    const f = floorUs(j), us = j.ours?.us;
+    if (f === undefined || typeof us !== "number") continue;
+    ours.push(us / f);
+    const d = deepgemmUs(j);
+    if (d !== undefined) deepGemm.push(d / f);
+  }
+  return { ours, deepGemm };
+}
+
 /**
  * Computes the summary figures from joined rows.
  *
@@ -603,36 +622,23 @@ export interface FamilyFloor {
 export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): Summary {
   const ratios = (pred: (j: JoinedRow) => boolean) => ratioStats(rows.filter(pred), oursTflops, blockTflops);
   const big = rows.find((j) => j.kind === "dense" && j.m === 4096 && j.n === 7168 && j.k === 16384);
-  const hbm: number[] = [], floor: number[] = [], over: number[] = [], dgOver: number[] = [];
-  for (const j of rows) {
-    if (benchFamily(j) !== "dense M ∈ {64, 128}" || oursTflops(j) === undefined) continue;
-    hbm.push(hbmBoundPercent(rowBytes(j), j.ours!.us!, bytesPerS));
-    const f = j.ours!.floor_us;
-    if (typeof f === "number" && f > 0) {
-      floor.push(hbmBoundPercent(rowBytes(j), f, bytesPerS));
-      over.push(j.ours!.us! / f);
-      const dg = deepgemmUs(j);
-      if (dg !== undefined) dgOver.push(dg / f);
-    }
-  }
-  const familyFloor: FamilyFloor[] = [];
-  for (const family of DEEPGEMM_FAMILIES.filter((f) => f !== "dense M ∈ {64, 128}")) {
-    const ours: number[] = [], dg: number[] = [];
-    for (const j of rows) {
-      const f = j.ours?.floor_us, us = j.ours?.us;
-      if (deepgemmFamily(j) !== family || typeof f !== "number" || f <= 0 || typeof us !== "number") continue;
-      ours.push(us / f);
-      const d = deepgemmUs(j);
-      if (d !== undefined) dg.push(d / f);
-    }
-    if (!ours.length) continue;
-    familyFloor.push({
-      family,
-      count: ours.length,
-      ours: { min: Math.min(...ours), median: median(ours), max: Math.max(...ours) },
-      deepGemm: { min: dg.length ? Math.min(...dg) : NaN, median: median(dg), count: dg.length },
-    });
-  }
+  const smallM = rows.filter((j) => benchFamily(j) === "dense M ∈ {64, 128}" && oursTflops(j) !== undefined);
+  const hbm = smallM.map((j) => hbmBoundPercent(rowBytes(j), j.ours!.us!, bytesPerS));
+  const floor = smallM.filter((j) => floorUs(j) !== undefined).map((j) =>
+    hbmBoundPercent(rowBytes(j), floorUs(j)!, bytesPerS)
+  );
+  const { ours: over, deepGemm: dgOver } = timesOverFloor(smallM);
+  const familyFloor = DEEPGEMM_FAMILIES.filter((f) => f !== "dense M ∈ {64, 128}").flatMap((family): FamilyFloor[] => {
+    const { ours, deepGemm: dg } = timesOverFloor(rows.filter((j) => deepgemmFamily(j) === family));
+    return ours.length
+      ? [{
+        family,
+        count: ours.length,
+        ours: { min: Math.min(...ours), median: median(ours), max: Math.max(...ours) },
+        deepGemm: { min: dg.length ? Math.min(...dg) : NaN, median: median(dg), count: dg.length },
+      }]
+      : [];
+  });
   return {
     familyFloor,
     geoAll: ratios(() => true),

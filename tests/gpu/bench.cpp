@@ -20,11 +20,12 @@
 // (go_ext_jit_stats) and each shape's kernel configuration (go_ext_fast_last_config) are printed when exported.
 //
 // usage: bench CUDA_SO [--quick] [--json PATH] [--filter "SUBSTR|SUBSTR"] [--sweep "cfg1;cfg2;..."] [--sweep-only]
-//                      [--samples N] [--no-prepare] [--stall S] [--no-floor] [--shape NAME ...]
+//                      [--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--shape NAME ...]
 //   --shape: a shape outside the 45, named as the tables name them ("dense 4096x4224x32768", "masked 32x20x4096x2048";
 //            the rules of tests/gpu/shapes.py's parse_shape_name); repeatable; with --shape only the named shapes run
 //            (and those --filter picks from the 45), so that run.sh's profile step can profile any shape.
-//   --no-floor: skip the streaming floor (stream_floor_kernel), timed by default after each shape.
+//   --floor: time the streaming floor (stream_floor_kernel) after each shape; only run.sh's bench step asks for it.
+//            --no-floor (the default; the last of the two wins) is what the history's commands pass.
 //   --stall: a watchdog ends the process (exit 3, naming what it was timing) after S seconds without progress
 //            (default 30; 0: off), so that a kernel that never finishes (a profiling build, a bug) does not hold the
 //            GPU run until its outer timeout; the rows finished so far are already in the JSON.
@@ -481,18 +482,15 @@ static long long tensor_bytes(const go_tensor& t) {
   return n;
 }
 
-// The bytes the floor moves in each of a set's first five tensors (a, sfa, b, sfb, d), which add up to Shape::bytes():
-// dense and contiguous, every byte of each; masked, all of B and its scales but only the real rows' bytes of A, its
-// scales and D (G x m rows, not G x Mmax), read or written as one run from each tensor's start. The same bytes as the
-// GEMM's real rows, which it reads group by group; the index tensor is not counted (Shape::bytes() leaves it out too).
+// The bytes the floor moves in each of a set's first five tensors (a, sfa, b, sfb, d), which should add up to
+// Shape::bytes() (the caller checks): dense and contiguous, every byte of each; masked, all of B and its scales but only
+// the real rows' share of A, its scales and D (m of each group's Mmax rows), read or written as one run from each
+// tensor's start. The same bytes as the GEMM's real rows, which it reads group by group; the index tensor is not counted
+// (Shape::bytes() leaves it out too).
 static void floor_bytes(const Shape& sh, const std::vector<go_tensor>& t, long long bytes[5]) {
   for (size_t q = 0; q < 5; ++q) bytes[q] = tensor_bytes(t[q]);
-  if (sh.kind == MASKED) {
-    const long long rows = static_cast<long long>(sh.rows()), kb = (sh.k + 127) / 128;
-    bytes[0] = rows * sh.k;
-    bytes[1] = rows * kb * 4;
-    bytes[4] = rows * sh.n * 2;
-  }
+  if (sh.kind == MASKED)
+    for (size_t q : {0, 1, 4}) bytes[q] = bytes[q] / sh.mmax() * sh.m;
 }
 
 // Launches the streaming floor over one set (t: a, sfa, b, sfb, d; bytes: floor_bytes); returns a go status.
@@ -647,10 +645,10 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: bench CUDA_SO [--quick] [--json PATH] [--filter \"SUBSTR|SUBSTR\"] [--sweep \"cfg1;cfg2\"] [--sweep-only] "
-                 "[--samples N] [--no-prepare] [--stall S] [--no-floor] [--shape NAME ...]\n");
+                 "[--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--shape NAME ...]\n");
     return 2;
   }
-  bool quick = false, sweep_only = false, no_prepare = false, no_floor = false;
+  bool quick = false, sweep_only = false, no_prepare = false, time_floor = false;
   std::string json_path, filter, sweep_arg;
   std::vector<Shape> named;  // --shape
   int samples = 25, stall_s = 30;
@@ -669,7 +667,8 @@ int main(int argc, char** argv) {
     else if (a == "--sweep") sweep_arg = val();
     else if (a == "--sweep-only") sweep_only = true;
     else if (a == "--no-prepare") no_prepare = true;
-    else if (a == "--no-floor") no_floor = true;
+    else if (a == "--floor") time_floor = true;
+    else if (a == "--no-floor") time_floor = false;
     else if (a == "--samples") samples = std::max(20, std::atoi(val().c_str()));
     else if (a == "--stall") stall_s = std::atoi(val().c_str());
     else if (a == "--shape") {
@@ -889,7 +888,7 @@ int main(int argc, char** argv) {
       } else {
         doing(sh.name());
         r = bench_one(api, tm, sh, P, samples, kind_name(sh.kind));
-        if (!no_floor && r.error.empty()) {
+        if (time_floor && r.error.empty()) {
           doing(sh.name() + " (streaming floor)");
           const int sets = static_cast<int>(P.sets.size());
           long long bytes[5], moved = 0;  // the floor's bytes, the bound's by construction

@@ -281,7 +281,7 @@ if has bench && [ -z "${HUNG:-}" ]; then
   # DeepGEMM where python3 can import deep_gemm (from PYTHONPATH; nothing here builds it; BENCH_DEEPGEMM=0 leaves it
   # out; its kernels JIT-compile first, in parallel, so TORCH_BENCH_TIMEOUT defaults to 300 s with it, 150 s without),
   # and the table (bench/gpu_table.ts: without deep_gemm one line says why, and summary.txt notes it). Only the first
-  # run times the streaming floor (the others pass --no-floor: the table reads the floor from it alone). The first run
+  # run times the streaming floor (--floor: the table reads the floor from it alone). The first run
   # takes BENCH_FILTER (--filter, e.g. "dense 4096"), BENCH_SWEEP (--sweep "cfg1;cfg2": GO_CUDA_FAST_CFG strings such as
   # "bn=128,stages=5;bn=112,stages=6") and BENCH_ARGS (split on spaces: --quick, --sweep-only, --samples N, --no-prepare). The JSON files and
   # gpu_table.md come back bundled in bench.tgz (few files come back from $OUT); bench.log holds everything printed.
@@ -304,12 +304,12 @@ if has bench && [ -z "${HUNG:-}" ]; then
   {
     echo "== CUDA backend (tests/gpu/bench.cpp), first run (cold JIT cache on a fresh machine) =="
     # shellcheck disable=SC2086
-    GO_CUDA_ASYNC=1 timeout "${BENCH_TIMEOUT:-210}" "$B/bench" "$CUDA_SO" --json "$OUT/bench_ours.json" \
+    GO_CUDA_ASYNC=1 timeout "${BENCH_TIMEOUT:-210}" "$B/bench" "$CUDA_SO" --floor --json "$OUT/bench_ours.json" \
       ${BENCH_FILTER:+--filter "$BENCH_FILTER"} ${BENCH_SWEEP:+--sweep "$BENCH_SWEEP"} ${BENCH_ARGS:-}
     echo "bench exit $?"
     if [ "${BENCH_WARM:-1}" != 0 ]; then
       echo "== CUDA backend, second run --quick (warm loads from the JIT disk cache) =="
-      GO_CUDA_ASYNC=1 timeout 45 "$B/bench" "$CUDA_SO" --quick --no-floor --json "$OUT/bench_warm.json"
+      GO_CUDA_ASYNC=1 timeout 45 "$B/bench" "$CUDA_SO" --quick --json "$OUT/bench_warm.json"
       echo "bench (warm) exit $?"
     fi
     if [ -n "${BENCH_CFG2:-}" ]; then
@@ -317,13 +317,13 @@ if has bench && [ -z "${HUNG:-}" ]; then
       # against the first run: bench_cfg2.json (bench/ab_table.ts compares the two).
       echo "== CUDA backend, every shape with GO_CUDA_FAST_CFG=$BENCH_CFG2 =="
       # shellcheck disable=SC2086
-      GO_CUDA_FAST_CFG=$BENCH_CFG2 GO_CUDA_ASYNC=1 timeout "${BENCH_TIMEOUT:-210}" "$B/bench" "$CUDA_SO" --no-floor \
+      GO_CUDA_FAST_CFG=$BENCH_CFG2 GO_CUDA_ASYNC=1 timeout "${BENCH_TIMEOUT:-210}" "$B/bench" "$CUDA_SO" \
         --json "$OUT/bench_cfg2.json" ${BENCH_FILTER:+--filter "$BENCH_FILTER"}
       echo "bench (cfg2) exit $?"
     fi
     if [ -n "${BENCH_SIMPLE:-}" ]; then
       echo "== CUDA backend, simple kernel (GO_CUDA_KERNEL=simple), --quick =="
-      GO_CUDA_ASYNC=1 GO_CUDA_KERNEL=simple timeout 60 "$B/bench" "$CUDA_SO" --quick --no-floor
+      GO_CUDA_ASYNC=1 GO_CUDA_KERNEL=simple timeout 60 "$B/bench" "$CUDA_SO" --quick
     fi
     if [ -z "${SKIP_TORCH:-}" ]; then
       echo "== torch and DeepGEMM (tests/gpu/bench_torch.py) =="
@@ -378,10 +378,10 @@ if has ab && [ -z "${HUNG:-}" ]; then
   # directories of AB_SOURCES (git-ignored, carried copies of kernels/, e.g. `git archive HEAD kernels | tar -x -C
   # .ab/hint` and then edited: AB_SOURCES=.ab/hint/kernels:.ab/other/kernels). Each JIT-compiles from its own sources
   # into its own cache. They run in turn, AB_RUNS rounds (default 3), on AB_FILTER's shapes, with AB_CFG_A / AB_CFG_B as
-  # GO_CUDA_FAST_CFG where set, without the streaming floor (--no-floor: the same bytes on every side, and ab_table.ts
-  # does not read it); bench/ab_table.ts compares each shape's mean, every B against A, and says which shapes'
-  # runs lie apart (with 3 runs a side a shape lands apart by chance 1 time in 10; at 2, 1 in 3): ab_table.md. Then
-  # check.cpp runs on each B library. The runs' JSON and logs come back in ab.tgz.
+  # GO_CUDA_FAST_CFG where set, without the streaming floor (bench.cpp times it only with --floor); bench/ab_table.ts
+  # compares each shape's mean, every B against A, and says which shapes' runs lie apart (with 3 runs a side a shape
+  # lands apart by chance 1 time in 10; at 2, 1 in 3): ab_table.md. Then check.cpp runs on each B library. The runs'
+  # JSON and logs come back in ab.tgz.
   rm -rf "$OUT/ab" "$OUT/ab.tgz" "$OUT/ab_table.md"
   mkdir -p "$OUT/ab"
   ab_filter=${AB_FILTER:-"dense 4096|contiguous 4x8192x4096x2048|contiguous 8x4096x7168x3072|masked 6x1024x7168x3072"}
@@ -407,7 +407,7 @@ if has ab && [ -z "${HUNG:-}" ]; then
       [ "$side" != a ] && so=$B/ab/${side#b}/libgo_cuda.so cfg=${AB_CFG_B:-}
       echo "== $side, run $r: $so ${cfg:+GO_CUDA_FAST_CFG=$cfg} ==" >>"$OUT/ab/ab.log"
       env ${cfg:+GO_CUDA_FAST_CFG=$cfg} GO_CUDA_ASYNC=1 timeout "${AB_TIMEOUT:-120}" "$B/bench" "$so" \
-        --json "$OUT/ab/$side.$r.json" --no-floor --filter "$ab_filter" ${ab_shape_args[@]+"${ab_shape_args[@]}"} \
+        --json "$OUT/ab/$side.$r.json" --filter "$ab_filter" ${ab_shape_args[@]+"${ab_shape_args[@]}"} \
         >>"$OUT/ab/ab.log" 2>&1
       echo "exit $?" >>"$OUT/ab/ab.log"
       ab_lists[$side]=${ab_lists[$side]:+${ab_lists[$side]},}$OUT/ab/$side.$r.json
@@ -560,7 +560,7 @@ if has trace && [ -z "${HUNG:-}" ]; then
     note "trace: skipped: no profiling library ($PROF_SO): run the build step with trace in the same STEPS"
   else
     GO_CUDA_FAST_CFG=dbg=${TRACE_DBG:-64}${TRACE_CFG:+,$TRACE_CFG} GO_CUDA_ASYNC=1 timeout "${TRACE_TIMEOUT:-120}" \
-      "$B/bench" "$PROF_SO" --no-floor \
+      "$B/bench" "$PROF_SO" \
       --filter "${TRACE_FILTER:-dense 4096x7168x2048|dense 4096x32768x512|contiguous 4x8192x4096x2048}" >"$OUT/trace.log" 2>&1
     note "trace: exit $?, $(grep -c '^fast trace' "$OUT/trace.log") traces"
     if [ -x .device/enter.sh ]; then

@@ -52,8 +52,8 @@ Deno.test("run.sh's ab step without AB_SHAPES runs AB_FILTER's shapes alone", as
   assert.equal(calls.length, 2);
 });
 
-Deno.test("run.sh's ab step skips the streaming floor on every side (bench --no-floor)", async () => {
+Deno.test("run.sh's ab step skips the streaming floor on every side (no --floor to bench)", async () => {
   const calls = await benchCalls({ AB_FILTER: "masked 32x20" });
   assert.equal(calls.length, 2);
-  for (const c of calls) assert.ok(c.split("|").includes("--no-floor"), c);
+  for (const c of calls) assert.ok(!c.split("|").includes("--floor"), c);
 });
