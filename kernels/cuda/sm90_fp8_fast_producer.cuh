@@ -87,7 +87,10 @@ __device__ __forceinline__ bool fast_issues(int tid) {
 /// Against the wait alone (H200, tests/gpu/run.sh's ab step, 3 runs a side, 19 shapes): 1.007x geomean, 8 faster and 1
 /// slower with the runs apart (dense 128 x 32768 x 512 9.6 -> 9.2 us, 64 x 32768 x 512 7.8 -> 7.5 us, 128 x 4096 x 7168
 /// 13.4 -> 13.1 us; 64 x 7168 x 2048 6.5 -> 6.6 us); an unmodified copy in the same call 0.999x, none faster.
-/// Prefetching A's box as well lost (0.986x, 8 slower): every CTA of a row of tiles asks L2 for the same A box.
+/// Prefetching A's box as well lost (0.986x, 8 slower): every CTA of a row of tiles asks L2 for the same A box. So did
+/// B's box 8 or 16 K blocks ahead of every load (BLOCK_M <= 128): the masked 20-row shapes took 15-25 % longer at 8
+/// ahead, 26-75 % at 16 (32 x 20 x 4096 x 2048 77.0 -> 88.2 and 126.8 us), dense ones up to 30 % (128 x 7168 x 16384
+/// 37.5 -> 48.9 us); docs/performance-history.md, thirty-first round.
 template <class C>
 __device__ __forceinline__ void fast_prefetch_b(const CUtensorMap& map_b, int b_row, int kb) {
   if constexpr (C::kKtma > 1) tma_prefetch_l2_3d(&map_b, 0, b_row, kb);

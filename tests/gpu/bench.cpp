@@ -128,8 +128,9 @@ struct Row {
   double us = -1, us_min = -1, tflops = 0, gbs = 0, bytes = 0;  // GPU time (queue held full); -1: not measured
   double us_call = -1, host_us = -1;  // per call as issued (host-paced), and the host's queueing time per call
   double floor_us = -1;  // the streaming floor's GPU time (stream_floor_kernel, its fastest variant); -1: none
-  std::string floor_variant;  // which: "U<loads in flight per thread> x<CTAs per SM>"
-  // Every variant's time, in kFloorVariants' order (how the floor depends on the bytes in flight an SM): JSON only.
+  std::string floor_variant;  // which: "U<loads a thread in flight> x<CTAs per SM in the grid>"
+  // Every variant's time, in kFloorVariants' order (how the floor depends on the loads a thread and the CTAs): JSON
+  // only.
   std::vector<std::pair<std::string, double>> floor_variants;
   int samples = 0, batch = 0, sets = 0;
 };
@@ -417,9 +418,16 @@ static int time_calls(Api& api, Timer& tm, F call, int sets, int samples, int ba
 // behind the spin kernel, the same rotating sets), so its time is what moving the minimum bytes costs on this board
 // with one kernel per call: the launch, the first load's latency and the transfer. The "% of HBM bound" target (bytes /
 // 4.8 TB/s) cannot be beaten by any kernel whose time is above this floor's. 16-byte loads (ld.global.nc, L1
-// no-allocate), U in flight per thread, G CTAs of 256 threads per SM, tails of fewer than 16 bytes read bytewise. Each
-// shape times the six variants of kFloorVariants (U 4 or 8, G 4, 8 or 16: from 64 KB to 512 KB in flight per SM,
-// against the ~36 KB that 4.8 TB/s x 1 us of latency over 132 SMs needs, Little's law) and keeps the fastest.
+// no-allocate), U in flight per thread, a grid of G CTAs of 256 threads per SM, tails of fewer than 16 bytes read
+// bytewise. Each shape times the six variants of kFloorVariants (U 2 or 4; G 4, 8 or 16) and keeps the fastest.
+// Registers bound the CTAs resident at once (floor_residency, printed and in the JSON; H200, nvcc 13.0: U2 32
+// registers a thread, 8 CTAs an SM; U4 38, 6), so U x 16 B x 256 x min(G, resident CTAs) is what an SM has requested
+// at most: 32 KB (U2, G 4) to 96 KB (U4, G 8 or 16), against the ~36 KB that 4.8 TB/s x 1 us of latency over 132 SMs
+// needs (Little's law). Not U 8: ptxas kept at most 4 of its 8 loads in flight (in its SASS the fifth load writes the
+// first's registers, after the XOR that reads them), and it timed like U 4. No one variant is fastest everywhere, and
+// neither the bytes in flight nor the warps an SM order them (H200, all 45 shapes): at masked 32 x 20 x 4096 x 2048, U4
+// G4 took 79.9 us, U2 G4 (the same CTAs, half the loads) 64.3, the other four 63.2-64.4; adding the U2 variants
+// lowered the floor by up to 11 % (dense 64 x 32768 x 512 8.1 -> 7.2 us, U2 G16).
 struct FloorSegs {
   const uint8_t* src[4];
   long long src_bytes[4];
@@ -473,7 +481,26 @@ __global__ void __launch_bounds__(256) stream_floor_kernel(FloorSegs s) {
 struct FloorVariant {
   int unroll, ctas_per_sm;
 };
-static const FloorVariant kFloorVariants[] = {{4, 4}, {4, 8}, {4, 16}, {8, 4}, {8, 8}, {8, 16}};
+static const FloorVariant kFloorVariants[] = {{2, 4}, {2, 8}, {2, 16}, {4, 4}, {4, 8}, {4, 16}};
+
+// Each unroll's registers a thread and CTAs of 256 threads resident an SM
+// (cudaOccupancyMaxActiveBlocksPerMultiprocessor): a variant of G CTAs per SM has min(G, ctas) of them loading at once.
+struct FloorResidency {
+  int unroll, registers, ctas;
+};
+static std::vector<FloorResidency> floor_residency() {
+  std::vector<FloorResidency> out;
+  auto one = [&](int u, const void* fn) {
+    cudaFuncAttributes fa{};
+    int ctas = 0;
+    if (cudaFuncGetAttributes(&fa, fn) == cudaSuccess &&
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, fn, 256, 0) == cudaSuccess)
+      out.push_back({u, fa.numRegs, ctas});
+  };
+  one(2, reinterpret_cast<const void*>(stream_floor_kernel<2>));
+  one(4, reinterpret_cast<const void*>(stream_floor_kernel<4>));
+  return out;
+}
 
 // Bytes of a dense set's tensor: its elements (each tensor of make_sets is packed) times the element size.
 static long long tensor_bytes(const go_tensor& t) {
@@ -514,8 +541,8 @@ static int launch_floor(const std::vector<go_tensor>& t, const long long bytes[5
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  const cudaError_t e = v.unroll == 8 ? cudaLaunchKernelEx(&cfg, stream_floor_kernel<8>, s)
-                                      : cudaLaunchKernelEx(&cfg, stream_floor_kernel<4>, s);
+  const cudaError_t e = v.unroll == 4 ? cudaLaunchKernelEx(&cfg, stream_floor_kernel<4>, s)
+                                      : cudaLaunchKernelEx(&cfg, stream_floor_kernel<2>, s);
   if (e != cudaSuccess) {
     std::printf("  stream_floor_kernel: %s\n", cudaGetErrorString(e));
     return GO_ERR_DEVICE;
@@ -806,6 +833,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cudaMalloc (the streaming floor's sink): %s\n", cudaGetErrorString(cudaGetLastError()));
     return 1;
   }
+  const std::vector<FloorResidency> residency = time_floor ? floor_residency() : std::vector<FloorResidency>{};
+  for (const FloorResidency& fr : residency)
+    std::printf("streaming floor U%d: %d registers a thread, %d CTAs of 256 threads resident an SM\n", fr.unroll,
+                fr.registers, fr.ctas);
   // The JSON is rewritten after every row, so a run cut short by a timeout still leaves its rows ("complete": false).
   auto write_json = [&](const std::vector<Row>& rs, bool complete) -> bool {
     if (json_path.empty()) return true;
@@ -832,6 +863,13 @@ int main(int argc, char** argv) {
                     "contiguous/masked (index tensors checked on the device), or per call where timing says so\"";
     o += ",\"jit_after_prepare\":" + (have_jit ? jit_json(jit_prep) : std::string("null"));
     o += ",\"jit\":" + (jit_ok ? jit_json(jit_now) : std::string("null"));
+    if (time_floor) {  // the floor kernels' registers and CTAs resident an SM, per unroll
+      o += ",\"floor_residency\":{";
+      for (size_t i = 0; i < residency.size(); ++i)
+        o += (i ? ",\"U" : "\"U") + std::to_string(residency[i].unroll) + "\":{\"registers\":" +
+             std::to_string(residency[i].registers) + ",\"ctas_per_sm\":" + std::to_string(residency[i].ctas) + "}";
+      o += "}";
+    }
     o += ",\"rows\":[";
     for (size_t i = 0; i < rs.size(); ++i) {
       const Row& r = rs[i];
