@@ -483,6 +483,16 @@ struct FloorVariant {
 };
 static const FloorVariant kFloorVariants[] = {{2, 4}, {2, 8}, {2, 16}, {4, 4}, {4, 8}, {4, 16}};
 
+// The floor kernel of an unroll the variants name; nullptr for one not compiled here.
+using FloorKernel = void (*)(FloorSegs);
+static FloorKernel floor_kernel(int unroll) {
+  switch (unroll) {
+    case 2: return stream_floor_kernel<2>;
+    case 4: return stream_floor_kernel<4>;
+    default: return nullptr;
+  }
+}
+
 // Each unroll's registers a thread and CTAs of 256 threads resident an SM
 // (cudaOccupancyMaxActiveBlocksPerMultiprocessor): a variant of G CTAs per SM has min(G, ctas) of them loading at once.
 struct FloorResidency {
@@ -490,15 +500,16 @@ struct FloorResidency {
 };
 static std::vector<FloorResidency> floor_residency() {
   std::vector<FloorResidency> out;
-  auto one = [&](int u, const void* fn) {
+  for (const FloorVariant v : kFloorVariants) {
+    const void* fn = reinterpret_cast<const void*>(floor_kernel(v.unroll));
+    bool seen = false;
+    for (const FloorResidency& r : out) seen = seen || r.unroll == v.unroll;
     cudaFuncAttributes fa{};
     int ctas = 0;
-    if (cudaFuncGetAttributes(&fa, fn) == cudaSuccess &&
+    if (fn && !seen && cudaFuncGetAttributes(&fa, fn) == cudaSuccess &&
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, fn, 256, 0) == cudaSuccess)
-      out.push_back({u, fa.numRegs, ctas});
-  };
-  one(2, reinterpret_cast<const void*>(stream_floor_kernel<2>));
-  one(4, reinterpret_cast<const void*>(stream_floor_kernel<4>));
+      out.push_back({v.unroll, fa.numRegs, ctas});
+  }
   return out;
 }
 
@@ -541,8 +552,12 @@ static int launch_floor(const std::vector<go_tensor>& t, const long long bytes[5
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  const cudaError_t e = v.unroll == 4 ? cudaLaunchKernelEx(&cfg, stream_floor_kernel<4>, s)
-                                      : cudaLaunchKernelEx(&cfg, stream_floor_kernel<2>, s);
+  const FloorKernel fn = floor_kernel(v.unroll);
+  if (!fn) {
+    std::printf("  stream_floor_kernel: no kernel of %d loads a thread\n", v.unroll);
+    return GO_ERR_DEVICE;
+  }
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, fn, s);
   if (e != cudaSuccess) {
     std::printf("  stream_floor_kernel: %s\n", cudaGetErrorString(e));
     return GO_ERR_DEVICE;
