@@ -624,9 +624,10 @@ export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): 
   const big = rows.find((j) => j.kind === "dense" && j.m === 4096 && j.n === 7168 && j.k === 16384);
   const smallM = rows.filter((j) => benchFamily(j) === "dense M ∈ {64, 128}" && oursTflops(j) !== undefined);
   const hbm = smallM.map((j) => hbmBoundPercent(rowBytes(j), j.ours!.us!, bytesPerS));
-  const floor = smallM.filter((j) => floorUs(j) !== undefined).map((j) =>
-    hbmBoundPercent(rowBytes(j), floorUs(j)!, bytesPerS)
-  );
+  const floor = smallM.flatMap((j) => {
+    const f = floorUs(j);
+    return f === undefined ? [] : [hbmBoundPercent(rowBytes(j), f, bytesPerS)];
+  });
   const { ours: over, deepGemm: dgOver } = timesOverFloor(smallM);
   const familyFloor = DEEPGEMM_FAMILIES.filter((f) => f !== "dense M ∈ {64, 128}").flatMap((family): FamilyFloor[] => {
     const { ours, deepGemm: dg } = timesOverFloor(rows.filter((j) => deepgemmFamily(j) === family));

@@ -127,10 +127,8 @@ struct Row {
   int64_t g, m, n, k;
   double us = -1, us_min = -1, tflops = 0, gbs = 0, bytes = 0;  // GPU time (queue held full); -1: not measured
   double us_call = -1, host_us = -1;  // per call as issued (host-paced), and the host's queueing time per call
-  double floor_us = -1;  // the streaming floor's GPU time (stream_floor_kernel, its fastest variant); -1: none
-  std::string floor_variant;  // which: "U<loads a thread in flight> x<CTAs per SM in the grid>"
-  // Every variant's time, in kFloorVariants' order (how the floor depends on the loads a thread and the CTAs): JSON
-  // only.
+  // The streaming floor's GPU time in each variant that ran ("U<loads a thread in flight> x<CTAs per SM in the grid>",
+  // in kFloorUnrolls x kFloorGrids order); the floor is the fastest (fastest_floor).
   std::vector<std::pair<std::string, double>> floor_variants;
   int samples = 0, batch = 0, sets = 0;
 };
@@ -419,15 +417,15 @@ static int time_calls(Api& api, Timer& tm, F call, int sets, int samples, int ba
 // with one kernel per call: the launch, the first load's latency and the transfer. The "% of HBM bound" target (bytes /
 // 4.8 TB/s) cannot be beaten by any kernel whose time is above this floor's. 16-byte loads (ld.global.nc, L1
 // no-allocate), U in flight per thread, a grid of G CTAs of 256 threads per SM, tails of fewer than 16 bytes read
-// bytewise. Each shape times the six variants of kFloorVariants (U 2 or 4; G 4, 8 or 16) and keeps the fastest.
-// Registers bound the CTAs resident at once (floor_residency, printed and in the JSON; H200, nvcc 13.0: U2 32
-// registers a thread, 8 CTAs an SM; U4 38, 6), so U x 16 B x 256 x min(G, resident CTAs) is what an SM has requested
-// at most: 32 KB (U2, G 4) to 96 KB (U4, G 8 or 16), against the ~36 KB that 4.8 TB/s x 1 us of latency over 132 SMs
-// needs (Little's law). Not U 8: ptxas kept at most 4 of its 8 loads in flight (in its SASS the fifth load writes the
-// first's registers, after the XOR that reads them), and it timed like U 4. No one variant is fastest everywhere, and
-// neither the bytes in flight nor the warps an SM order them (H200, all 45 shapes): at masked 32 x 20 x 4096 x 2048, U4
-// G4 took 79.9 us, U2 G4 (the same CTAs, half the loads) 64.3, the other four 63.2-64.4; adding the U2 variants
-// lowered the floor by up to 11 % (dense 64 x 32768 x 512 8.1 -> 7.2 us, U2 G16).
+// bytewise. Each shape times six variants, every U of kFloorUnrolls (2, 4) in every G of kFloorGrids (4, 8, 16), and
+// keeps the fastest. Registers bound the CTAs resident at once (floor_residency, printed and in the JSON; H200, nvcc
+// 13.0: U2 32 registers a thread, 8 CTAs an SM; U4 38, 6), so U x 16 B x 256 x min(G, resident CTAs) is what an SM has
+// requested at most: 32 KB (U2, G 4) to 96 KB (U4, G 8 or 16), against the ~36 KB that 4.8 TB/s x 1 us of latency over
+// 132 SMs needs (Little's law). Not U 8: ptxas kept at most 4 of its 8 loads in flight (in its SASS the fifth load
+// writes the first's registers, after the XOR that reads them), and it timed like U 4. No one variant is fastest
+// everywhere, and neither the bytes in flight nor the warps an SM order them (H200, all 45 shapes): at masked 32 x 20 x
+// 4096 x 2048, U4 G4 took 79.9 us, U2 G4 (the same CTAs, half the loads) 64.3, the other four 63.2-64.4; adding the U2
+// variants lowered the floor by up to 11 % (dense 64 x 32768 x 512 8.1 -> 7.2 us, U2 G16).
 struct FloorSegs {
   const uint8_t* src[4];
   long long src_bytes[4];
@@ -477,21 +475,14 @@ __global__ void __launch_bounds__(256) stream_floor_kernel(FloorSegs s) {
   if (acc == 0x9E3779B9u) atomicAdd(s.sink, 1u);
 }
 
-// The variants each shape's floor is timed in: loads in flight per thread, CTAs per SM.
-struct FloorVariant {
-  int unroll, ctas_per_sm;
+// The variants each shape's floor is timed in: every unroll (loads in flight per thread, with its kernel) in every grid
+// (CTAs per SM).
+struct FloorUnroll {
+  int unroll;
+  void (*kernel)(FloorSegs);
 };
-static const FloorVariant kFloorVariants[] = {{2, 4}, {2, 8}, {2, 16}, {4, 4}, {4, 8}, {4, 16}};
-
-// The floor kernel of an unroll the variants name; nullptr for one not compiled here.
-using FloorKernel = void (*)(FloorSegs);
-static FloorKernel floor_kernel(int unroll) {
-  switch (unroll) {
-    case 2: return stream_floor_kernel<2>;
-    case 4: return stream_floor_kernel<4>;
-    default: return nullptr;
-  }
-}
+static const FloorUnroll kFloorUnrolls[] = {{2, stream_floor_kernel<2>}, {4, stream_floor_kernel<4>}};
+static const int kFloorGrids[] = {4, 8, 16};
 
 // Each unroll's registers a thread and CTAs of 256 threads resident an SM
 // (cudaOccupancyMaxActiveBlocksPerMultiprocessor): a variant of G CTAs per SM has min(G, ctas) of them loading at once.
@@ -500,17 +491,23 @@ struct FloorResidency {
 };
 static std::vector<FloorResidency> floor_residency() {
   std::vector<FloorResidency> out;
-  for (const FloorVariant v : kFloorVariants) {
-    const void* fn = reinterpret_cast<const void*>(floor_kernel(v.unroll));
-    bool seen = false;
-    for (const FloorResidency& r : out) seen = seen || r.unroll == v.unroll;
+  for (const FloorUnroll& u : kFloorUnrolls) {
+    const void* fn = reinterpret_cast<const void*>(u.kernel);
     cudaFuncAttributes fa{};
     int ctas = 0;
-    if (fn && !seen && cudaFuncGetAttributes(&fa, fn) == cudaSuccess &&
+    if (cudaFuncGetAttributes(&fa, fn) == cudaSuccess &&
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, fn, 256, 0) == cudaSuccess)
-      out.push_back({v.unroll, fa.numRegs, ctas});
+      out.push_back({u.unroll, fa.numRegs, ctas});
   }
   return out;
+}
+
+// The fastest of a row's floor variants: {its name, its GPU us}; {"", -1} where none ran.
+static std::pair<std::string, double> fastest_floor(const Row& r) {
+  std::pair<std::string, double> best{"", -1};
+  for (const auto& v : r.floor_variants)
+    if (best.second < 0 || v.second < best.second) best = v;
+  return best;
 }
 
 // Bytes of a dense set's tensor: its elements (each tensor of make_sets is packed) times the element size.
@@ -533,7 +530,7 @@ static void floor_bytes(const Shape& sh, const std::vector<go_tensor>& t, long l
 
 // Launches the streaming floor over one set (t: a, sfa, b, sfb, d; bytes: floor_bytes); returns a go status.
 static int launch_floor(const std::vector<go_tensor>& t, const long long bytes[5], unsigned* sink, int sms,
-                        FloorVariant v) {
+                        const FloorUnroll& u, int ctas_per_sm) {
   FloorSegs s;
   for (int q = 0; q < 4; ++q) {
     s.src[q] = static_cast<const uint8_t*>(t[static_cast<size_t>(q)].data);
@@ -544,7 +541,7 @@ static int launch_floor(const std::vector<go_tensor>& t, const long long bytes[5
   s.sink = sink;
   cudaLaunchConfig_t cfg;
   std::memset(&cfg, 0, sizeof cfg);
-  cfg.gridDim = dim3(static_cast<unsigned>(v.ctas_per_sm * sms));
+  cfg.gridDim = dim3(static_cast<unsigned>(ctas_per_sm * sms));
   cfg.blockDim = dim3(256);
   cfg.stream = 0;
   cudaLaunchAttribute attr;
@@ -552,12 +549,7 @@ static int launch_floor(const std::vector<go_tensor>& t, const long long bytes[5
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  const FloorKernel fn = floor_kernel(v.unroll);
-  if (!fn) {
-    std::printf("  stream_floor_kernel: no kernel of %d loads a thread\n", v.unroll);
-    return GO_ERR_DEVICE;
-  }
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, fn, s);
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, u.kernel, s);
   if (e != cudaSuccess) {
     std::printf("  stream_floor_kernel: %s\n", cudaGetErrorString(e));
     return GO_ERR_DEVICE;
@@ -675,11 +667,13 @@ static Row bench_one(Api& api, Timer& tm, const Shape& sh, Prepared& P, int samp
 static void print_row(const std::string& name, const Row& r, const std::string& cfg) {
   if (!r.error.empty())
     std::printf("%-34s %s\n", name.c_str(), r.error.c_str());
-  else
+  else {
+    const auto fl = fastest_floor(r);
     std::printf("%-34s %10.1f %10.1f %9.1f %9.1f %9.1f %7.1f %5d  %s%s\n", name.c_str(), r.us, r.us_min, r.tflops, r.gbs,
                 r.us_call, r.host_us, r.sets, cfg.c_str(),
-                r.floor_us > 0 ? (" [streaming floor " + std::to_string(r.floor_us) + " us, " + r.floor_variant + "]").c_str()
-                               : "");
+                fl.second > 0 ? (" [streaming floor " + std::to_string(fl.second) + " us, " + fl.first + "]").c_str()
+                              : "");
+  }
   std::fflush(stdout);
 }
 
@@ -895,11 +889,11 @@ int main(int argc, char** argv) {
              ",\"gbs\":" + json_num(r.gbs) + ",\"samples\":" + std::to_string(r.samples) +
              ",\"batch\":" + std::to_string(r.batch) + ",\"sets\":" + std::to_string(r.sets) +
              ",\"us_call\":" + json_num(r.us_call) + ",\"host_us\":" + json_num(r.host_us) +
-             ",\"timing\":" + json_str(r.timing) +
-             (r.floor_us > 0 ? ",\"floor_us\":" + json_num(r.floor_us) + ",\"floor_variant\":" + json_str(r.floor_variant)
-                             : std::string());
+             ",\"timing\":" + json_str(r.timing);
         if (!r.floor_variants.empty()) {
-          o += ",\"floor_variants_us\":{";
+          const auto fl = fastest_floor(r);
+          o += ",\"floor_us\":" + json_num(fl.second) + ",\"floor_variant\":" + json_str(fl.first) +
+               ",\"floor_variants_us\":{";
           for (size_t v = 0; v < r.floor_variants.size(); ++v)
             o += (v ? "," : "") + json_str(r.floor_variants[v].first) + ":" + json_num(r.floor_variants[v].second);
           o += "}";
@@ -950,24 +944,22 @@ int main(int argc, char** argv) {
           if (static_cast<double>(moved) != sh.bytes())
             std::printf("  %s: the streaming floor moves %lld bytes, the bound counts %.0f\n", sh.name().c_str(), moved,
                         sh.bytes());
-          for (const FloorVariant v : kFloorVariants) {
-            Timing tf;
-            const int st = time_calls(
-                api, tm,
-                [&](int i) { return launch_floor(P.sets[static_cast<size_t>(i % sets)], bytes, sink, sms, v); },
-                sets, samples, 10, true, &tf);
-            if (st != 0 || tf.gpu.empty()) {
-              std::printf("  %s: the streaming floor (U %d, %d CTAs per SM) failed (status %d)\n", sh.name().c_str(),
-                          v.unroll, v.ctas_per_sm, st);
-              api.sync();
-              continue;
-            }
-            const double us = median(tf.gpu);
-            const std::string name = "U" + std::to_string(v.unroll) + " x" + std::to_string(v.ctas_per_sm);
-            r.floor_variants.emplace_back(name, us);
-            if (r.floor_us < 0 || us < r.floor_us) {
-              r.floor_us = us;
-              r.floor_variant = name;
+          for (const FloorUnroll& u : kFloorUnrolls) {
+            for (const int g : kFloorGrids) {
+              Timing tf;
+              const int st = time_calls(
+                  api, tm,
+                  [&](int i) {
+                    return launch_floor(P.sets[static_cast<size_t>(i % sets)], bytes, sink, sms, u, g);
+                  },
+                  sets, samples, 10, true, &tf);
+              if (st != 0 || tf.gpu.empty()) {
+                std::printf("  %s: the streaming floor (U %d, %d CTAs per SM) failed (status %d)\n", sh.name().c_str(),
+                            u.unroll, g, st);
+                api.sync();
+                continue;
+              }
+              r.floor_variants.emplace_back("U" + std::to_string(u.unroll) + " x" + std::to_string(g), median(tf.gpu));
             }
           }
         }
