@@ -34,3 +34,22 @@ export function benchArgs<T extends ParseArgsConfig>(usage: string, config: T): 
     Deno.exit(2);
   }
 }
+
+/**
+ * The bytes of a file the script was given, or exit 2 naming the file and why it cannot be read.
+ * @param path the file
+ * @returns its bytes
+ * @example
+ * ```ts
+ * import { readInput } from "./_args.ts";
+ * if ((await readInput(new URL(import.meta.url).pathname)).length === 0) throw new Error();
+ * ```
+ */
+export async function readInput(path: string): Promise<Uint8Array> {
+  try {
+    return await Deno.readFile(path);
+  } catch (e) {
+    console.error(`${path}: cannot be read: ${e instanceof Error ? e.message : e}`);
+    Deno.exit(2);
+  }
+}

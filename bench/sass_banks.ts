@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { benchArgs } from "./_args.ts";
+import { benchArgs, readInput } from "./_args.ts";
 
 /** One source operand: its register number (undefined for RZ, constants and immediates) and its reuse flag. */
 export interface SassSource {
@@ -224,13 +224,7 @@ if (import.meta.main) {
   console.log(`| file | function | FFMAs | ${banks.map((b) => `conflicted, ${b} banks`).join(" | ")} |`);
   console.log(`|---|---|---|${banks.map(() => "---|").join("")}`);
   for (const path of positionals) {
-    let bytes: Uint8Array;
-    try {
-      bytes = await Deno.readFile(path);
-    } catch (e) {
-      console.error(`${path}: ${e instanceof Error ? e.message : e}`);
-      Deno.exit(2);
-    }
+    const bytes = await readInput(path);
     const sections = elfSections(bytes), cubin = sections.length > 0;
     const lines = cubin ? parseCubin(sections) : parseSass(new TextDecoder().decode(bytes));
     const per = banks.map((b) => bankConflicts(lines, b, first));

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { benchArgs } from "./_args.ts";
+import { benchArgs, readInput } from "./_args.ts";
 import { elfSections } from "./sass_banks.ts";
 
 /** SM90 opcodes (the low 12 bits of an instruction) of the instructions the layout names. */
@@ -103,13 +103,7 @@ if (import.meta.main) {
     Deno.exit(2);
   }
   for (const path of positionals) {
-    let bytes: Uint8Array;
-    try {
-      bytes = await Deno.readFile(path);
-    } catch (e) {
-      console.error(`${path}: cannot be read: ${e instanceof Error ? e.message : e}`);
-      Deno.exit(2);
-    }
+    const bytes = await readInput(path);
     const layouts = sassLayout(bytes);
     if (layouts.length === 0) {
       console.error(`${path}: not a cubin with a .text section`);

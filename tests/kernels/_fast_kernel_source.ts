@@ -5,10 +5,11 @@
  * kernel's instruction count that docs/performance-history.md and the validity rules quote, a hash of its machine
  * code, so that a change meant to leave the kernel as it was can be shown to, and where its instructions lie:
  * bench/sass_layout.ts), from kernels/cuda or from a copy of it
- * (`--cuda-dir`, e.g. a variant under .ab/ or `git archive` of an earlier commit):
+ * (`--cuda-dir`, e.g. a variant under .ab/ or `git archive` of an earlier commit), and keeps the cubin where
+ * `--cubin` says (for bench/sass_control.ts, which reads the FFMAs' scheduling bits):
  *
  *     deno run -A tests/kernels/_fast_kernel_source.ts bm=128 bn=208 stages=3 sets=1
- *         [n=N k=K mc=2 ktma=2 spread=1 mode=0 sfa=1] [--cuda-dir=.ab/short/kernels/cuda]
+ *         [n=N k=K mc=2 ktma=2 spread=1 mode=0 sfa=1] [--cuda-dir=.ab/short/kernels/cuda] [--cubin=/tmp/k.cubin]
  *
  * @module
  */
@@ -172,8 +173,9 @@ if (import.meta.main) {
   let config: FastKernelConfig;
   const dirArg = Deno.args.find((a) => a.startsWith("--cuda-dir="));
   const cudaDir = dirArg ? dirArg.slice("--cuda-dir=".length) : CUDA_DIR;
+  const cubinArg = Deno.args.find((a) => a.startsWith("--cubin="));
   try {
-    config = parseFastKernelConfig(Deno.args.filter((a) => a !== dirArg));
+    config = parseFastKernelConfig(Deno.args.filter((a) => a !== dirArg && a !== cubinArg));
   } catch (e) {
     console.error(
       `usage: deno run -A tests/kernels/_fast_kernel_source.ts bm=128 bn=208 stages=3 sets=1 ...: ${
@@ -197,6 +199,7 @@ if (import.meta.main) {
     );
     if (!r.ok) Deno.exit(1);
     for (const l of sassLayout(await Deno.readFile(`${dir}/k.cubin`))) console.log(describeLayout(l));
+    if (cubinArg) await Deno.copyFile(`${dir}/k.cubin`, cubinArg.slice("--cubin=".length));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
