@@ -175,6 +175,7 @@ if (import.meta.main) {
   const cudaDir = dirArg ? dirArg.slice("--cuda-dir=".length) : CUDA_DIR;
   const cubinArg = Deno.args.find((a) => a.startsWith("--cubin="));
   try {
+    if (cubinArg === "--cubin=") throw new Error("--cubin= needs a path");
     config = parseFastKernelConfig(Deno.args.filter((a) => a !== dirArg && a !== cubinArg));
   } catch (e) {
     console.error(
