@@ -1,7 +1,8 @@
 /**
  * The bench scripts' command line: `node:util` parseArgs (strict), with `--help` / `-h` printing the script's usage
  * on stdout (exit 0) and a bad flag or a missing value printing the reason and the usage on stderr (exit 2), where
- * parseArgs alone throws an uncaught TypeError with a stack trace.
+ * parseArgs alone throws an uncaught TypeError with a stack trace; and their input files (`readInput`: a file that
+ * cannot be read is exit 2 with its name and the reason).
  *
  * @example
  * ```ts

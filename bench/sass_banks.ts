@@ -19,6 +19,7 @@
  * @module
  */
 import { benchArgs, readInput } from "./_args.ts";
+import { type ElfSection, elfSections, SM90_OPCODES } from "./sass_layout.ts";
 
 /** One source operand: its register number (undefined for RZ, constants and immediates) and its reuse flag. */
 export interface SassSource {
@@ -124,43 +125,8 @@ export function bankConflicts(lines: SassLine[], banks: number, first?: number):
   return [...out.values()];
 }
 
-/** A named section of an ELF64 file (a cubin): its name and bytes. */
-export interface ElfSection {
-  name: string;
-  bytes: Uint8Array;
-}
-
 /**
- * The sections of an ELF64 file, in header order; [] where the bytes are not ELF64.
- *
- * @example
- * ```ts
- * import { elfSections } from "./sass_banks.ts";
- * if (elfSections(new Uint8Array(64)).length !== 0) throw new Error("not ELF");
- * ```
- */
-export function elfSections(elf: Uint8Array): ElfSection[] {
-  const v = new DataView(elf.buffer, elf.byteOffset, elf.byteLength);
-  if (elf.length < 64 || v.getUint32(0) !== 0x7f454c46 || elf[4] !== 2) return [];
-  const shoff = Number(v.getBigUint64(0x28, true)), shentsize = v.getUint16(0x3a, true);
-  const shnum = v.getUint16(0x3c, true), shstrndx = v.getUint16(0x3e, true);
-  const header = (i: number) => shoff + i * shentsize;
-  if (shstrndx >= shnum || header(shnum) > elf.length) return [];
-  const strtab = Number(v.getBigUint64(header(shstrndx) + 0x18, true));
-  const decoder = new TextDecoder();
-  const out: ElfSection[] = [];
-  for (let i = 0; i < shnum; ++i) {
-    const at = strtab + v.getUint32(header(i), true), end = elf.indexOf(0, at);
-    const offset = Number(v.getBigUint64(header(i) + 0x18, true)),
-      size = Number(v.getBigUint64(header(i) + 0x20, true));
-    if (end < at || offset + size > elf.length) continue;
-    out.push({ name: decoder.decode(elf.subarray(at, end)), bytes: elf.subarray(offset, offset + size) });
-  }
-  return out;
-}
-
-/**
- * One 16-byte SM90 instruction as an SassLine, where it is an FFMA with four register operands (opcode 0x223 in the
+ * One 16-byte SM90 instruction as an SassLine, where it is an FFMA with four register operands (SM90_OPCODES.ffma in the
  * low 12 bits): Rd, Ra, Rb in bits 16-23, 24-31, 32-39 of the low word, Rc in bits 0-7 of the high word, the reuse
  * flags of a, b, c in the high word's bits 58, 59, 60, register 255 is RZ (read off cuobjdump's encodings of the fast
  * kernel and DeepGEMM's, docs/performance-history.md, sixteenth round). Anything else: opcode "?", which ends the
@@ -184,7 +150,7 @@ export function elfSections(elf: Uint8Array): ElfSection[] {
 export function decodeFfma(fn: string, instruction: Uint8Array): SassLine {
   const v = new DataView(instruction.buffer, instruction.byteOffset, 16);
   const lo = v.getBigUint64(0, true), hi = v.getBigUint64(8, true);
-  if ((lo & 0xfffn) !== 0x223n) return { fn, opcode: "?", sources: [] };
+  if (Number(lo & 0xfffn) !== SM90_OPCODES.ffma) return { fn, opcode: "?", sources: [] };
   const reg = (x: bigint) => Number(x & 0xffn);
   const src = (r: number, bit: bigint) => ({ ...(r === 255 ? {} : { reg: r }), reuse: ((hi >> bit) & 1n) === 1n });
   return {

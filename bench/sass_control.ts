@@ -20,10 +20,7 @@
  * @module
  */
 import { benchArgs, readInput } from "./_args.ts";
-import { elfSections } from "./sass_banks.ts";
-
-/** The SM90 opcode (low 12 bits) of an FFMA whose operands are all registers. */
-export const FFMA_OPCODE = 0x223;
+import { elfSections, SM90_OPCODES } from "./sass_layout.ts";
 
 /** The control fields of one instruction (the module doc says where each lies). */
 export interface SassControl {
@@ -75,10 +72,8 @@ export function controlOf(instruction: Uint8Array): SassControl {
   };
 }
 
-/** One run of FFMAs in a function. */
+/** One run of FFMAs in a function (FfmaControl.runs). */
 export interface FfmaRun {
-  /** The function (the `.text.` section's name without its prefix). */
-  fn: string;
   /** Index (16-byte instructions from the section's start) of its first FFMA. */
   start: number;
   /** Its FFMAs' yield bits in order, as a string of 0 and 1. */
@@ -123,7 +118,6 @@ export function ffmaControl(cubin: Uint8Array, minLength = 32, maxGap = 3): Ffma
         const stalls: Record<number, number> = {};
         for (const c of run.ctl) stalls[c.stall] = (stalls[c.stall] ?? 0) + 1;
         out.runs.push({
-          fn: out.fn,
           start: run.start,
           yieldBits: run.ctl.map((c) => c.yieldBit).join(""),
           stalls,
@@ -134,7 +128,7 @@ export function ffmaControl(cubin: Uint8Array, minLength = 32, maxGap = 3): Ffma
     };
     for (let at = 0; 16 * at + 16 <= s.bytes.length; ++at) {
       const c = controlOf(s.bytes.subarray(16 * at, 16 * at + 16));
-      if (c.opcode !== FFMA_OPCODE) continue;
+      if (c.opcode !== SM90_OPCODES.ffma) continue;
       out.ffma += 1;
       if (c.yieldBit === 0) out.yield0 += 1;
       if (run && at - run.last - 1 > maxGap) close();

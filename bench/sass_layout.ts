@@ -1,8 +1,9 @@
 /**
  * Where a kernel's instructions lie, read from a cubin without a disassembler (this machine has no cuobjdump): each
- * `.text.<function>` section as 16-byte SM90 instructions, told apart by the opcode in their low 12 bits. The opcodes
- * (`SM90_OPCODES`) are those nvcc 13.0 gives kernels of one instruction each, which tests/kernels/sass_layout_test.ts
- * compiles and reads back. The same test pins what the layout showed of the fast FP8 kernel: the producer's setmaxnreg
+ * `.text.<function>` section (`elfSections`, which bench/sass_banks.ts and bench/sass_control.ts read cubins through too)
+ * as 16-byte SM90 instructions, told apart by the opcode in their low 12 bits. The opcodes (`SM90_OPCODES`, the one
+ * table of them) are those nvcc 13.0 gives kernels of one instruction each, which tests/kernels/sass_layout_test.ts
+ * compiles and reads back (the FFMA's: tests/kernels/sass_control_test.ts). The same test pins what the layout showed of the fast FP8 kernel: the producer's setmaxnreg
  * and first TMA copy lie past the math's code, and the profiling build loads the trace buffer's address from constant
  * bank 4 before its first clock read (docs/performance-history.md, twenty-sixth round, where DeepGEMM's kernel is
  * compared).
@@ -12,9 +13,8 @@
  * @module
  */
 import { benchArgs, readInput } from "./_args.ts";
-import { elfSections } from "./sass_banks.ts";
 
-/** SM90 opcodes (the low 12 bits of an instruction) of the instructions the layout names. */
+/** SM90 opcodes (the low 12 bits of an instruction) of the instructions the SASS scripts name. */
 export const SM90_OPCODES = {
   /** SETMAXNREG (setmaxnreg.inc / .dec); the register count is the instruction's byte 4. */
   setmaxnreg: 0x9c8,
@@ -24,7 +24,45 @@ export const SM90_OPCODES = {
   ldc: 0xb82,
   /** CS2R; reading SR_CLOCKLO (clock64) where byte 9 is 0x50. */
   cs2r: 0x805,
+  /** FFMA with all-register operands (bench/sass_banks.ts decodes its registers, bench/sass_control.ts its control
+   * bits). */
+  ffma: 0x223,
 } as const;
+
+/** A named section of an ELF64 file (a cubin): its name and bytes. */
+export interface ElfSection {
+  name: string;
+  bytes: Uint8Array;
+}
+
+/**
+ * The sections of an ELF64 file, in header order; [] where the bytes are not ELF64.
+ *
+ * @example
+ * ```ts
+ * import { elfSections } from "./sass_layout.ts";
+ * if (elfSections(new Uint8Array(64)).length !== 0) throw new Error("not ELF");
+ * ```
+ */
+export function elfSections(elf: Uint8Array): ElfSection[] {
+  const v = new DataView(elf.buffer, elf.byteOffset, elf.byteLength);
+  if (elf.length < 64 || v.getUint32(0) !== 0x7f454c46 || elf[4] !== 2) return [];
+  const shoff = Number(v.getBigUint64(0x28, true)), shentsize = v.getUint16(0x3a, true);
+  const shnum = v.getUint16(0x3c, true), shstrndx = v.getUint16(0x3e, true);
+  const header = (i: number) => shoff + i * shentsize;
+  if (shstrndx >= shnum || header(shnum) > elf.length) return [];
+  const strtab = Number(v.getBigUint64(header(shstrndx) + 0x18, true));
+  const decoder = new TextDecoder();
+  const out: ElfSection[] = [];
+  for (let i = 0; i < shnum; ++i) {
+    const at = strtab + v.getUint32(header(i), true), end = elf.indexOf(0, at);
+    const offset = Number(v.getBigUint64(header(i) + 0x18, true)),
+      size = Number(v.getBigUint64(header(i) + 0x20, true));
+    if (end < at || offset + size > elf.length) continue;
+    out.push({ name: decoder.decode(elf.subarray(at, end)), bytes: elf.subarray(offset, offset + size) });
+  }
+  return out;
+}
 
 /** One function's layout: instruction indices (16 bytes each) from the section's start. */
 export interface SassLayout {

@@ -4,7 +4,8 @@
 // naming the fault.
 import assert from "node:assert/strict";
 import { runBench } from "./_run.ts";
-import { bankConflicts, decodeFfma, elfSections, parseCubin, parseSass } from "../../bench/sass_banks.ts";
+import { bankConflicts, decodeFfma, parseCubin, parseSass } from "../../bench/sass_banks.ts";
+import { elfSections } from "../../bench/sass_layout.ts";
 import { nvccTest, runNvcc } from "../kernels/_nvcc.ts";
 
 const at = (a: string) => `        /${"*"}${a}${"*"}/   `;

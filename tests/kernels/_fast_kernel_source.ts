@@ -13,8 +13,7 @@
  *
  * @module
  */
-import { elfSections } from "../../bench/sass_banks.ts";
-import { describeLayout, sassLayout } from "../../bench/sass_layout.ts";
+import { describeLayout, elfSections, sassLayout } from "../../bench/sass_layout.ts";
 import { runNvcc } from "./_nvcc.ts";
 
 const CUDA_DIR = new URL("../../kernels/cuda/", import.meta.url).pathname;
