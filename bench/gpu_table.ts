@@ -71,6 +71,17 @@ export interface TorchRow {
   bf16_tflops?: number;
   bf16_method?: string;
   bf16_error?: string;
+  /**
+   * Dense shapes: cuBLASLt FP8 with one scale per tensor (torch._scaled_mm with scalar scales), as it accumulates by
+   * default, and with its fast accumulation (`tensorfp8_fast_*`: intermediate sums not promoted to higher precision):
+   * the same e4m3 product with no per-block scaling work. `*_error`: the first line of a refusal.
+   */
+  tensorfp8_us?: number;
+  tensorfp8_tflops?: number;
+  tensorfp8_error?: string;
+  tensorfp8_fast_us?: number;
+  tensorfp8_fast_tflops?: number;
+  tensorfp8_fast_error?: string;
   /** The first line of cuBLASLt's error where it refused the shape (null or absent: it ran). */
   refused?: string | null;
   error?: string;
@@ -274,6 +285,27 @@ function columnTflops(j: JoinedRow, us: number | undefined, tflops: number | und
 /** cuBLASLt block-scaled TFLOPS for a row, or undefined where it was refused or not run. */
 export function blockTflops(j: JoinedRow): number | undefined {
   return columnTflops(j, j.torch?.blockfp8_us, j.torch?.blockfp8_tflops);
+}
+
+/**
+ * cuBLASLt FP8 with per-tensor scales for a row (fast: its fast accumulation), or undefined where it was refused or
+ * not run.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { tensorTflops } from "./gpu_table.ts";
+ * const s = { kind: "dense", g: 1, m: 4096, n: 7168, k: 16384 };
+ * const j = { ...s, torch: { ...s, tensorfp8_tflops: 1300, tensorfp8_us: 740, tensorfp8_fast_error: "refused" } };
+ * assert.equal(tensorTflops(j), 1300);
+ * assert.equal(tensorTflops(j, true), undefined);
+ * ```
+ */
+export function tensorTflops(j: JoinedRow, fast = false): number | undefined {
+  const t = j.torch;
+  return fast
+    ? columnTflops(j, t?.tensorfp8_fast_us, t?.tensorfp8_fast_tflops)
+    : columnTflops(j, t?.tensorfp8_us, t?.tensorfp8_tflops);
 }
 
 /** torch BF16 TFLOPS for a row, or undefined. */
@@ -892,6 +924,8 @@ export function formatReport(input: ReportInput): string {
       `dense M ∈ {64, 128}: ${geo(s.geoSmallM)}; grouped (cuBLASLt as a loop of G calls): ${geo(s.geoGrouped)}`,
   );
   out.push(dg ? deepgemmLine(fams, joined, geo) : `- ours / DeepGEMM: not measured (${noDeepGemmReason(input.torch)})`);
+  const tensorLine = tensorScaledLine(joined);
+  if (tensorLine) out.push(tensorLine);
   const tf = (x: number | undefined) => x === undefined ? "—" : `**${x.toFixed(1)} TFLOPS**`;
   out.push(
     `- 4096×7168×16384: ${s.bigTflops === undefined ? "not run" : tf(s.bigTflops)} ` +
@@ -1108,6 +1142,60 @@ function deepgemmLine(
     (parts.length ? `; ${parts.join("; ")}` : "") +
     (all.worst ? `; worst **${all.worst.ratio.toFixed(2)}×** at ${all.worst.label}` : "") +
     (failed ? `; DeepGEMM failed on ${failed} shape${failed === 1 ? "" : "s"} (see the table)` : "");
+}
+
+/** One dense family against cuBLASLt's per-tensor-scaled FP8 (default accumulation, then fast accumulation). */
+export interface TensorScaledComparison {
+  family: DeepGemmFamily;
+  oursOver: [RatioStats, RatioStats];
+  deepgemmOver: [RatioStats, RatioStats];
+}
+
+/**
+ * Ours and DeepGEMM against cuBLASLt FP8 with one scale per tensor, per dense family (geometric means of TFLOPS
+ * ratios): how much of the unscaled product's speed each keeps while doing the 1×128 / 128×128 promotion. Families
+ * where no shape has the per-tensor time are left out.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { tensorScaledComparison } from "./gpu_table.ts";
+ * const s = { kind: "dense", g: 1, m: 4096, n: 7168, k: 16384 };
+ * const [c] = tensorScaledComparison([{ ...s, ours: { ...s, us: 1, tflops: 1200 },
+ *   torch: { ...s, deepgemm_us: 1, deepgemm_tflops: 1250, tensorfp8_us: 1, tensorfp8_tflops: 1500,
+ *     tensorfp8_fast_us: 1, tensorfp8_fast_tflops: 1600 } }]);
+ * assert.equal(c.family, "dense M = 4096");
+ * assert.equal(c.oursOver[0].value, 0.8);
+ * assert.equal(c.deepgemmOver[1].value, 1250 / 1600);
+ * ```
+ */
+export function tensorScaledComparison(rows: JoinedRow[]): TensorScaledComparison[] {
+  return DEEPGEMM_FAMILIES.filter((f) => f.startsWith("dense")).flatMap((family): TensorScaledComparison[] => {
+    const fam = rows.filter((j) => deepgemmFamily(j) === family);
+    const over = (num: (j: JoinedRow) => number | undefined): [RatioStats, RatioStats] => [
+      ratioStats(fam, num, (j) => tensorTflops(j)),
+      ratioStats(fam, num, (j) => tensorTflops(j, true)),
+    ];
+    const c = { family, oursOver: over(oursTflops), deepgemmOver: over(deepgemmTflops) };
+    return c.oursOver[0].count + c.oursOver[1].count > 0 ? [c] : [];
+  });
+}
+
+/** The report's line for {@link tensorScaledComparison}, with the per-tensor TFLOPS at 4096×7168×16384. */
+function tensorScaledLine(rows: JoinedRow[]): string | undefined {
+  const cmp = tensorScaledComparison(rows);
+  if (!cmp.length) return undefined;
+  const one = (r: RatioStats) => r.count ? `**${r.value.toFixed(3)}×**` : "—";
+  const pair = (p: [RatioStats, RatioStats]) => `${one(p[0])} / ${one(p[1])}`;
+  const big = rows.find((j) => j.kind === "dense" && j.m === 4096 && j.n === 7168 && j.k === 16384);
+  const tf = (x: number | undefined) => x === undefined ? "—" : `**${x.toFixed(1)}**`;
+  return "- cuBLASLt FP8 with one scale per tensor (the same product with no per-block scaling work; its default " +
+    "accumulation / its fast accumulation): " +
+    cmp.map((c) =>
+      `${c.family} (${Math.max(c.oursOver[0].count, c.oursOver[1].count)} shapes): ours / per-tensor ` +
+      `${pair(c.oursOver)}, DeepGEMM / per-tensor ${pair(c.deepgemmOver)}`
+    ).join("; ") +
+    (big ? `; 4096×7168×16384 ${tf(tensorTflops(big))} / ${tf(tensorTflops(big, true))} TFLOPS` : "");
 }
 
 /** Why the report has no DeepGEMM column. */

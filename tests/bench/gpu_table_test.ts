@@ -401,6 +401,20 @@ Deno.test("gpu_table: the DeepGEMM column (issue 26)", async (t) => {
       );
     },
   );
+  await t.step("the per-tensor FP8 line: ours and DeepGEMM over cuBLASLt per-tensor, only where it was timed", () => {
+    const withTensor = parseBenchJson<TorchRow>(TORCH.replace(
+      '"bf16_us": 1400, "bf16_tflops": 687.2,',
+      '"bf16_us": 1400, "bf16_tflops": 687.2, "deepgemm_us": 700, "deepgemm_tflops": 1374.6, "tensorfp8_us": 600, ' +
+        '"tensorfp8_tflops": 1603.6, "tensorfp8_fast_error": "refused",',
+    ));
+    const md = formatReport({ ours, torch: withTensor });
+    assert.match(
+      md,
+      /\n- cuBLASLt FP8 with one scale per tensor \(.*\): dense M = 4096 \(1 shapes\): ours \/ per-tensor \*\*0\.937×\*\* \/ —, DeepGEMM \/ per-tensor \*\*0\.857×\*\* \/ —; 4096×7168×16384 \*\*1603\.6\*\* \/ — TFLOPS\n/,
+    );
+    assert.doesNotMatch(md, /dense M ∈ \{64, 128\}: ours \/ per-tensor/);
+    assert.doesNotMatch(formatReport({ ours, torch }), /one scale per tensor/);
+  });
   await t.step("without a DeepGEMM column the report is today's, plus one line saying why", () => {
     const noDg = parseBenchJson<TorchRow>(
       TORCH.replace(

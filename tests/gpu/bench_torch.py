@@ -1,8 +1,9 @@
 """Baselines for bench/RESULTS.md next to tests/gpu/bench.cpp, on the same DeepSeek-V3 shapes (deepgemm-ops.md §12):
 
 - dense (M in {64, 128, 4096} x 7 (N, K)): cuBLASLt block-scaled FP8 (torch._scaled_mm, 1x128 activation scales and
-  128x128 weight scales, BF16 out; the scale layouts torch accepts are probed), torch BF16 matmul, and DeepGEMM's
-  `deep_gemm.fp8_gemm_nt`;
+  128x128 weight scales, BF16 out; the scale layouts torch accepts are probed), cuBLASLt FP8 with one scale per
+  tensor (torch._scaled_mm with scalar scales, cuBLASLt's default accumulation and its fast accumulation: the same
+  product with no per-block scaling work), torch BF16 matmul, and DeepGEMM's `deep_gemm.fp8_gemm_nt`;
 - m-grouped contiguous ((G, m) in {(4, 8192), (8, 4096)} x 4 (N, K)) and masked ((G, m) in {(32, 192), (6, 1024),
   (32, 20), (6, 20)}, real rows only): torch BF16 as one torch._grouped_mm call where torch has it (else a loop of
   per-group matmuls), cuBLASLt block-scaled FP8 as a loop of G torch._scaled_mm calls ("loop of G calls"), and
@@ -307,11 +308,35 @@ class Bench:
             us, us_call = timed(scaled_mm, sets, 10, self.samples, True)
             row.update(blockfp8_us=us, blockfp8_us_call=us_call, blockfp8_tflops=flops / us / 1e6, blockfp8_method="single call", refused=None)
             del sets
+        row.update(self.tensor_scaled(m, n, k, flops))
         per = 2 * (m * k + n * k + m * n)
         bsets = [(torch.randn(m, k, device="cuda", dtype=torch.bfloat16),
                   torch.randn(n, k, device="cuda", dtype=torch.bfloat16)) for _ in range(n_sets(per, self.target))]
         us, us_call = timed(lambda a, b: a @ b.t(), bsets, 10, self.samples, True)
         row.update(bf16_us=us, bf16_us_call=us_call, bf16_tflops=flops / us / 1e6, bf16_method="a @ b.t()")
+        return row
+
+    def tensor_scaled(self, m, n, k, flops):
+        """cuBLASLt FP8 with one f32 scale per tensor (torch._scaled_mm with scalar scales; BF16 out): the same e4m3
+        product without per-block scales, as cuBLASLt accumulates by default (tensorfp8_*) and with its fast
+        accumulation (tensorfp8_fast_*, use_fast_accum=True: the tensor cores' own accumulation over the whole K, no
+        promotion into f32 at all). What the GEMM costs on this GPU with no scaling work: a reference for what the 1x128
+        / 128x128 promotion costs ours and DeepGEMM's. A refusal is recorded as tensorfp8_error."""
+        row = {}
+        per = m * k + n * k + 2 * m * n
+        sets = [(fp8(m, k), fp8(n, k).t()) for _ in range(n_sets(per, self.target))]
+        one = torch.ones((), device="cuda")
+        for name, fast in (("tensorfp8", False), ("tensorfp8_fast", True)):
+            def mm(a, bt, fast=fast):
+                return torch._scaled_mm(a, bt, one, one, out_dtype=torch.bfloat16, use_fast_accum=fast)
+
+            try:
+                mm(*sets[0])
+                torch.cuda.synchronize()
+                us, us_call = timed(mm, sets, 10, self.samples, True)
+                row.update({f"{name}_us": us, f"{name}_us_call": us_call, f"{name}_tflops": flops / us / 1e6})
+            except Exception as exc:  # noqa: BLE001 - a refusal is a result; the shape's other columns go on
+                row[f"{name}_error"] = first_line(exc)
         return row
 
     def grouped(self, kind, g, m, n, k):
@@ -474,7 +499,10 @@ def main():
                     row["deepgemm_error"] = first_line(exc)
             torch.cuda.empty_cache()
         rows.append(row)
-        notes = [x for x in (row.get("blockfp8_method") if kind != "dense" else None,
+        tensor = [f"per-tensor FP8 {row[f'{x}_us']:.1f} us{' (fast accumulation)' if x.endswith('fast') else ''}"
+                  for x in ("tensorfp8", "tensorfp8_fast") if f"{x}_us" in row]
+        notes = [x for x in (*tensor, row.get("tensorfp8_error"), row.get("tensorfp8_fast_error"),
+                             row.get("blockfp8_method") if kind != "dense" else None,
                              row.get("bf16_method") if kind != "dense" else None, row.get("refused"),
                              row.get("bf16_error"), row.get("error"),
                              row.get("deepgemm_error") and f"DeepGEMM: {row['deepgemm_error']}") if x]
