@@ -318,10 +318,12 @@ class Bench:
 
     def tensor_scaled(self, m, n, k, flops):
         """cuBLASLt FP8 with one f32 scale per tensor (torch._scaled_mm with scalar scales; BF16 out): the same e4m3
-        product without per-block scales, as cuBLASLt accumulates by default (tensorfp8_*) and with its fast
-        accumulation (tensorfp8_fast_*, use_fast_accum=True: the tensor cores' own accumulation over the whole K, no
-        promotion into f32 at all). What the GEMM costs on this GPU with no scaling work: a reference for what the 1x128
-        / 128x128 promotion costs ours and DeepGEMM's. A refusal is recorded as tensorfp8_error."""
+        product without per-block scales, as cuBLASLt accumulates by default (tensorfp8_*: intermediate results
+        periodically promoted to higher precision) and with its fast accumulation (tensorfp8_fast_*,
+        use_fast_accum=True: CUBLASLT_MATMUL_DESC_FAST_ACCUM, which leaves that promotion out; cuBLAS documentation,
+        cublasLtMatmulDescAttributes_t). What the GEMM costs on this GPU with no scaling work: a reference for what the
+        1x128 / 128x128 promotion costs ours and DeepGEMM's. A refusal is recorded as tensorfp8_error or
+        tensorfp8_fast_error."""
         row = {}
         per = m * k + n * k + 2 * m * n
         sets = [(fp8(m, k), fp8(n, k).t()) for _ in range(n_sets(per, self.target))]
