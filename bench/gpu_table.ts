@@ -635,6 +635,11 @@ function timesOverFloor(rows: JoinedRow[]): { ours: number[]; deepGemm: number[]
   return { ours, deepGemm };
 }
 
+/** The row of issue 8's headline shape, dense 4096×7168×16384, where the rows have it. */
+function bigRow(rows: JoinedRow[]): JoinedRow | undefined {
+  return rows.find((j) => j.kind === "dense" && j.m === 4096 && j.n === 7168 && j.k === 16384);
+}
+
 /**
  * Computes the summary figures from joined rows.
  *
@@ -653,7 +658,7 @@ function timesOverFloor(rows: JoinedRow[]): { ours: number[]; deepGemm: number[]
  */
 export function summarize(rows: JoinedRow[], bytesPerS = H200_HBM_BYTES_PER_S): Summary {
   const ratios = (pred: (j: JoinedRow) => boolean) => ratioStats(rows.filter(pred), oursTflops, blockTflops);
-  const big = rows.find((j) => j.kind === "dense" && j.m === 4096 && j.n === 7168 && j.k === 16384);
+  const big = bigRow(rows);
   const smallM = rows.filter((j) => benchFamily(j) === "dense M ∈ {64, 128}" && oursTflops(j) !== undefined);
   const hbm = smallM.map((j) => hbmBoundPercent(rowBytes(j), j.ours!.us!, bytesPerS));
   const floor = smallM.flatMap((j) => {
@@ -1187,7 +1192,7 @@ function tensorScaledLine(rows: JoinedRow[]): string | undefined {
   if (!cmp.length) return undefined;
   const one = (r: RatioStats) => r.count ? `**${r.value.toFixed(3)}×**` : "—";
   const pair = (p: [RatioStats, RatioStats]) => `${one(p[0])} / ${one(p[1])}`;
-  const big = rows.find((j) => j.kind === "dense" && j.m === 4096 && j.n === 7168 && j.k === 16384);
+  const big = bigRow(rows);
   const tf = (x: number | undefined) => x === undefined ? "—" : `**${x.toFixed(1)}**`;
   return "- cuBLASLt FP8 with one scale per tensor (the same product with no per-block scaling work; its default " +
     "accumulation / its fast accumulation): " +
