@@ -892,7 +892,12 @@ export function formatReport(input: ReportInput): string {
       'back to back; "per call" is the same batch timed as the host issues it, with the host\'s issue time per call. ' +
       groupedTiming(input.ours.rows) +
       "Baselines: `tests/gpu/bench_torch.py` (`torch._scaled_mm` 1×128 / 128×128 scales; grouped " +
-      "shapes as a loop of G calls; BF16 `a @ b.t()` or `torch._grouped_mm`). " +
+      "shapes as a loop of G calls; BF16 `a @ b.t()` or `torch._grouped_mm`" +
+      (joined.some((j) => tensorTflops(j) !== undefined || tensorTflops(j, true) !== undefined)
+        ? "; dense shapes also `torch._scaled_mm` with one f32 scale per tensor, cuBLASLt's default accumulation and " +
+          "its fast accumulation (`CUBLASLT_MATMUL_DESC_FAST_ACCUM`), in the per-tensor line below the table"
+        : "") +
+      "). " +
       (dg ? deepgemmMethod(input.torch?.deepgemm, joined.some((j) => j.torch?.deepgemm_pdl_us !== undefined)) : "") +
       "Masked: masked_m = m in every group, " +
       "FLOPs and bytes of the real rows. % of HBM bound = minimum bytes / " +
