@@ -113,6 +113,9 @@ __host__ __device__ constexpr int fast_epi_box_cols(int bn) {
   return bn % 64 == 0 ? 64 : bn % 32 == 0 ? 32 : bn % 16 == 0 ? 16 : 8;
 }
 
+/// Dynamic shared memory one CTA may take on an H100 / H200: 227 KB, opted into at launch.
+constexpr int kFastMaxSmem = 232448;
+
 /// Shared-memory layout (bytes from a 1024-aligned base) of one configuration. One function for the kernel (at compile
 /// time) and the launcher (at run time, which adds 1024 for the alignment).
 struct FastSmem {
@@ -122,6 +125,12 @@ struct FastSmem {
   int epi_buf;  // bytes of one epilogue staging buffer (64 rows x pitch), a multiple of 1024
   int sfb_buf;  // bytes of one SFB window buffer (slots x kSfbWindow floats)
   int a, b, sfa, sfb, bars, epi, total;
+  // BLOCK_M 256 with more stages than fit beside a staging buffer a wave: one buffer of one TMA box a math warpgroup,
+  // the boxes staged and stored in turn (fast_epilogue). It lets a fourth stage fit at 256 x 128 (220,160 bytes).
+  // Named configurations only (the heuristic keeps a buffer a wave: fast_max_stages). H200, tests/gpu/run.sh's ab
+  // step, 2 runs a side, against 3 stages: 4096 x 7168 x 16384 770.9 -> 759.8 us, 4096 x 4096 x 7168 198.9 -> 196.6,
+  // contiguous 8 x 4096 x 7168 x 3072 1169.9 -> 1223.0 (docs/performance-history.md, "Issue 26, thirty-third round").
+  bool by_box;
 };
 /// Epilogue staging buffers: one per math warpgroup and wave, each rewritten a tile later, once its TMA store has
 /// read it (fast_epi_pending).
@@ -140,6 +149,11 @@ __host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kF
   l.epi_buf = 64 * l.pitch * 2;  // BN is a multiple of 8: 1024-byte multiples (TMA swizzle atoms)
   l.epi = (l.bars + (2 * stages + 6) * 8 + 1023) / 1024 * 1024;  // + the two zero-chunk words (FastRing::zero_u)
   l.total = l.epi + fast_epi_buffers(bm) * l.epi_buf;
+  l.by_box = bm == 256 && l.total + 1024 > kFastMaxSmem;
+  if (l.by_box) {
+    l.epi_buf = 64 * fast_epi_box_cols(bn) * 2;
+    l.total = l.epi + 2 * l.epi_buf;
+  }
   return l;
 }
 

@@ -53,6 +53,50 @@ __device__ __forceinline__ void fast_stage_chunk(uint8_t* eb, const float* Fw, i
   if constexpr (kBlocks % 2 == 1) stmatrix_x2(addr(kBlocks - 1), pair(4 * kBlocks - 4), pair(4 * kBlocks - 2));
 }
 
+/// bf16 RNE of box j of one wave's accumulators (columns [j * kBox, (j + 1) * kBox)) into a buffer of one box, laid
+/// out as fast_stage_chunk lays out that box (FastSmem::by_box).
+template <int BN>
+__device__ __forceinline__ void fast_stage_box(uint8_t* eb, const float* Fw, int tid, int j) {
+  using Box = FastEpiBox<BN>;
+  constexpr int kBox = Box::kBox, kRowBytes = Box::kRowBytes, kSwz = Box::kSwz, kPerBox = kBox / 8;
+  static_assert(kPerBox % 2 == 0, "a box of an even number of 8-column blocks (stmatrix x4 stores two)");
+  const uint32_t eb_u = smem_addr(eb);
+  const int lane = tid % 32, row = 16 * (tid / 32) + ((lane >> 3) & 1) * 8 + (lane & 7);
+  auto addr = [&](int b) {
+    const uint32_t lin = static_cast<uint32_t>(row * kRowBytes + (8 * b % kBox) * 2);
+    return eb_u + (kRowBytes >= 32 ? lin ^ (((lin >> 7) & kSwz) << 4) : lin);
+  };
+  auto pair = [&](int i) {
+    const __nv_bfloat162 v = bf16_pair(Fw, i);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  };
+#pragma unroll
+  for (int q = 0; q < kPerBox; q += 2) {
+    const int b = j * kPerBox + q;
+    stmatrix_x4(addr(b + (lane >> 4)), pair(4 * b), pair(4 * b + 2), pair(4 * b + 4), pair(4 * b + 6));
+  }
+}
+
+/// One wave's chunk stored from the registers with M/N bounds, where TMA cannot store it and there is no staging buffer
+/// of a chunk (FastSmem::by_box): each thread's bf16 pairs, rows r and r + 8 of its accumulators.
+template <int BN>
+__device__ __forceinline__ void fast_store_chunk_regs(const FastParams& p, const FastTile& ti, const float* Fw, int rows,
+                                                      int r0, int tid, int N) {
+  const int r = acc_row(tid, 0), c0 = acc_col(tid, 0);
+  __nv_bfloat16* row0 = p.d + ti.z * p.d_s_batch + static_cast<int64_t>(r0 + r) * p.d_s_row + ti.n0 + c0;
+  __nv_bfloat16* row1 = row0 + 8 * p.d_s_row;
+#pragma unroll
+  for (int i = 0; i < BN / 2; i += 2) {
+    const int rr = r + ((i & 2) ? 8 : 0), c = c0 + (i >> 2) * 8;
+    if (rr < rows && ti.n0 + c < N) {
+      const __nv_bfloat162 v = bf16_pair(Fw, i);
+      __nv_bfloat16* dst = ((i & 2) ? row1 : row0) + (i >> 2) * 8;
+      dst[0] = v.x;
+      if (ti.n0 + c + 1 < N) dst[1] = v.y;
+    }
+  }
+}
+
 /// The TMA stores of one staged chunk (rows r0 .. r0 + 63 of batch z from column n0), by one thread; boxes past N are
 /// not stored.
 template <int BN>
@@ -88,6 +132,36 @@ __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const Fa
 #pragma unroll
       for (int i = 0; i < NA; ++i) F[wave * NA + i] = 0.0f;
     }
+  }
+  // Staging by box (FastSmem::by_box): each wave's boxes staged in this warpgroup's one-box buffer and stored by TMA in
+  // turn, each once the store before it has read the buffer; a chunk TMA cannot store goes from the registers.
+  if constexpr (L.by_box) {
+    using Box = FastEpiBox<BN>;
+    uint8_t* eb = reinterpret_cast<uint8_t*>(ring.epi) + w * L.epi_buf;
+#pragma unroll
+    for (int wave = 0; wave < kWaves; ++wave) {
+      const int rows = w1 ? ti.rows_left[2 * wave + 1] : ti.rows_left[2 * wave];
+      const int r0 = ti.m0 + 64 * (2 * wave + w);
+      const float* Fw = F + wave * NA;
+      if (!fast_chunk_tma(p, rows, r0, ti.n0, N)) {
+        fast_store_chunk_regs<BN>(p, ti, Fw, rows, r0, tid, N);
+        continue;
+      }
+#pragma unroll
+      for (int j = 0; j < BN / Box::kBox; ++j) {
+        if (tid == 0) bulk_wait_read<0>();
+        named_sync(1 + w, 128);
+        fast_stage_box<BN>(eb, Fw, tid, j);
+        fence_proxy_async();
+        named_sync(1 + w, 128);
+        if (tid == 0) {
+          if (ti.n0 + j * Box::kBox < N) tma_store_3d(&map_d, eb, ti.n0 + j * Box::kBox, r0, ti.z);
+          bulk_commit();
+        }
+      }
+    }
+    prev_chunk_tma = false;
+    return;
   }
   // Two waves (BLOCK_M 256), both stored by TMA (every tile but one that ends inside a psum group): both chunks staged
   // between one pair of barriers and one fence, and stored as one bulk group, which the next tile's epilogue waits

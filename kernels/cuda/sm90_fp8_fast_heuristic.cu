@@ -17,8 +17,6 @@ namespace go_sm90 {
 
 namespace {
 
-constexpr int kMaxSmem = 232448;  // H100/H200: 227 KB of dynamic shared memory per block (opt-in)
-
 /// What the rules look at: the call's shape and the SMs.
 struct Shape {
   const FastParams& p;
@@ -219,7 +217,7 @@ void accumulator_sets(const Shape& s, const Named& named, FastChoice& c) {
 // or the stages cannot hold two groups of N; the three sets that went with ktma=4 go with it.
 void ktma_where_it_fits(const Shape& s, const Named& named, FastChoice& c) {
   if (c.ktma == 1) return;
-  const int fit = fast_max_stages(c.bn, c.bm);
+  const int fit = fast_max_stages(c.bn, c.bm, false);
   const int stages = c.stages ? c.stages : fit - fit % c.ktma;
   const bool structural = c.multicast != 1 || (named.split && c.split_k > 1) || stages % c.ktma != 0 ||
                           stages < 2 * c.ktma || stages < c.ktma + c.acc_sets - 1;
@@ -236,7 +234,7 @@ void ktma_where_it_fits(const Shape& s, const Named& named, FastChoice& c) {
 // not measured.
 void stages_that_fit(const Shape&, const Named&, FastChoice& c) {
   if (c.stages == 0) {
-    const int fit = std::min(fast_max_stages(c.bn, c.bm), c.ktma == 4 ? kFastMaxStages : 16);
+    const int fit = std::min(fast_max_stages(c.bn, c.bm, false), c.ktma == 4 ? kFastMaxStages : 16);
     c.stages = fit - fit % c.ktma;
   }
 }
@@ -342,10 +340,15 @@ std::string fast_config_invalid(const FastChoice& c) {
       return ktma + " needs at least two groups of " + std::to_string(c.ktma) +
              " stages (the math holds a stage of one group while it waits for the next)" + tile;
   }
-  if (c.stages > fast_max_stages(c.bn, c.bm))
+  if (c.stages > fast_max_stages(c.bn, c.bm, true))
     return std::to_string(c.stages) + " stages of BLOCK_M " + std::to_string(c.bm) + " x BLOCK_N " +
            std::to_string(c.bn) + " need more than 227 KB of shared memory (at most " +
-           std::to_string(fast_max_stages(c.bn, c.bm)) + ")";
+           std::to_string(fast_max_stages(c.bn, c.bm, true)) + ")";
+  // The staging by box (FastSmem::by_box) was measured at 4 stages of 256 x 128 only, where FastMath's opaque stage
+  // index (kByBox) keeps the K loop in registers.
+  if (fast_smem(c.bn, c.stages, c.bm).by_box && c.stages != 4)
+    return std::to_string(c.stages) + " stages of BLOCK_M 256 x BLOCK_N " + std::to_string(c.bn) +
+           " stage the epilogue by box, which runs at 4 stages only" + tile;
   if (c.acc_sets == 3 && c.stages < c.ktma + 2)
     return "acc=triple holds two stages while it waits for the next: at least " + std::to_string(c.ktma + 2) +
            " stages with " + ktma + tile;
@@ -358,9 +361,11 @@ std::string fast_config_invalid(const FastChoice& c) {
 
 int fast_smem_bytes(int bn, int stages, int bm) { return fast_smem(bn, stages, bm).total + 1024; }
 
-int fast_max_stages(int bn, int bm) {
+int fast_max_stages(int bn, int bm, bool by_box) {
   int s = 2;
-  while (s < kFastMaxStages && fast_smem_bytes(bn, s + 1, bm) <= kMaxSmem) ++s;
+  while (s < kFastMaxStages && fast_smem_bytes(bn, s + 1, bm) <= kFastMaxSmem &&
+         (by_box || !fast_smem(bn, s + 1, bm).by_box))
+    ++s;
   return s;
 }
 

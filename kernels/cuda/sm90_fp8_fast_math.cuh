@@ -11,6 +11,12 @@
 
 namespace go_sm90 {
 
+/// x through a move the compiler cannot see into (FastMath::kByBox says why).
+__device__ __forceinline__ uint32_t opaque_u32(uint32_t x) {
+  asm volatile("mov.b32 %0, %0;" : "+r"(x));
+  return x;
+}
+
 /// Scales of one stage and wave for this thread's accumulator rows (sa0: row r, sa1: row r + 8) and the tile's SFB
 /// slots.
 template <int kSlots>
@@ -37,6 +43,12 @@ struct FastMath {
   // 35.4 -> 33.1; contiguous 4 x 8192 x 6144 x 7168 2635 -> 2445 (tests/gpu/bench.cpp). Past 192 they are read at
   // promotion.
   static constexpr bool kHoist = BN <= 192;
+  // Where the epilogue stages by box (4 stages of BLOCK_M 256, FastSmem::by_box) each stage index is taken from the
+  // pipeline iteration after an opaque move (opaque_u32): without it ptxas (nvcc 13.0) spilled 1156 bytes at 256 x 128
+  // with the K loop unrolled 8 times (372 unrolled 4 times), with it none; kernels without by_box are the same machine
+  // code (.text SHA-256, tests/kernels/_fast_kernel_source.ts). A reading, not traced: the move keeps ptxas from
+  // sharing one stage's addresses between unrolled iterations four apart.
+  static constexpr bool kByBox = FastRing<C>::L.by_box;
   using Scales = FastScales<C::kSfbSlots>;
 
   const FastParams& p;
@@ -61,6 +73,7 @@ struct FastMath {
   /// Waits until the loads of pipeline iteration `at` have landed: on its stage's full barrier, or with ktma=N on the
   /// barrier of the first stage of its group of N, where the group's copies complete.
   __device__ __forceinline__ void wait_full(uint32_t at) const {
+    if constexpr (kByBox) at = opaque_u32(at);
     const int s = at % kStages;
     mbar_wait(ring.full_u + 8 * (s - s % C::kKtma), (at / kStages) & 1);
   }
@@ -97,6 +110,7 @@ struct FastMath {
   }
   /// Issues the 4 wgmmas (k32 steps) of stage `at`'s K block for one wave into acc (waiting for the stage first).
   __device__ __forceinline__ Scales issue(float (&acc)[NA], uint32_t at, const FastWindow& win, int wave = 0) const {
+    if constexpr (kByBox) at = opaque_u32(at);
     const int s = at % kStages;
     Scales sc{};
     if constexpr (kHoist && !C::kSplitK) read_sb(sc, win, at);
@@ -141,6 +155,7 @@ struct FastMath {
                                           const FastTile& ti, const FastWindow& win, int wave = 0) const {
     const bool last = wave == kWaves - 1;
     fence_operand(acc);
+    if constexpr (kByBox) at = opaque_u32(at);
     const int s = at % kStages;
     if constexpr (C::kSplitK) {
       if (last) release(s);

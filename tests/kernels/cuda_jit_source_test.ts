@@ -85,6 +85,10 @@ const CONFIGS: [FastKernelConfig, string][] = [
     "BLOCK_M 256 at 4096 x 576: 8 straddle points (no idle-last-wave variant: with it ptxas spilled 258 bytes)",
   ],
   [
+    { bm: 256, bn: 128, stages: 4, mc: 2, sets: 1, n: 7168, k: 16384, mode: 0, sfa: 1 },
+    "4 stages of BLOCK_M 256, the epilogue staged by box, the K loop unrolled 8 times (opaque stage index)",
+  ],
+  [
     { bn: 192, stages: 4, sets: 1, n: 2112, k: 7168, mode: 0, sfa: 1 },
     "BLOCK_N 192 (DeepGEMM's tile at 4096 x 2112), scales read at promotion",
   ],
