@@ -27,54 +27,44 @@ struct FastEpiBox {
   static constexpr int kBox = fast_epi_box_cols(BN), kRowBytes = kBox * 2, kSwz = kRowBytes / 16 - 1;
 };
 
-/// bf16 RNE of one wave's accumulators into staging buffer eb in the box layout, with stmatrix: an
-/// 8-column block of a warp's 16 rows is two 8 x 8 matrices (rows 0-7, 8-15), whose pairs are accumulators 4b, 4b + 1
-/// and 4b + 2, 4b + 3; x4 stores blocks b and b + 1 (one box: kBox is a multiple of 16 where there is a block b + 1).
-/// Lane t gives the address of row t % 8 of matrix t / 8.
-template <int BN>
-__device__ __forceinline__ void fast_stage_chunk(uint8_t* eb, const float* Fw, int tid) {
+/// bf16 RNE of the 8-column blocks [b0, b1) of one wave's accumulators into staging buffer eb in the box layout, with
+/// stmatrix: an 8-column block of a warp's 16 rows is two 8 x 8 matrices (rows 0-7, 8-15), whose pairs are
+/// accumulators 4b, 4b + 1 and 4b + 2, 4b + 3; x4 stores blocks b and b + 1 (one box: kBox is a multiple of 16 where
+/// there is a block b + 1). Lane t gives the address of row t % 8 of matrix t / 8. kOneBox: eb holds the one box of
+/// the blocks (FastSmem::by_box), else the chunk's boxes one after another.
+template <int BN, bool kOneBox>
+__device__ __forceinline__ void fast_stage_blocks(uint8_t* eb, const float* Fw, int tid, int b0, int b1) {
   using Box = FastEpiBox<BN>;
-  constexpr int kBox = Box::kBox, kRowBytes = Box::kRowBytes, kSwz = Box::kSwz, kBlocks = BN / 8;
+  constexpr int kBox = Box::kBox, kRowBytes = Box::kRowBytes, kSwz = Box::kSwz;
   const uint32_t eb_u = smem_addr(eb);
   const int lane = tid % 32, row = 16 * (tid / 32) + ((lane >> 3) & 1) * 8 + (lane & 7);
   auto addr = [&](int b) {
     const int c = 8 * b;
     const uint32_t lin = static_cast<uint32_t>(row * kRowBytes + (c % kBox) * 2);
     const uint32_t sw = kRowBytes >= 32 ? lin ^ (((lin >> 7) & kSwz) << 4) : lin;
-    return eb_u + static_cast<uint32_t>((c / kBox) * 64 * kRowBytes) + sw;
+    return eb_u + (kOneBox ? 0u : static_cast<uint32_t>((c / kBox) * 64 * kRowBytes)) + sw;
   };
   auto pair = [&](int i) {
     const __nv_bfloat162 v = bf16_pair(Fw, i);
     return *reinterpret_cast<const uint32_t*>(&v);
   };
 #pragma unroll
-  for (int b = 0; b + 1 < kBlocks; b += 2)
+  for (int b = b0; b + 1 < b1; b += 2)
     stmatrix_x4(addr(b + (lane >> 4)), pair(4 * b), pair(4 * b + 2), pair(4 * b + 4), pair(4 * b + 6));
-  if constexpr (kBlocks % 2 == 1) stmatrix_x2(addr(kBlocks - 1), pair(4 * kBlocks - 4), pair(4 * kBlocks - 2));
+  if ((b1 - b0) % 2 == 1) stmatrix_x2(addr(b1 - 1), pair(4 * b1 - 4), pair(4 * b1 - 2));
 }
 
-/// bf16 RNE of box j of one wave's accumulators (columns [j * kBox, (j + 1) * kBox)) into a buffer of one box, laid
-/// out as fast_stage_chunk lays out that box (FastSmem::by_box).
+/// One wave's chunk (all its 8-column blocks) into staging buffer eb in the box layout (fast_stage_blocks).
+template <int BN>
+__device__ __forceinline__ void fast_stage_chunk(uint8_t* eb, const float* Fw, int tid) {
+  fast_stage_blocks<BN, false>(eb, Fw, tid, 0, BN / 8);
+}
+
+/// Box j of one wave's chunk (columns [j * kBox, (j + 1) * kBox)) into a buffer of one box (FastSmem::by_box).
 template <int BN>
 __device__ __forceinline__ void fast_stage_box(uint8_t* eb, const float* Fw, int tid, int j) {
-  using Box = FastEpiBox<BN>;
-  constexpr int kBox = Box::kBox, kRowBytes = Box::kRowBytes, kSwz = Box::kSwz, kPerBox = kBox / 8;
-  static_assert(kPerBox % 2 == 0, "a box of an even number of 8-column blocks (stmatrix x4 stores two)");
-  const uint32_t eb_u = smem_addr(eb);
-  const int lane = tid % 32, row = 16 * (tid / 32) + ((lane >> 3) & 1) * 8 + (lane & 7);
-  auto addr = [&](int b) {
-    const uint32_t lin = static_cast<uint32_t>(row * kRowBytes + (8 * b % kBox) * 2);
-    return eb_u + (kRowBytes >= 32 ? lin ^ (((lin >> 7) & kSwz) << 4) : lin);
-  };
-  auto pair = [&](int i) {
-    const __nv_bfloat162 v = bf16_pair(Fw, i);
-    return *reinterpret_cast<const uint32_t*>(&v);
-  };
-#pragma unroll
-  for (int q = 0; q < kPerBox; q += 2) {
-    const int b = j * kPerBox + q;
-    stmatrix_x4(addr(b + (lane >> 4)), pair(4 * b), pair(4 * b + 2), pair(4 * b + 4), pair(4 * b + 6));
-  }
+  constexpr int kPerBox = FastEpiBox<BN>::kBox / 8;
+  fast_stage_blocks<BN, true>(eb, Fw, tid, j * kPerBox, (j + 1) * kPerBox);
 }
 
 /// One wave's chunk stored from the registers with M/N bounds, where TMA cannot store it and there is no staging buffer
