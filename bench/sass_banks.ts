@@ -19,7 +19,7 @@
  * @module
  */
 import { benchArgs, readInput } from "./_args.ts";
-import { type ElfSection, elfSections, SM90_OPCODES } from "./sass_layout.ts";
+import { type ElfSection, elfSections, opcodeOf, SM90_OPCODES, textFunctions } from "./sass_layout.ts";
 
 /** One source operand: its register number (undefined for RZ, constants and immediates) and its reuse flag. */
 export interface SassSource {
@@ -150,7 +150,7 @@ export function bankConflicts(lines: SassLine[], banks: number, first?: number):
 export function decodeFfma(fn: string, instruction: Uint8Array): SassLine {
   const v = new DataView(instruction.buffer, instruction.byteOffset, 16);
   const lo = v.getBigUint64(0, true), hi = v.getBigUint64(8, true);
-  if (Number(lo & 0xfffn) !== SM90_OPCODES.ffma) return { fn, opcode: "?", sources: [] };
+  if (opcodeOf(instruction) !== SM90_OPCODES.ffma) return { fn, opcode: "?", sources: [] };
   const reg = (x: bigint) => Number(x & 0xffn);
   const src = (r: number, bit: bigint) => ({ ...(r === 255 ? {} : { reg: r }), reuse: ((hi >> bit) & 1n) === 1n });
   return {
@@ -162,14 +162,7 @@ export function decodeFfma(fn: string, instruction: Uint8Array): SassLine {
 
 /** The instructions of a cubin's `.text.<function>` sections (elfSections; decodeFfma: FFMAs, the rest as "?"). */
 export function parseCubin(sections: ElfSection[]): SassLine[] {
-  const out: SassLine[] = [];
-  for (const s of sections) {
-    if (!s.name.startsWith(".text.")) continue;
-    for (let o = 0; o + 16 <= s.bytes.length; o += 16) {
-      out.push(decodeFfma(s.name.slice(6), s.bytes.subarray(o, o + 16)));
-    }
-  }
-  return out;
+  return textFunctions(sections).flatMap(({ fn, instructions }) => instructions.map((w) => decodeFfma(fn, w)));
 }
 
 if (import.meta.main) {

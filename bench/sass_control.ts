@@ -20,7 +20,7 @@
  * @module
  */
 import { benchArgs, readInput } from "./_args.ts";
-import { elfSections, SM90_OPCODES } from "./sass_layout.ts";
+import { elfSections, opcodeOf, SM90_OPCODES, textFunctions } from "./sass_layout.ts";
 
 /** The control fields of one instruction (the module doc says where each lies). */
 export interface SassControl {
@@ -59,10 +59,10 @@ export interface SassControl {
  */
 export function controlOf(instruction: Uint8Array): SassControl {
   const v = new DataView(instruction.buffer, instruction.byteOffset, 16);
-  const lo = v.getUint32(0, true), hi = v.getBigUint64(8, true);
+  const hi = v.getBigUint64(8, true);
   const field = (at: bigint, bits: bigint) => Number((hi >> at) & ((1n << bits) - 1n));
   return {
-    opcode: lo & 0xfff,
+    opcode: opcodeOf(instruction),
     stall: field(41n, 4n),
     yieldBit: field(45n, 1n) as 0 | 1,
     writeBarrier: field(46n, 3n),
@@ -110,8 +110,8 @@ export interface FfmaControl {
  * ```
  */
 export function ffmaControl(cubin: Uint8Array, minLength = 32, maxGap = 3): FfmaControl[] {
-  return elfSections(cubin).filter((s) => s.name.startsWith(".text.")).map((s) => {
-    const out: FfmaControl = { fn: s.name.slice(".text.".length), ffma: 0, yield0: 0, runs: [] };
+  return textFunctions(elfSections(cubin)).map(({ fn, instructions }) => {
+    const out: FfmaControl = { fn, ffma: 0, yield0: 0, runs: [] };
     let run: { start: number; last: number; ctl: SassControl[] } | undefined;
     const close = () => {
       if (run && run.ctl.length >= minLength) {
@@ -126,8 +126,8 @@ export function ffmaControl(cubin: Uint8Array, minLength = 32, maxGap = 3): Ffma
       }
       run = undefined;
     };
-    for (let at = 0; 16 * at + 16 <= s.bytes.length; ++at) {
-      const c = controlOf(s.bytes.subarray(16 * at, 16 * at + 16));
+    for (const [at, w] of instructions.entries()) {
+      const c = controlOf(w);
       if (c.opcode !== SM90_OPCODES.ffma) continue;
       out.ffma += 1;
       if (c.yieldBit === 0) out.yield0 += 1;

@@ -1,12 +1,12 @@
 /**
  * Where a kernel's instructions lie, read from a cubin without a disassembler (this machine has no cuobjdump): each
- * `.text.<function>` section (`elfSections`, which bench/sass_banks.ts and bench/sass_control.ts read cubins through too)
- * as 16-byte SM90 instructions, told apart by the opcode in their low 12 bits. The opcodes (`SM90_OPCODES`, the one
- * table of them) are those nvcc 13.0 gives kernels of one instruction each, which tests/kernels/sass_layout_test.ts
- * compiles and reads back (the FFMA's: tests/kernels/sass_control_test.ts). The same test pins what the layout showed of the fast FP8 kernel: the producer's setmaxnreg
- * and first TMA copy lie past the math's code, and the profiling build loads the trace buffer's address from constant
- * bank 4 before its first clock read (docs/performance-history.md, twenty-sixth round, where DeepGEMM's kernel is
- * compared).
+ * `.text.<function>` section (`elfSections`, which bench/sass_banks.ts and bench/sass_control.ts read cubins through
+ * too) as 16-byte SM90 instructions, told apart by the opcode in their low 12 bits. The opcodes (`SM90_OPCODES`, the
+ * one table of them) are those nvcc 13.0 gives kernels of one instruction each, which tests/kernels/sass_layout_test.ts
+ * compiles and reads back (the FFMA's: tests/kernels/sass_control_test.ts). The same test pins what the layout showed
+ * of the fast FP8 kernel: the producer's setmaxnreg and first TMA copy lie past the math's code, and the profiling
+ * build loads the trace buffer's address from constant bank 4 before its first clock read (docs/performance-history.md,
+ * twenty-sixth round, where DeepGEMM's kernel is compared).
  *
  *     deno run -A bench/sass_layout.ts kernel.cubin [other.cubin ...]
  *
@@ -27,7 +27,30 @@ export const SM90_OPCODES = {
   /** FFMA with all-register operands (bench/sass_banks.ts decodes its registers, bench/sass_control.ts its control
    * bits). */
   ffma: 0x223,
+  /** STL and LDL, a store to and a load from local memory: where ptxas spills registers. */
+  stl: 0x387,
+  ldl: 0x983,
 } as const;
+
+/**
+ * The opcode of one 16-byte SM90 instruction: the low 12 bits of its low word.
+ * @param instruction the instruction's bytes, little-endian
+ * @returns the opcode
+ * @example
+ * ```ts
+ * import { opcodeOf, SM90_OPCODES } from "./sass_layout.ts";
+ * if (opcodeOf(new Uint8Array([0x23, 0x72, 0, 0])) !== SM90_OPCODES.ffma) throw new Error();
+ * ```
+ */
+export function opcodeOf(instruction: Uint8Array): number {
+  return (instruction[0] | (instruction[1] << 8)) & 0xfff;
+}
+
+/** One function of a cubin: its name and its 16-byte instructions in code order. */
+export interface TextFunction {
+  fn: string;
+  instructions: Uint8Array[];
+}
 
 /** A named section of an ELF64 file (a cubin): its name and bytes. */
 export interface ElfSection {
@@ -64,6 +87,28 @@ export function elfSections(elf: Uint8Array): ElfSection[] {
   return out;
 }
 
+/**
+ * The functions of a cubin's sections: each `.text.<function>` section as its 16-byte instructions.
+ * @param sections the cubin's sections (elfSections)
+ * @returns one entry per function, in section order
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { textFunctions } from "./sass_layout.ts";
+ * const [f] = textFunctions([{ name: ".text.k", bytes: new Uint8Array(32) }, { name: ".data", bytes: new Uint8Array(16) }]);
+ * assert.deepEqual([f.fn, f.instructions.length], ["k", 2]);
+ * ```
+ */
+export function textFunctions(sections: ElfSection[]): TextFunction[] {
+  return sections.filter((s) => s.name.startsWith(".text.")).map((s) => ({
+    fn: s.name.slice(".text.".length),
+    instructions: Array.from(
+      { length: Math.floor(s.bytes.length / 16) },
+      (_, i) => s.bytes.subarray(16 * i, 16 * i + 16),
+    ),
+  }));
+}
+
 /** One function's layout: instruction indices (16 bytes each) from the section's start. */
 export interface SassLayout {
   fn: string;
@@ -75,6 +120,9 @@ export interface SassLayout {
   constLoads: { at: number; bank: number }[];
   /** Each clock64 read. */
   clockReads: number[];
+  /** Each store to and load from local memory (register spills). */
+  localStores: number[];
+  localLoads: number[];
 }
 
 /**
@@ -89,37 +137,44 @@ export interface SassLayout {
  * ```
  */
 export function sassLayout(cubin: Uint8Array): SassLayout[] {
-  return elfSections(cubin).filter((s) => s.name.startsWith(".text.")).map((s) => {
+  return textFunctions(elfSections(cubin)).map(({ fn, instructions }) => {
     const l: SassLayout = {
-      fn: s.name.slice(".text.".length),
-      instructions: s.bytes.length / 16,
+      fn,
+      instructions: instructions.length,
       setmaxnreg: [],
       tmaLoads: [],
       constLoads: [],
       clockReads: [],
+      localStores: [],
+      localLoads: [],
     };
-    for (let at = 0; at < l.instructions; ++at) {
-      const w = s.bytes.subarray(16 * at, 16 * at + 16);
-      const op = (w[0] | (w[1] << 8)) & 0xfff;
+    instructions.forEach((w, at) => {
+      const op = opcodeOf(w);
       if (op === SM90_OPCODES.setmaxnreg) l.setmaxnreg.push({ at, regs: w[4] });
       else if (op === SM90_OPCODES.tmaLoad) l.tmaLoads.push(at);
       else if (op === SM90_OPCODES.ldc) l.constLoads.push({ at, bank: (w[6] >> 6 | w[7] << 2) & 0x1f });
       else if (op === SM90_OPCODES.cs2r && w[9] === 0x50) l.clockReads.push(at);
-    }
+      else if (op === SM90_OPCODES.stl) l.localStores.push(at);
+      else if (op === SM90_OPCODES.ldl) l.localLoads.push(at);
+    });
     return l;
   });
 }
 
 /**
- * One line of a layout: the instruction count, each setmaxnreg, the first TMA copy, the first clock read and the
- * first load from constant bank 4.
+ * One line of a layout: the instruction count, each setmaxnreg, the first TMA copy, the first clock read, the
+ * first load from constant bank 4 and the spills (local stores and loads) where there are any.
  * @param l the layout
  * @returns the line
  * @example
  * ```ts
  * import { describeLayout } from "./sass_layout.ts";
- * const l = { fn: "k", instructions: 9, setmaxnreg: [{ at: 1, regs: 64 }], tmaLoads: [5], constLoads: [], clockReads: [] };
- * if (describeLayout(l) !== "k: 9 instructions; setmaxnreg 64 at 1; first TMA copy at 5") throw new Error();
+ * const l = {
+ *   fn: "k", instructions: 9, setmaxnreg: [{ at: 1, regs: 64 }], tmaLoads: [5], constLoads: [], clockReads: [],
+ *   localStores: [7], localLoads: [8],
+ * };
+ * const want = "k: 9 instructions; setmaxnreg 64 at 1; first TMA copy at 5; 1 local stores and 1 local loads (spills) from 7";
+ * if (describeLayout(l) !== want) throw new Error(describeLayout(l));
  * ```
  */
 export function describeLayout(l: SassLayout): string {
@@ -130,6 +185,13 @@ export function describeLayout(l: SassLayout): string {
     ...(l.tmaLoads.length ? [`first TMA copy at ${l.tmaLoads[0]}`] : []),
     ...(l.clockReads.length ? [`first clock read at ${l.clockReads[0]}`] : []),
     ...(bank4 ? [`first load from constant bank 4 at ${bank4.at}`] : []),
+    ...(l.localStores.length || l.localLoads.length
+      ? [
+        `${l.localStores.length} local stores and ${l.localLoads.length} local loads (spills) from ${
+          Math.min(...l.localStores, ...l.localLoads)
+        }`,
+      ]
+      : []),
   ].join("; ");
 }
 

@@ -344,11 +344,11 @@ std::string fast_config_invalid(const FastChoice& c) {
     return std::to_string(c.stages) + " stages of BLOCK_M " + std::to_string(c.bm) + " x BLOCK_N " +
            std::to_string(c.bn) + " need more than 227 KB of shared memory (at most " +
            std::to_string(fast_max_stages(c.bn, c.bm, true)) + ")";
-  // The staging by box (FastSmem::by_box) was measured at 4 stages of 256 x 128 only, where FastMath's opaque stage
-  // index (kByBox) keeps the K loop in registers.
-  if (fast_smem(c.bn, c.stages, c.bm).by_box && c.stages != 4)
+  // The staging by box (FastSmem::by_box) was measured at 4 stages of 256 x 128 only (FastMath's opaque stage index,
+  // kByBox, keeps that K loop in registers); the other tiles and depths it would take are refused until they are.
+  if (fast_smem(c.bn, c.stages, c.bm).by_box && (c.stages != 4 || c.bn != 128))
     return std::to_string(c.stages) + " stages of BLOCK_M 256 x BLOCK_N " + std::to_string(c.bn) +
-           " stage the epilogue by box, which runs at 4 stages only" + tile;
+           " stage the epilogue by box, measured at 4 stages of 256 x 128 only" + tile;
   if (c.acc_sets == 3 && c.stages < c.ktma + 2)
     return "acc=triple holds two stages while it waits for the next: at least " + std::to_string(c.ktma + 2) +
            " stages with " + ktma + tile;

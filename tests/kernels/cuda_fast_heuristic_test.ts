@@ -255,7 +255,10 @@ Deno.test({
           );
           const five = choose(Mode.Dense, 4096, 576, 7168, 1, { override: "bm=256,bn=80,stages=5" });
           assert.equal(five.status, GO_ERR_INVALID_ARGUMENT);
-          assert.match(five.message, /5 stages of BLOCK_M 256 x BLOCK_N 80 stage the epilogue by box, which runs at 4/);
+          assert.match(five.message, /5 stages of BLOCK_M 256 x BLOCK_N 80 stage the epilogue by box, measured at 4 /);
+          const bn112 = choose(Mode.Dense, 4096, 7168, 16384, 1, { override: "bm=256,bn=112,stages=4" });
+          assert.equal(bn112.status, GO_ERR_INVALID_ARGUMENT);
+          assert.match(bn112.message, /4 stages of BLOCK_M 256 x BLOCK_N 112 stage the epilogue by box/);
         },
       );
       await t.step("BLOCK_M 256 and BLOCK_N past 128 exclude each other: the one an override names wins", () => {

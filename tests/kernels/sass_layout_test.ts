@@ -1,8 +1,8 @@
 // bench/sass_layout.ts reads instructions by opcode: kernels of one instruction each, compiled with nvcc, are read back
 // at the opcodes SM90_OPCODES names (setmaxnreg and its register count, a TMA copy, a clock read, a load from constant
-// bank 4). And what the layout showed of the fast FP8 kernel stays true: its producer's setmaxnreg and first TMA copy
-// lie past the math's code, and the profiling build loads the trace buffer's address before its first clock read
-// (docs/performance-history.md, twenty-sixth round). Runs wherever nvcc exists.
+// bank 4, local memory's stores and loads). And what the layout showed of the fast FP8 kernel stays true: its
+// producer's setmaxnreg and first TMA copy lie past the math's code, and the profiling build loads the trace buffer's
+// address before its first clock read (docs/performance-history.md, twenty-sixth round). Runs wherever nvcc exists.
 import assert from "node:assert/strict";
 import { type SassLayout, sassLayout } from "../../bench/sass_layout.ts";
 import { nvccTest, runNvcc } from "./_nvcc.ts";
@@ -21,7 +21,7 @@ async function layoutOf(dir: string, name: string, source: string): Promise<Sass
 
 await nvccTest("sass_layout", "go-sass-layout-", async (t, dir) => {
   await t.step(
-    "reads setmaxnreg with its count, a TMA copy, a clock read and a bank-4 load at their opcodes",
+    "reads setmaxnreg with its count, a TMA copy, a clock read, a bank-4 load and local memory at their opcodes",
     async () => {
       const regs = await layoutOf(
         dir,
@@ -55,6 +55,17 @@ extern "C" __global__ void k() { if (threadIdx.x == 0) trace[3] = clock64(); }`,
       );
       assert.equal(clock.clockReads.length, 1);
       assert.deepEqual(clock.constLoads.filter((c) => c.bank === 4).length, 1, "the global's address from bank 4");
+      const local = await layoutOf(
+        dir,
+        "local",
+        `extern "C" __global__ void k(int* out, int i, int v) {
+  int a[64];
+#pragma unroll 1
+  for (int j = 0; j < 64; ++j) a[(j * 7 + i) & 63] = v + j;
+  out[threadIdx.x] = a[(i * 5) & 63];
+}`,
+      );
+      assert.ok(local.localStores.length > 0 && local.localLoads.length > 0, JSON.stringify(local));
     },
   );
 
@@ -68,6 +79,7 @@ extern "C" __global__ void k() { if (threadIdx.x == 0) trace[3] = clock64(); }`,
       const math = l.setmaxnreg.find((s) => s.regs === 216), producer = l.setmaxnreg.find((s) => s.regs === 64);
       assert.ok(math && producer, JSON.stringify(l.setmaxnreg));
       assert.ok(math.at < producer.at && producer.at < l.tmaLoads[0], JSON.stringify(l));
+      assert.deepEqual([l.localStores.length, l.localLoads.length], [0, 0], "no spills");
       const traced = await compileFastKernel({ ...c, debug: 128 }, `${dir}/traced.cubin`);
       assert.ok(traced.ok, traced.log);
       const [d] = sassLayout(await Deno.readFile(`${dir}/traced.cubin`));
