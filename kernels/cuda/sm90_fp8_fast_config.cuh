@@ -125,11 +125,14 @@ struct FastSmem {
   int epi_buf;  // bytes of one epilogue staging buffer (64 rows x pitch), a multiple of 1024
   int sfb_buf;  // bytes of one SFB window buffer (slots x kSfbWindow floats)
   int a, b, sfa, sfb, bars, epi, total;
-  // BLOCK_M 256 with more stages than fit beside a staging buffer a wave: one buffer of one TMA box a math warpgroup,
-  // the boxes staged and stored in turn (fast_epilogue). It lets a fourth stage fit at 256 x 128 (220,160 bytes).
-  // Named configurations only (the heuristic keeps a buffer a wave: fast_max_stages). H200, tests/gpu/run.sh's ab
-  // step, 2 runs a side, against 3 stages: 4096 x 7168 x 16384 770.9 -> 759.8 us, 4096 x 4096 x 7168 198.9 -> 196.6,
-  // contiguous 8 x 4096 x 7168 x 3072 1169.9 -> 1223.0 (docs/performance-history.md, "Issue 26, thirty-third round").
+  // BLOCK_M 256 with more stages than fit beside a staging buffer a wave: one buffer of one TMA box a math warpgroup.
+  // It lets a fourth stage fit at 256 x 128 (220,160 bytes). The epilogue stages three of a warpgroup's four boxes at
+  // once, two of them in its own A rows of the tile's last stage, which the math keeps for it (fast_epilogue). The
+  // boxes staged one at a time in the one buffer instead, each after the store before it had read it, cost the fourth
+  // stage's gain on short K: H200, tests/gpu/run.sh's ab step, 2 runs a side, against 3 stages, contiguous 8 x 4096 x
+  // 7168 x 3072 1169.9 -> 1223.0 us; with the kept stage, 3 runs a side, 1201.0 -> 1182.0 and 1263.0 -> 1234.4 in two
+  // calls (docs/performance-history.md, "Issue 26, thirty-third round" and "thirty-fourth round"). The heuristic
+  // takes it where a rule says (stages_that_fit).
   bool by_box;
 };
 /// Epilogue staging buffers: one per math warpgroup and wave, each rewritten a tile later, once its TMA store has

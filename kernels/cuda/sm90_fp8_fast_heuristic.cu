@@ -232,9 +232,22 @@ void ktma_where_it_fits(const Shape& s, const Named& named, FastChoice& c) {
 // 8.6 -> 8.5 us, 64 x 2112 x 7168 9.6 -> 9.5, 128 x 576 x 7168 8.9 -> 8.8 (the other 11 small-M shapes keep their
 // stages). With ktma=2 ptxas (CUDA 13.0) spilled 36 bytes from 18 stages on (64 x 16 and 64 x 32); ktma=1 past 16 was
 // not measured.
-void stages_that_fit(const Shape&, const Named&, FastChoice& c) {
+// At BLOCK_M 256 x BLOCK_N 128 with multicast and at least kFourStagesFromKBlocks K blocks, the 4 stages that fit
+// where the epilogue stages by box (FastSmem::by_box) in the tile's last stage. 4 stages against 3, H200,
+// tests/gpu/run.sh's ab step, 3 runs a side, two calls (us):
+// - from 24 K blocks with multicast, faster on 7 of 8: 4096 x 7168 x 16384 768.0 -> 754.7, 4096 x 4096 x 7168 197.7 ->
+//   184.5, contiguous 8 x 4096 x 7168 x 3072 1263.0 -> 1234.4, 4 x 8192 x 7168 x 3072 1251.8 -> 1226.0,
+//   8 x 4096 x 6144 x 7168 2362.7 -> 2343.5; level at 4 x 8192 x 4096 x 4096 888.2 -> 889.2;
+// - fewer K blocks: 4096 x 32768 x 512 (4) 144.7 -> 153.9, 4096 x 24576 x 1536 (12) 268.8 -> 272.6;
+// - masked (no multicast) slower on 5 of 6 from 24 K blocks: 6 x 1024 x 4096 x 4096 154.2 -> 164.1, 6 x 1024 x 7168 x
+//   3072 211.1 -> 220.7, 32 x 192 x 7168 x 3072 293.2 -> 301.4.
+// (docs/performance-history.md, "Issue 26, thirty-fourth round".)
+constexpr int64_t kFourStagesFromKBlocks = 24;
+void stages_that_fit(const Shape& s, const Named&, FastChoice& c) {
   if (c.stages == 0) {
-    const int fit = std::min(fast_max_stages(c.bn, c.bm, false), c.ktma == 4 ? kFastMaxStages : 16);
+    const bool by_box =
+        c.bm == 256 && c.bn == 128 && c.multicast == 2 && c.ktma == 1 && s.nkb >= kFourStagesFromKBlocks;
+    const int fit = std::min(fast_max_stages(c.bn, c.bm, by_box), c.ktma == 4 ? kFastMaxStages : 16);
     c.stages = fit - fit % c.ktma;
   }
 }
@@ -265,7 +278,8 @@ constexpr Rule kDerivedRules[] = {
      multicast_a_at_block_m_256},
     {"two accumulator sets up to BLOCK_N 128 at BLOCK_M <= 128, else one", accumulator_sets},
     {"ktma=N only where K, multicast, split and stages allow it", ktma_where_it_fits},
-    {"as many stages as fit", stages_that_fit},
+    {"as many stages as fit (4 at 256 x 128 with multicast from 24 K blocks, the epilogue by box)",
+     stages_that_fit},
     {"split K where the tiles fill at most a third of the SMs", split_k_for_few_tiles},
 };
 

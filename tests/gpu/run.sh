@@ -149,7 +149,7 @@ if has check; then
   # generic non-shape kernel, BLOCK_M 256 and 64 with and without multicast and straddling, SFA copied, spread=1,
   # ktma=2|4, three accumulator sets, BLOCK_M 256 on a capped grid (sms=) whose last round runs in halves, 4 stages of
   # BLOCK_M 256 whose epilogue stages by box), the ahead-of-time kernels (JIT off) and the simple kernels.
-  CHECK_CFGS=${CHECK_CFGS:-"default;sfa=copy;mc=1;bn=112,mc=2;bn=176,acc=single;bn=48,mc=2;bn=128,acc=single,shape=0;bn=8,mc=2;bm=256,mc=2;bm=256,bn=96,mc=2;bm=256,bn=112;bm=256,bn=40,mc=2,shape=0;bm=256,sfa=copy;bm=256,mc=2,sfa=copy;bm=64;bm=64,bn=56;bm=64,bn=48,mc=2,sfa=copy;bm=64,bn=48,mc=2,spread=1;bm=256,spread=1;bm=128,bn=32,ktma=4,spread=0;bm=128,ktma=2,sfa=copy;acc=triple,bn=16;bm=128,bn=32,acc=triple;bm=256,sms=8;bm=256,mc=2,sms=16;bm=256,mc=2,stages=4;bm=256,stages=4,sms=8;aot;aot128;simple"}
+  CHECK_CFGS=${CHECK_CFGS:-"default;sfa=copy;mc=1;bn=112,mc=2;bn=176,acc=single;bn=48,mc=2;bn=128,acc=single,shape=0;bn=8,mc=2;bm=256,mc=2;bm=256,bn=96,mc=2;bm=256,bn=112;bm=256,bn=40,mc=2,shape=0;bm=256,sfa=copy;bm=256,mc=2,sfa=copy;bm=64;bm=64,bn=56;bm=64,bn=48,mc=2,sfa=copy;bm=64,bn=48,mc=2,spread=1;bm=256,spread=1;bm=128,bn=32,ktma=4,spread=0;bm=128,ktma=2,sfa=copy;acc=triple,bn=16;bm=128,bn=32,acc=triple;bm=256,sms=8;bm=256,mc=2,sms=16;bm=256,bn=128,mc=2,stages=4;bm=256,bn=128,stages=4,sms=8;bm=256,bn=128,stages=4,mc=2,sfa=copy;aot;aot128;simple"}
   IFS=';' read -r -a cfgs <<<"$CHECK_CFGS"
   # One configuration's run, appended to the log $2 under its header; its exit status goes to $2.rc.
   check_config() {
