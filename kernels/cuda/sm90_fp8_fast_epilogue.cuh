@@ -70,8 +70,8 @@ __device__ __forceinline__ void fast_stage_box(uint8_t* eb, const float* Fw, int
 /// One wave's chunk stored from the registers with M/N bounds, where TMA cannot store it and there is no staging buffer
 /// of a chunk (FastSmem::by_box): each thread's bf16 pairs, rows r and r + 8 of its accumulators.
 template <int BN>
-__device__ __forceinline__ void fast_store_chunk_regs(const FastParams& p, const FastTile& ti, const float* Fw, int rows,
-                                                      int r0, int tid, int N) {
+__device__ __forceinline__ void fast_store_chunk_regs(const FastParams& p, const FastTile& ti, const float* Fw,
+                                                      int rows, int r0, int tid, int N) {
   const int r = acc_row(tid, 0), c0 = acc_col(tid, 0);
   __nv_bfloat16* row0 = p.d + ti.z * p.d_s_batch + static_cast<int64_t>(r0 + r) * p.d_s_row + ti.n0 + c0;
   __nv_bfloat16* row1 = row0 + 8 * p.d_s_row;
@@ -129,45 +129,46 @@ __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const Fa
   if constexpr (L.by_box) {
     using Box = FastEpiBox<BN>;
     uint8_t* eb = reinterpret_cast<uint8_t*>(ring.epi) + w * L.epi_buf;
+    // fast_config_invalid accepts by-box staging at 256 x 128 only: two waves, two boxes a chunk, a box's rows as long
+    // as a stage's A rows.
+    static_assert(kWaves == 2 && BN / Box::kBox == 2 && Box::kRowBytes == kFBK, "by-box staging is for 256 x 128");
     // With the tile's last stage kept (held) and both waves stored by TMA: three of the four boxes staged at once, one
     // in eb and two in this warpgroup's own A rows of that stage (wave 0's and wave 1's 64 rows x 128 bytes: a box's
     // size, which no other warpgroup's wgmmas read), then the fourth in eb once the first store has read it; before
     // returning, the stores from the stage have read it too.
-    if constexpr (kWaves == 2 && BN / Box::kBox == 2 && Box::kRowBytes == kFBK) {
-      const int rows0 = w1 ? ti.rows_left[1] : ti.rows_left[0], rows1 = w1 ? ti.rows_left[3] : ti.rows_left[2];
-      const int r00 = ti.m0 + 64 * w, r01 = ti.m0 + 64 * (2 + w);
-      if (held >= 0 && fast_chunk_tma(p, rows0, r00, ti.n0, N) && fast_chunk_tma(p, rows1, r01, ti.n0, N)) {
-        uint8_t* a0 = ring.a + held * L.stage_a + w * 64 * kFBK;  // this warpgroup's wave-0 rows of the stage
-        uint8_t* a1 = a0 + 2 * 64 * kFBK;                         // its wave-1 rows
-        const bool right = ti.n0 + Box::kBox < N;                 // the second box of a chunk lies inside D
-        if (tid == 0) bulk_wait_read<0>();
-        named_sync(1 + w, 128);
-        fast_stage_box<BN>(eb, F, tid, 0);
-        fast_stage_box<BN>(a0, F, tid, 1);
-        fast_stage_box<BN>(a1, F + NA, tid, 0);
-        fence_proxy_async();
-        named_sync(1 + w, 128);
-        if (tid == 0) {
-          tma_store_3d(&map_d, eb, ti.n0, r00, ti.z);
-          bulk_commit();
-          if (right) tma_store_3d(&map_d, a0, ti.n0 + Box::kBox, r00, ti.z);
-          tma_store_3d(&map_d, a1, ti.n0, r01, ti.z);
-          bulk_commit();
-          bulk_wait_read<1>();
-        }
-        named_sync(1 + w, 128);
-        fast_stage_box<BN>(eb, F + NA, tid, 1);
-        fence_proxy_async();
-        named_sync(1 + w, 128);
-        if (tid == 0) {
-          if (right) tma_store_3d(&map_d, eb, ti.n0 + Box::kBox, r01, ti.z);
-          bulk_commit();
-          bulk_wait_read<1>();
-        }
-        named_sync(1 + w, 128);
-        prev_chunk_tma = false;
-        return;
+    const int rows0 = w1 ? ti.rows_left[1] : ti.rows_left[0], rows1 = w1 ? ti.rows_left[3] : ti.rows_left[2];
+    const int r00 = ti.m0 + 64 * w, r01 = ti.m0 + 64 * (2 + w);
+    if (held >= 0 && fast_chunk_tma(p, rows0, r00, ti.n0, N) && fast_chunk_tma(p, rows1, r01, ti.n0, N)) {
+      uint8_t* a0 = ring.a + held * L.stage_a + w * 64 * kFBK;  // this warpgroup's wave-0 rows of the stage
+      uint8_t* a1 = a0 + 2 * 64 * kFBK;                         // its wave-1 rows
+      const bool right = ti.n0 + Box::kBox < N;                 // the second box of a chunk lies inside D
+      if (tid == 0) bulk_wait_read<0>();
+      named_sync(1 + w, 128);
+      fast_stage_box<BN>(eb, F, tid, 0);
+      fast_stage_box<BN>(a0, F, tid, 1);
+      fast_stage_box<BN>(a1, F + NA, tid, 0);
+      fence_proxy_async();
+      named_sync(1 + w, 128);
+      if (tid == 0) {
+        tma_store_3d(&map_d, eb, ti.n0, r00, ti.z);
+        bulk_commit();
+        if (right) tma_store_3d(&map_d, a0, ti.n0 + Box::kBox, r00, ti.z);
+        tma_store_3d(&map_d, a1, ti.n0, r01, ti.z);
+        bulk_commit();
+        bulk_wait_read<1>();
       }
+      named_sync(1 + w, 128);
+      fast_stage_box<BN>(eb, F + NA, tid, 1);
+      fence_proxy_async();
+      named_sync(1 + w, 128);
+      if (tid == 0) {
+        if (right) tma_store_3d(&map_d, eb, ti.n0 + Box::kBox, r01, ti.z);
+        bulk_commit();
+        bulk_wait_read<1>();
+      }
+      named_sync(1 + w, 128);
+      prev_chunk_tma = false;
+      return;
     }
     // Otherwise each wave's boxes staged in eb and stored in turn, each once the store before it has read eb; a chunk
     // TMA cannot store goes from the registers.

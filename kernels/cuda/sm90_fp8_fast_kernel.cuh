@@ -148,7 +148,7 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
     if constexpr (!C::kSplitK && (kFastProfile & kProfNoEpilogue) == 0)
       fast_epilogue(map_d, p, ring, ti, F, w, tid, zero_chunks, prev_chunk_tma, N, held);
     // The kept stage, once the epilogue's stores have read it (fast_epilogue waits for them).
-    if (FastMath<C>::kByBox && held >= 0) m.release(held);
+    if (held >= 0) m.release(held);
     GO_FAST_TILE_TRACE((u - cluster) / clusters, 3);
   }
   // The TMA stores this thread issued finish (reading shared memory and writing D) before the CTA exits.

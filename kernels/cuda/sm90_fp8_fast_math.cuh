@@ -173,7 +173,7 @@ struct FastMath {
     const Scales sc = kHoist ? hoisted : read_scales(s, wave, win, at);
     float* Fw = F + wave * NA;
     if (last) {
-      if (!kByBox || !keep) release(s);
+      if (!keep) release(s);
       GO_FAST_TRACE(3, at);
       GO_FAST_PHASE_TRACE2(w, at, 3);
     }
@@ -234,7 +234,7 @@ __device__ __forceinline__ void fast_with_straddle(int n0, Fn&& f) {
 /// 128 x 176 and 954 at 256 x 112 (generic).
 /// kIdleLast: the last wave's rows are all idle (fast_idle_waves): it waits for nothing and issues nothing, and the
 /// stage is released after the first wave's wgmmas. keep_last: the last K block's stage is kept for the epilogue
-/// (FastMath::kByBox only; fast_math releases it after fast_epilogue).
+/// (where the epilogue stages by box, FastMath::kByBox; fast_math releases it after fast_epilogue).
 template <int kB1, bool kIdleLast = false, class C>
 __device__ __forceinline__ void fast_mainloop_one_set(const FastMath<C>& m, const FastTile& ti, float* F,
                                                       float (&P)[C::BN / 2], uint32_t& it, int nk,
@@ -248,7 +248,7 @@ __device__ __forceinline__ void fast_mainloop_one_set(const FastMath<C>& m, cons
   static_assert(kRun >= 1, "an idle last wave needs a wave before it");
 #pragma unroll kUnroll
   for (int kb = 0; kb < nk; ++kb, ++it) {
-    const bool keep = FastMath<C>::kByBox && keep_last && kb == nk - 1;
+    const bool keep = keep_last && kb == nk - 1;
 #pragma unroll
     for (int v = 0; v < kRun; ++v) {
       const auto sc = m.issue(P, it, win, v);
