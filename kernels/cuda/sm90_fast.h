@@ -145,7 +145,7 @@ bool choose_fast_config(const FastParams& p, int sms, const char* override_text,
 std::string describe_fast_config(const FastChoice& c, const char* how);
 /// Bytes of dynamic shared memory of a configuration (its layout plus 1024 for the alignment).
 int fast_smem_bytes(int bn, int stages, int bm);
-/// The most stages that fit in 227 KB; by_box: counting those of BLOCK_M 256 whose epilogue stages by box
+/// The most stages that fit in 227 KB; by_box: counting those of BLOCK_M 256 whose epilogue stages one box at a time
 /// (FastSmem::by_box), which the heuristic takes at 256 x 128 with multicast from 24 K blocks.
 int fast_max_stages(int bn, int bm, bool by_box);
 

@@ -125,15 +125,13 @@ struct FastSmem {
   int epi_buf;  // bytes of one epilogue staging buffer (64 rows x pitch), a multiple of 1024
   int sfb_buf;  // bytes of one SFB window buffer (slots x kSfbWindow floats)
   int a, b, sfa, sfb, bars, epi, total;
-  // BLOCK_M 256 with more stages than fit beside a staging buffer a wave: one buffer of one TMA box a math warpgroup.
-  // It lets a fourth stage fit at 256 x 128 (220,160 bytes). The epilogue stages three of a warpgroup's four boxes at
-  // once, two of them in its own A rows of the tile's last stage, which the math keeps for it (fast_epilogue). H200,
-  // tests/gpu/run.sh's ab step, contiguous 8 x 4096 x 7168 x 3072 against 3 stages: the boxes staged one at a time in
-  // the one buffer (each after the store before it had read it; an earlier copy of the kernels, 2 runs a side)
-  // 1169.9 -> 1223.0 us; with the kept stage (3 runs a side, two calls) 1201.0 -> 1182.0 and 1263.0 -> 1234.4. The
-  // two forms against each other at 4 stages (the tree without the kept stage, one call, 2 runs a side) did not confirm
-  // the difference: kept 1223.2, one at a time 1199.3 (docs/performance-history.md, "Issue 26, thirty-third round" and
-  // "thirty-fourth round"). The heuristic takes 4 stages where a rule says (stages_that_fit).
+  // BLOCK_M 256 with more stages than fit beside a staging buffer a wave: one buffer of one TMA box a math warpgroup,
+  // the boxes staged and stored in turn, each once the store before it has read the buffer (fast_epilogue). It lets a
+  // fourth stage fit at 256 x 128 (220,160 bytes); the heuristic takes it where a rule says (stages_that_fit).
+  // Staging three of a warpgroup's four boxes at once, two of them in its A rows of the tile's last stage kept from the
+  // K loop, timed level with this: H200, tests/gpu/run.sh's ab step, 3 runs a side, the 8 shapes that rule takes and
+  // two 16-K-block controls, one at a time / kept 0.991x geomean (0.988-1.002x per shape), an unmodified copy 0.995x
+  // (docs/performance-history.md, "Issue 26, thirty-fifth round").
   bool by_box;
 };
 /// Epilogue staging buffers: one per math warpgroup and wave, each rewritten a tile later, once its TMA store has

@@ -70,8 +70,8 @@ __device__ __forceinline__ void fast_stage_box(uint8_t* eb, const float* Fw, int
 /// One wave's chunk stored from the registers with M/N bounds, where TMA cannot store it and there is no staging buffer
 /// of a chunk (FastSmem::by_box): each thread's bf16 pairs, rows r and r + 8 of its accumulators.
 template <int BN>
-__device__ __forceinline__ void fast_store_chunk_regs(const FastParams& p, const FastTile& ti, const float* Fw,
-                                                      int rows, int r0, int tid, int N) {
+__device__ __forceinline__ void fast_store_chunk_regs(const FastParams& p, const FastTile& ti, const float* Fw, int rows,
+                                                      int r0, int tid, int N) {
   const int r = acc_row(tid, 0), c0 = acc_col(tid, 0);
   __nv_bfloat16* row0 = p.d + ti.z * p.d_s_batch + static_cast<int64_t>(r0 + r) * p.d_s_row + ti.n0 + c0;
   __nv_bfloat16* row1 = row0 + 8 * p.d_s_row;
@@ -104,12 +104,10 @@ __device__ __forceinline__ void fast_store_chunk(const CUtensorMap& map_d, uint8
 /// tile while the copy engine writes D; at BLOCK_M 256 both waves at once where both go by TMA. A chunk that TMA
 /// cannot store (fast_chunk_tma) goes out as 16-byte stores by the threads, with M/N bounds. The chunk's facts are
 /// picked by w with a select: an index computed from w would put the whole FastTile in local memory.
-/// held: by box (FastSmem::by_box), the ring stage this warpgroup kept from the tile's last K block (-1: none); its
-/// stores have read it when this returns, and the caller releases it.
 template <class C>
 __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const FastParams& p, const FastRing<C>& ring,
                                               const FastTile& ti, float* F, int w, int tid,
-                                              uint32_t zero_chunks, bool& prev_chunk_tma, int N, int held = -1) {
+                                              uint32_t zero_chunks, bool& prev_chunk_tma, int N) {
   constexpr int BN = C::BN, NA = BN / 2, kWaves = C::kWaves;
   constexpr FastSmem L = FastRing<C>::L;
   const bool w1 = C::kMathWGs == 2 && w == 1;
@@ -125,53 +123,11 @@ __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const Fa
       for (int i = 0; i < NA; ++i) F[wave * NA + i] = 0.0f;
     }
   }
-  // Staging by box (FastSmem::by_box), this warpgroup's one-box buffer eb.
+  // Staging by box (FastSmem::by_box): each wave's boxes staged in this warpgroup's one-box buffer and stored by TMA in
+  // turn, each once the store before it has read the buffer; a chunk TMA cannot store goes from the registers.
   if constexpr (L.by_box) {
     using Box = FastEpiBox<BN>;
     uint8_t* eb = reinterpret_cast<uint8_t*>(ring.epi) + w * L.epi_buf;
-    // fast_config_invalid accepts by-box staging at 256 x 128 only: two waves, two boxes a chunk, a box's rows as long
-    // as a stage's A rows.
-    static_assert(kWaves == 2 && BN / Box::kBox == 2 && Box::kRowBytes == kFBK, "by-box staging is for 256 x 128");
-    // With the tile's last stage kept (held) and both waves stored by TMA: three of the four boxes staged at once, one
-    // in eb and two in this warpgroup's own A rows of that stage (wave 0's and wave 1's 64 rows x 128 bytes: a box's
-    // size, which no other warpgroup's wgmmas read), then the fourth in eb once the first store has read it; before
-    // returning, the stores from the stage have read it too.
-    const int rows0 = w1 ? ti.rows_left[1] : ti.rows_left[0], rows1 = w1 ? ti.rows_left[3] : ti.rows_left[2];
-    const int r00 = ti.m0 + 64 * w, r01 = ti.m0 + 64 * (2 + w);
-    if (held >= 0 && fast_chunk_tma(p, rows0, r00, ti.n0, N) && fast_chunk_tma(p, rows1, r01, ti.n0, N)) {
-      uint8_t* a0 = ring.a + held * L.stage_a + w * 64 * kFBK;  // this warpgroup's wave-0 rows of the stage
-      uint8_t* a1 = a0 + 2 * 64 * kFBK;                         // its wave-1 rows
-      const bool right = ti.n0 + Box::kBox < N;                 // the second box of a chunk lies inside D
-      if (tid == 0) bulk_wait_read<0>();
-      named_sync(1 + w, 128);
-      fast_stage_box<BN>(eb, F, tid, 0);
-      fast_stage_box<BN>(a0, F, tid, 1);
-      fast_stage_box<BN>(a1, F + NA, tid, 0);
-      fence_proxy_async();
-      named_sync(1 + w, 128);
-      if (tid == 0) {
-        tma_store_3d(&map_d, eb, ti.n0, r00, ti.z);
-        bulk_commit();
-        if (right) tma_store_3d(&map_d, a0, ti.n0 + Box::kBox, r00, ti.z);
-        tma_store_3d(&map_d, a1, ti.n0, r01, ti.z);
-        bulk_commit();
-        bulk_wait_read<1>();
-      }
-      named_sync(1 + w, 128);
-      fast_stage_box<BN>(eb, F + NA, tid, 1);
-      fence_proxy_async();
-      named_sync(1 + w, 128);
-      if (tid == 0) {
-        if (right) tma_store_3d(&map_d, eb, ti.n0 + Box::kBox, r01, ti.z);
-        bulk_commit();
-        bulk_wait_read<1>();
-      }
-      named_sync(1 + w, 128);
-      prev_chunk_tma = false;
-      return;
-    }
-    // Otherwise each wave's boxes staged in eb and stored in turn, each once the store before it has read eb; a chunk
-    // TMA cannot store goes from the registers.
 #pragma unroll
     for (int wave = 0; wave < kWaves; ++wave) {
       const int rows = w1 ? ti.rows_left[2 * wave + 1] : ti.rows_left[2 * wave];

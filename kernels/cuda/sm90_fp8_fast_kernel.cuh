@@ -98,9 +98,6 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
 #pragma unroll
     for (int i = 0; i < kWaves * NA; ++i) F[i] = 0.0f;
     uint32_t zero_chunks = ti.compute ? 0u : 0xFu;
-    // By box (FastSmem::by_box): the stage of the tile's last K block, which this warpgroup keeps (does not release)
-    // for the epilogue to stage part of its rows in; -1: none kept.
-    int held = -1;
     GO_FAST_TILE_TRACE((u - cluster) / clusters, 1);
     // Zero tile (!compute): nothing was loaded for it; the epilogue writes its zeros.
     if (ti.compute) {
@@ -113,27 +110,23 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
             m.wait_sfb(wn);
             if (wi == 0) zero_chunks = m.zero_chunks(wn);
           }
-          body(n, m.window(wn, it), wi == nw - 1);
+          body(n, m.window(wn, it));
           if constexpr (!C::kSplitK) m.free_sfb(wn);
         }
       };
       const int idle = fast_idle_waves<C>(p, ti, w);
       if ((kFastProfile & kProfNoMath) != 0 || idle == (1 << kWaves) - 1) {
-        windows([&](int n, const FastWindow&, bool) { fast_mainloop_idle(m, it, n); });
+        windows([&](int n, const FastWindow&) { fast_mainloop_idle(m, it, n); });
       } else {
         fast_with_straddle<C>(ti.n0, [&](auto b1) {
           constexpr int kB1 = decltype(b1)::value;
-          windows([&](int n, const FastWindow& win, bool last_window) {
+          windows([&](int n, const FastWindow& win) {
             if constexpr (C::kSets == 1) {
               // The variant without the last wave only where BLOCK_N divides 128 (one straddle point): with 8 of
               // them (BLOCK_M 256 x BLOCK_N 80) it doubled the compile time and ptxas spilled 258 bytes.
               constexpr bool kIdleVariant = kWaves == 2 && C::kSfbSlots == 1;
-              const bool keep = FastMath<C>::kByBox && !C::kSplitK && last_window;
-              if (kIdleVariant && idle == 2)
-                fast_mainloop_one_set<kB1, kIdleVariant>(m, ti, F, P[0], it, n, win, keep);
-              else fast_mainloop_one_set<kB1>(m, ti, F, P[0], it, n, win, keep);
-              // The last window's last K block (a window has at least one: fast_window_start splits nk >= nw).
-              if (keep) held = static_cast<int>((it - 1) % C::kStages);
+              if (kIdleVariant && idle == 2) fast_mainloop_one_set<kB1, kIdleVariant>(m, ti, F, P[0], it, n, win);
+              else fast_mainloop_one_set<kB1>(m, ti, F, P[0], it, n, win);
             } else if constexpr (C::kSets == 2) {
               fast_mainloop_two_sets<kB1>(m, ti, F, P, it, n, win);
             } else {
@@ -146,9 +139,7 @@ __device__ __forceinline__ void fast_math(const CUtensorMap& map_d, const FastPa
     GO_FAST_TILE_TRACE((u - cluster) / clusters, 2);
     // Split K has no epilogue here (the second kernel writes D).
     if constexpr (!C::kSplitK && (kFastProfile & kProfNoEpilogue) == 0)
-      fast_epilogue(map_d, p, ring, ti, F, w, tid, zero_chunks, prev_chunk_tma, N, held);
-    // The kept stage, once the epilogue's stores have read it (fast_epilogue waits for them).
-    if (held >= 0) m.release(held);
+      fast_epilogue(map_d, p, ring, ti, F, w, tid, zero_chunks, prev_chunk_tma, N);
     GO_FAST_TILE_TRACE((u - cluster) / clusters, 3);
   }
   // The TMA stores this thread issued finish (reading shared memory and writing D) before the CTA exits.

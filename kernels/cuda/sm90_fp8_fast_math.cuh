@@ -148,13 +148,11 @@ struct FastMath {
     }
   }
   /// F = fma(fl32(sa * sb), P, F) per element of one wave's accumulators; the stage is released once the last wave's
-  /// wgmmas have completed (the caller waited for them), unless `keep` (the tile's last stage, which the epilogue
-  /// stages into where it stages by box: fast_epilogue). kB1: the column where the tile enters the next 128-column
+  /// wgmmas have completed (the caller waited for them). kB1: the column where the tile enters the next 128-column
   /// scale block of B (fast_with_straddle). Split K: the raw result goes to the workspace instead.
   template <int kB1>
   __device__ __forceinline__ void promote(float (&acc)[NA], float* F, uint32_t at, const Scales& hoisted,
-                                          const FastTile& ti, const FastWindow& win, int wave = 0,
-                                          bool keep = false) const {
+                                          const FastTile& ti, const FastWindow& win, int wave = 0) const {
     const bool last = wave == kWaves - 1;
     fence_operand(acc);
     if constexpr (kByBox) at = opaque_u32(at);
@@ -173,7 +171,7 @@ struct FastMath {
     const Scales sc = kHoist ? hoisted : read_scales(s, wave, win, at);
     float* Fw = F + wave * NA;
     if (last) {
-      if (!keep) release(s);
+      release(s);
       GO_FAST_TRACE(3, at);
       GO_FAST_PHASE_TRACE2(w, at, 3);
     }
@@ -233,12 +231,11 @@ __device__ __forceinline__ void fast_with_straddle(int n0, Fn&& f) {
 /// Not unrolled where the scales are read at promotion nor in kernels of run-time K: ptxas spilled 868 bytes at
 /// 128 x 176 and 954 at 256 x 112 (generic).
 /// kIdleLast: the last wave's rows are all idle (fast_idle_waves): it waits for nothing and issues nothing, and the
-/// stage is released after the first wave's wgmmas. keep_last: the last K block's stage is kept for the epilogue
-/// (where the epilogue stages by box, FastMath::kByBox; fast_math releases it after fast_epilogue).
+/// stage is released after the first wave's wgmmas.
 template <int kB1, bool kIdleLast = false, class C>
 __device__ __forceinline__ void fast_mainloop_one_set(const FastMath<C>& m, const FastTile& ti, float* F,
                                                       float (&P)[C::BN / 2], uint32_t& it, int nk,
-                                                      const FastWindow& win, bool keep_last = false) {
+                                                      const FastWindow& win) {
   constexpr int kBlocks = (C::kK + kFBK - 1) / kFBK;  // the tile's K blocks: one window up to K = 16384
   constexpr int kUnroll = !FastMath<C>::kHoist || C::kK == 0 ? 1
                           : C::BN > 144                         ? 2
@@ -248,19 +245,16 @@ __device__ __forceinline__ void fast_mainloop_one_set(const FastMath<C>& m, cons
   static_assert(kRun >= 1, "an idle last wave needs a wave before it");
 #pragma unroll kUnroll
   for (int kb = 0; kb < nk; ++kb, ++it) {
-    const bool keep = keep_last && kb == nk - 1;
 #pragma unroll
     for (int v = 0; v < kRun; ++v) {
       const auto sc = m.issue(P, it, win, v);
       GO_FAST_PHASE_TRACE(m.w, it, 2 * v);
       wgmma_wait0();
       GO_FAST_PHASE_TRACE(m.w, it, 2 * v + 1);
-      m.template promote<kB1>(P, F, it, sc, ti, win, v, keep);
+      m.template promote<kB1>(P, F, it, sc, ti, win, v);
       GO_FAST_PHASE_TRACE2(m.w, it, v);
     }
-    if constexpr (kIdleLast) {
-      if (!keep) m.release(it % C::kStages);
-    }
+    if constexpr (kIdleLast) m.release(it % C::kStages);
   }
 }
 

@@ -87,7 +87,7 @@ const CONFIGS: [FastKernelConfig, string][] = [
   ],
   [
     { bm: 256, bn: 128, stages: 4, mc: 2, sets: 1, n: 7168, k: 16384, mode: 0, sfa: 1 },
-    "4 stages of BLOCK_M 256, the epilogue staged by box in the kept stage, the K loop unrolled 8 times (opaque index)",
+    "4 stages of BLOCK_M 256, the epilogue staged one box at a time, the K loop unrolled 8 times (opaque index)",
   ],
   [
     { bm: 256, bn: 128, stages: 4, mc: 2, sets: 1, n: 7168, k: 3072, mode: 1, sfa: 1 },
