@@ -989,11 +989,15 @@ export function formatReport(input: ReportInput): string {
   const j = input.ours.jit, w = input.warm?.jit;
   if (j) {
     const loads = w && w.disk_loads > 0 ? w : j.disk_loads > 0 ? j : undefined;
-    out.push(
-      `- JIT (cold run): ${j.compiles} compiles, mean ${
+    // A first run that compiled nothing found every kernel in a disk cache an earlier run on the machine had filled:
+    // it has no cold compile times to report.
+    const first = j.compiles === 0
+      ? `- JIT (first run): nothing compiled, ${j.disk_loads} kernels loaded from a disk cache an earlier run filled`
+      : `- JIT (cold run): ${j.compiles} compiles, mean ${
         ms(jitMean(j.compile_ms_total, j.compiles, j.compile_ms_mean))
-      }` +
-        `, max ${ms(j.compile_ms_max)}` +
+      }, max ${ms(j.compile_ms_max)}`;
+    out.push(
+      first +
         (typeof input.ours.prepare_ms === "number"
           ? `; parallel prepare ${ms(input.ours.prepare_ms)} wall on ${input.ours.prepare_threads ?? "?"} threads`
           : "") +

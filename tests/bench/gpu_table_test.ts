@@ -212,6 +212,18 @@ Deno.test("gpu_table: table, summary, sweep, report", async (t) => {
     assert.doesNotMatch(md, /Incomplete/);
     assert.match(formatReport({ ours: { ...ours, complete: false } }), /\*\*Incomplete:\*\* .* after 9 rows/);
   });
+  await t.step(
+    "formatReport: a first run that compiled nothing says it loaded from the disk cache, not a 0 ms mean",
+    () => {
+      const cached = { ...ours, jit: parseBenchJson<OursRow>(WARM).jit };
+      const md = formatReport({ ours: cached, warm: parseBenchJson<OursRow>(WARM) });
+      assert.match(
+        md,
+        /- JIT \(first run\): nothing compiled, 4 kernels loaded from a disk cache an earlier run filled;/,
+      );
+      assert.doesNotMatch(md, /0 compiles, mean/);
+    },
+  );
   await t.step("formatReport says how the grouped rows were timed, from their timing field", () => {
     // The fixture's grouped rows carry no timing (runs before the device check): per call, 2 of 2.
     assert.match(formatReport({ ours }), /Grouped shapes: ours per call as issued where timed so \(2 of 2;/);
