@@ -192,7 +192,9 @@ void contiguous_keeps_128_rows(const Shape& s, const Named&, FastChoice& c) {
 // shapes faster (8 x 4096 x 7168 x 3072 1326 -> 1422 slower). Masked at BLOCK_M 256 stays at mc=1: 32 x 192 x 4096
 // x 4096 252.7 -> 264.3, the others level; again with the last round in halves (head_to_head.py, five alternating
 // pairs over the 8 masked BLOCK_M 256 shapes, docs/performance-history.md, ninth round): mc=2 -0.3 %, 4 faster and 4
-// slower. Before the SFB change multicast was slower (846 against 824 us at 4096 x 7168 x 16384).
+// slower; on the six masked BLOCK_M 256 shapes of >= 24 K blocks (tests/gpu/run.sh's ab step, 3 runs a side, an
+// unmodified copy 1.010x) mc=2 ran 0.978x at 3 stages and 0.992x at 4 (docs/performance-history.md, thirty-fifth
+// round). Before the SFB change multicast was slower (846 against 824 us at 4096 x 7168 x 16384).
 // Only where the N blocks pair up: a cluster walks pairs of N blocks of one M block, so an odd count runs one tile
 // per M block past N (its A half feeds the peer; it stores nothing). 4096 x 4224 (33 N blocks: 544 tiles, 5 waves,
 // against 528 and 4 at mc=1), head_to_head.py, two alternating pairs, ours / DeepGEMM mc=2 -> mc=1: K = 32768
