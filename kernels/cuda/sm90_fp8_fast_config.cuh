@@ -130,7 +130,7 @@ struct FastSmem {
   // fourth stage fit at 256 x 128 (220,160 bytes); the heuristic takes it where a rule says (stages_that_fit).
   // Staging three of a warpgroup's four boxes at once, two of them in its A rows of the tile's last stage kept from the
   // K loop, timed level with this: H200, tests/gpu/run.sh's ab step, 3 runs a side, the 8 shapes that rule takes and
-  // two 16-K-block controls, one at a time / kept 0.991x geomean (0.988-1.002x per shape), an unmodified copy 0.995x
+  // two 16-K-block controls, one at a time / kept 0.991x geomean (0.988-1.002x on the 8), an unmodified copy 0.995x
   // (docs/performance-history.md, "Issue 26, thirty-fifth round").
   bool by_box;
 };

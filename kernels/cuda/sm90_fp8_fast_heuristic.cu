@@ -236,8 +236,8 @@ void ktma_where_it_fits(const Shape& s, const Named& named, FastChoice& c) {
 // not measured.
 // At BLOCK_M 256 x BLOCK_N 128 with multicast and at least kFourStagesFromKBlocks K blocks, the 4 stages that fit
 // where the epilogue stages by box (FastSmem::by_box). 4 stages against 3, H200, tests/gpu/run.sh's ab step, 3 runs a
-// side, two calls, with an epilogue that staged three boxes at once in a stage kept from the K loop (timed level with
-// the one box at a time that replaced it, FastSmem::by_box) (us):
+// side, two calls, with an epilogue that staged three boxes at once in a stage kept from the K loop, which timed level
+// with the one box at a time that replaced it (FastSmem::by_box); us:
 // - from 24 K blocks with multicast, faster on 7 of 8: 4096 x 7168 x 16384 768.0 -> 754.7, 4096 x 4096 x 7168 197.7 ->
 //   184.5, contiguous 8 x 4096 x 7168 x 3072 1263.0 -> 1234.4, 4 x 8192 x 7168 x 3072 1251.8 -> 1226.0,
 //   8 x 4096 x 6144 x 7168 2362.7 -> 2343.5; level at 4 x 8192 x 4096 x 4096 888.2 -> 889.2;
