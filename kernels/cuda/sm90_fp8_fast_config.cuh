@@ -115,6 +115,8 @@ __host__ __device__ constexpr int fast_epi_box_cols(int bn) {
 
 /// Dynamic shared memory one CTA may take on an H100 / H200: 227 KB, opted into at launch.
 constexpr int kFastMaxSmem = 232448;
+/// What the launcher asks beyond a layout's total: room to align the dynamic shared memory's base to 1024 bytes.
+constexpr int kFastSmemAlignSlack = 1024;
 
 /// Shared-memory layout (bytes from a 1024-aligned base) of one configuration. One function for the kernel (at compile
 /// time) and the launcher (at run time, which adds 1024 for the alignment).
@@ -151,7 +153,7 @@ __host__ __device__ constexpr FastSmem fast_smem(int bn, int stages, int bm = kF
   l.epi_buf = 64 * l.pitch * 2;  // BN is a multiple of 8: 1024-byte multiples (TMA swizzle atoms)
   l.epi = (l.bars + (2 * stages + 6) * 8 + 1023) / 1024 * 1024;  // + the two zero-chunk words (FastRing::zero_u)
   l.total = l.epi + fast_epi_buffers(bm) * l.epi_buf;
-  l.by_box = bm == 256 && l.total + 1024 > kFastMaxSmem;
+  l.by_box = bm == 256 && l.total + kFastSmemAlignSlack > kFastMaxSmem;
   if (l.by_box) {
     l.epi_buf = 64 * fast_epi_box_cols(bn) * 2;
     l.total = l.epi + 2 * l.epi_buf;

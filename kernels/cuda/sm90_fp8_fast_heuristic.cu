@@ -357,10 +357,9 @@ std::string fast_config_invalid(const FastChoice& c) {
       return ktma + " needs at least two groups of " + std::to_string(c.ktma) +
              " stages (the math holds a stage of one group while it waits for the next)" + tile;
   }
-  if (c.stages > fast_max_stages(c.bn, c.bm, true))
+  if (const int most = fast_max_stages(c.bn, c.bm, true); c.stages > most)
     return std::to_string(c.stages) + " stages of BLOCK_M " + std::to_string(c.bm) + " x BLOCK_N " +
-           std::to_string(c.bn) + " need more than 227 KB of shared memory (at most " +
-           std::to_string(fast_max_stages(c.bn, c.bm, true)) + ")";
+           std::to_string(c.bn) + " need more than 227 KB of shared memory (at most " + std::to_string(most) + ")";
   // The staging by box (FastSmem::by_box) was measured at 4 stages of 256 x 128 only (FastMath's opaque stage index,
   // kByBox, keeps that K loop in registers); the other tiles and depths it would take are refused until they are.
   if (fast_smem(c.bn, c.stages, c.bm).by_box && (c.stages != 4 || c.bn != 128))
@@ -376,13 +375,14 @@ std::string fast_config_invalid(const FastChoice& c) {
 
 }  // namespace
 
-int fast_smem_bytes(int bn, int stages, int bm) { return fast_smem(bn, stages, bm).total + 1024; }
+int fast_smem_bytes(int bn, int stages, int bm) { return fast_smem(bn, stages, bm).total + kFastSmemAlignSlack; }
 
 int fast_max_stages(int bn, int bm, bool by_box) {
   int s = 2;
-  while (s < kFastMaxStages && fast_smem_bytes(bn, s + 1, bm) <= kFastMaxSmem &&
-         (by_box || !fast_smem(bn, s + 1, bm).by_box))
-    ++s;
+  for (; s < kFastMaxStages; ++s) {
+    const FastSmem next = fast_smem(bn, s + 1, bm);
+    if (next.total + kFastSmemAlignSlack > kFastMaxSmem || (next.by_box && !by_box)) break;
+  }
   return s;
 }
 
