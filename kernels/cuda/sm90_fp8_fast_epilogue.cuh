@@ -104,6 +104,13 @@ __device__ __forceinline__ void fast_store_chunk(const CUtensorMap& map_d, uint8
 /// tile while the copy engine writes D; at BLOCK_M 256 both waves at once where both go by TMA. A chunk that TMA
 /// cannot store (fast_chunk_tma) goes out as 16-byte stores by the threads, with M/N bounds. The chunk's facts are
 /// picked by w with a select: an index computed from w would put the whole FastTile in local memory.
+/// What the epilogue costs, timed with copies that leave it out (H200, tests/gpu/run.sh's ab step, 3 runs a side, 9
+/// shapes; D wrong, timing only): with no staging and no store 1.093x geomean (4096 x 32768 x 512 144.3 -> 116.1 us,
+/// 4096 x 7168 x 2048 101.2 -> 91.3, contiguous 4 x 8192 x 4096 x 4096 915.1 -> 860.3, 4096 x 4096 x 7168 1.035x);
+/// staged but not stored 1.053x. Its form is not what costs: each warp staging and storing its own 16 rows with no
+/// warpgroup barrier timed 0.997x over 18 shapes (an unmodified copy 1.005x), and by box, two half boxes a buffer
+/// stored in turn, 1.014x and then 0.988x on the six 4-stage shapes (the copy 1.002x and 0.999x)
+/// (docs/performance-history.md, "Issue 26, thirty-sixth round").
 template <class C>
 __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const FastParams& p, const FastRing<C>& ring,
                                               const FastTile& ti, float* F, int w, int tid,
