@@ -13,7 +13,10 @@
  *
  *     deno run -A bench/ab_table.ts bench_ours.json bench_cfg2.json [--label-a heuristic] [--label-b ahead=1]
  *     deno run -A bench/ab_table.ts ab/a.1.json,ab/a.2.json ab/b1.1.json,ab/b1.2.json
+ *     deno run -A bench/ab_table.ts A.json B.json --only "dense 4096x4096x7168|contiguous"
  *
+ * `--only` keeps the shapes whose label matches a regular expression (written with x or ×), so that the geomeans
+ * cover a subset of what the runs timed, as run.sh's AB_FILTER names shapes.
  * @module
  */
 import { benchArgs } from "./_args.ts";
@@ -107,6 +110,24 @@ export function meanRuns(runs: OursRow[][]): RunRow[] {
 }
 
 /**
+ * The rows whose shape label matches `pattern` (a regular expression; the label's × read as x too, as run.sh's filters
+ * write shapes).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { abRows, onlyShapes } from "./ab_table.ts";
+ * const row = (m: number) => ({ kind: "dense", g: 1, m, n: 576, k: 7168, us: 10, config: "" });
+ * const rows = abRows([row(64), row(4096)], [row(64), row(4096)]);
+ * assert.deepEqual(onlyShapes(rows, "dense 4096x").map((r) => r.shape), ["dense 4096×576×7168"]);
+ * ```
+ */
+export function onlyShapes(rows: AbRow[], pattern: string): AbRow[] {
+  const re = new RegExp(pattern);
+  return rows.filter((r) => re.test(r.shape) || re.test(r.shape.replaceAll("×", "x")));
+}
+
+/**
  * The markdown table and the geometric-mean lines.
  *
  * @example
@@ -159,10 +180,14 @@ export function formatAb(rows: AbRow[], labelA: string, labelB: string): string 
 }
 
 if (import.meta.main) {
-  const usage = "usage: deno run -A bench/ab_table.ts A.json B.json [--label-a A] [--label-b B]";
+  const usage = "usage: deno run -A bench/ab_table.ts A.json B.json [--label-a A] [--label-b B] [--only REGEX]";
   const { values, positionals } = benchArgs(usage, {
     allowPositionals: true,
-    options: { "label-a": { type: "string", default: "A" }, "label-b": { type: "string", default: "B" } },
+    options: {
+      "label-a": { type: "string", default: "A" },
+      "label-b": { type: "string", default: "B" },
+      only: { type: "string" },
+    },
   });
   if (positionals.length !== 2) {
     console.error(usage);
@@ -172,6 +197,7 @@ if (import.meta.main) {
     meanRuns(list.split(",").map((p) => parseBenchJson<OursRow>(Deno.readTextFileSync(p)).rows))
   );
   const runs = positionals.map((list) => list.split(",").length);
-  console.log(formatAb(abRows(a, b), values["label-a"]!, values["label-b"]!));
+  const rows = abRows(a, b);
+  console.log(formatAb(values.only ? onlyShapes(rows, values.only) : rows, values["label-a"]!, values["label-b"]!));
   if (runs.some((n) => n > 1)) console.log(`(means over ${runs[0]} run(s) of A and ${runs[1]} of B)`);
 }

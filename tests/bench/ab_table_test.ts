@@ -1,7 +1,7 @@
 // bench/ab_table.ts: the A/B of two GPU benchmark runs joins shapes, leaves out sweeps and untimed rows, averages
 // speed-ups geometrically per family and, with several runs a side, says which shapes' runs do not overlap.
 import assert from "node:assert/strict";
-import { abRows, formatAb, meanRuns } from "../../bench/ab_table.ts";
+import { abRows, formatAb, meanRuns, onlyShapes } from "../../bench/ab_table.ts";
 import type { OursRow } from "../../bench/gpu_table.ts";
 
 const row = (kind: string, g: number, m: number, us: number | undefined, config = "c"): OursRow => ({
@@ -78,4 +78,14 @@ Deno.test("ab_table counts a shape faster or slower only where every run of one 
   );
   const one = formatAb(abRows(side([100]), side([90])), "A", "B");
   assert.doesNotMatch(one, /runs apart/, "one run a side: no ranges");
+});
+
+Deno.test("ab_table's --only keeps the shapes a pattern names, written with x as run.sh's filters are, and the geomean covers them alone", () => {
+  const a = [row("dense", 1, 4096, 100), row("dense", 1, 64, 10), row("m-grouped-contiguous", 4, 8192, 200)];
+  const b = [row("dense", 1, 4096, 80), row("dense", 1, 64, 20), row("m-grouped-contiguous", 4, 8192, 100)];
+  const kept = onlyShapes(abRows(a, b), "dense 4096x4096x2048|contiguous");
+  assert.deepEqual(kept.map((r) => r.speedup), [1.25, 2]);
+  assert.match(formatAb(kept, "A", "B"), /geomean: \*\*1\.581×\*\* over 2 shapes/);
+  assert.deepEqual(onlyShapes(abRows(a, b), "dense 4096×4096").length, 1, "× matches too");
+  assert.deepEqual(onlyShapes(abRows(a, b), "masked").length, 0);
 });
