@@ -110,7 +110,10 @@ __device__ __forceinline__ void fast_store_chunk(const CUtensorMap& map_d, uint8
 /// staged but not stored 1.053x. Its form is not what costs: each warp staging and storing its own 16 rows with no
 /// warpgroup barrier timed 0.997x over 18 shapes (an unmodified copy 1.005x), and by box, two half boxes a buffer
 /// stored in turn, 1.014x and then 0.988x on the six 4-stage shapes (the copy 1.002x and 0.999x)
-/// (docs/performance-history.md, "Issue 26, thirty-sixth round").
+/// (docs/performance-history.md, "Issue 26, thirty-sixth round"). Nor does its place: a tile staged under the next
+/// tile's first K block (each wave's chunk between that wave's wgmma issue and wait; 3-stage 256 x 128 kernels) timed
+/// 0.936x and 0.930x over 7 shapes in two calls (0.917x with that block peeled), and as much with a quarter of its
+/// shared-memory writes, 0.924x ("Issue 26, thirty-seventh round").
 template <class C>
 __device__ __forceinline__ void fast_epilogue(const CUtensorMap& map_d, const FastParams& p, const FastRing<C>& ring,
                                               const FastTile& ti, float* F, int w, int tid,
