@@ -13,10 +13,12 @@
  * modifiers, `QGMMA.64x128x32.F32.E4M3.E4M3`), executions, wavefronts, wavefronts per execution and the excess over the
  * page's ideal (bank conflicts); the page must carry the SourceCounters section's wavefront columns. At 4096×7168×16384
  * it showed ours' and DeepGEMM's wgmmas reading 12 wavefronts each, with no excess anywhere (docs/performance-history.md,
- * fifteenth round).
+ * fifteenth round). With `--reason NAME`, that stall reason's samples per opcode over the whole page, most first
+ * (`--reason math`: at 4096×7168×2048 the staging moved into the K loop took the zero-chunk `FSEL`s' math-pipe
+ * throttle samples from 23 to 85, docs/performance-history.md, thirty-seventh round).
  *
  *     deno run -A bench/sass_stalls.ts ncu/p1.sass.csv [--hot 16000] [--executions 32000-34000] [--top 20]
- *       [--grep REGEX] [--sequence] [--wavefronts]
+ *       [--grep REGEX] [--sequence] [--wavefronts] [--reason math]
  *
  * @module
  */
@@ -141,6 +143,8 @@ export interface SassSummary {
   matches?: SassInstruction[];
   /** With `wavefronts`: shared-memory wavefronts per mnemonic, most first, and the page's totals. */
   shared?: { total: number; ideal: number; kinds: SharedKind[] };
+  /** With `reason`: that reason's samples in all, and per opcode, most first (opcodes with none left out). */
+  byOpcode?: { reason: string; samples: number; opcodes: [string, number][] };
 }
 
 /** The shared-memory wavefronts of one instruction kind (mnemonic) over a page. */
@@ -182,6 +186,7 @@ export function summarizeSass(
     grep?: RegExp;
     sequence?: boolean;
     wavefronts?: boolean;
+    reason?: string;
   } = {},
 ): SassSummary {
   const hotThreshold = options.hot ?? 16000;
@@ -209,7 +214,41 @@ export function summarizeSass(
     top: [...rows].sort((a, b) => b.samples - a.samples).slice(0, options.top ?? 20),
     ...(options.grep ? { matches: rows.filter((r) => options.grep!.test(r.source)) } : {}),
     ...(options.wavefronts ? { shared: sharedWavefronts(rows) } : {}),
+    ...(options.reason !== undefined ? { byOpcode: reasonByOpcode(rows, options.reason) } : {}),
   };
+}
+
+/**
+ * One stall reason's samples per opcode, most first (ties in page order), opcodes with none left out. Throws a
+ * TypeError naming the page's reasons where `reason` is not one of them.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { reasonByOpcode } from "./sass_stalls.ts";
+ * const i = (opcode: string, math: number, wait: number) =>
+ *   ({ address: "", source: opcode, opcode, executed: 1, samples: math + wait, reasons: { math, wait } });
+ * const r = reasonByOpcode([i("FSEL", 20, 1), i("CS2R", 7, 0), i("FSEL", 3, 0), i("FFMA", 0, 9)], "math");
+ * assert.deepEqual([r.samples, r.opcodes], [30, [["FSEL", 23], ["CS2R", 7]]]);
+ * assert.throws(() => reasonByOpcode([i("FSEL", 1, 0)], "gmma"), /no stall reason "gmma" \(the page's: math, wait\)/);
+ * ```
+ */
+export function reasonByOpcode(
+  rows: SassInstruction[],
+  reason: string,
+): NonNullable<SassSummary["byOpcode"]> {
+  const names = [...new Set(rows.flatMap((r) => Object.keys(r.reasons)))];
+  if (!names.includes(reason)) {
+    throw new TypeError(`SASS page CSV: no stall reason "${reason}" (the page's: ${names.join(", ")})`);
+  }
+  const byOp = new Map<string, number>();
+  let samples = 0;
+  for (const r of rows) {
+    const v = r.reasons[reason] ?? 0;
+    samples += v;
+    add(byOp, r.opcode, v);
+  }
+  return { reason, samples, opcodes: [...byOp].sort((a, b) => b[1] - a[1]) };
 }
 
 /**
@@ -302,6 +341,14 @@ export function formatSass(s: SassSummary): string {
     lines.push("", "| address | executed | samples | instruction |", "|---|---|---|---|");
     for (const r of s.matches) lines.push(`| ${r.address} | ${r.executed} | ${r.samples} | \`${r.source}\` |`);
   }
+  if (s.byOpcode) {
+    const b = s.byOpcode;
+    lines.push(
+      "",
+      `samples of ${b.reason} by opcode (${b.samples}): ` +
+        (b.opcodes.length ? b.opcodes.slice(0, 12).map(([op, v]) => `${op} ${v}`).join(", ") : "none"),
+    );
+  }
   if (s.shared) {
     const sci = (x: number) => x.toExponential(3);
     lines.push(
@@ -323,7 +370,7 @@ export function formatSass(s: SassSummary): string {
 
 async function main() {
   const usage = "usage: deno run -A bench/sass_stalls.ts PAGE.sass.csv [--hot N] [--executions LO-HI] [--top N] " +
-    "[--grep REGEX] [--sequence (with --executions)] [--wavefronts]";
+    "[--grep REGEX] [--sequence (with --executions)] [--wavefronts] [--reason NAME]";
   const { values, positionals } = benchArgs(usage, {
     options: {
       hot: { type: "string" },
@@ -332,6 +379,7 @@ async function main() {
       grep: { type: "string" },
       sequence: { type: "boolean" },
       wavefronts: { type: "boolean" },
+      reason: { type: "string" },
     },
     allowPositionals: true,
   });
@@ -370,6 +418,7 @@ async function main() {
       grep,
       sequence: values.sequence,
       wavefronts: values.wavefronts,
+      reason: values.reason,
     });
   } catch (e) {
     console.error(`${positionals[0]}: ${e instanceof Error ? e.message : e}`);

@@ -1,10 +1,11 @@
 // bench/sass_stalls.ts: an Nsight Compute SASS page becomes the kernel's size, its stall reasons' shares, the opcode
 // and reason shares of one execution band (the math warps' per-tile code), the instructions with the most samples and,
-// where the page has the SourceCounters columns, the shared-memory wavefronts per instruction kind; a file that is not
-// a SASS page, or a --wavefronts page without those columns, is refused with its name and the missing column.
+// where the page has the SourceCounters columns, the shared-memory wavefronts per instruction kind, and one stall
+// reason's samples per opcode; a file that is not a SASS page, a --wavefronts page without those columns, or a --reason
+// the page does not have, is refused with its name and what is missing.
 import assert from "node:assert/strict";
 import { runBench } from "./_run.ts";
-import { formatSass, parseSassCsv, sharedWavefronts, summarizeSass } from "../../bench/sass_stalls.ts";
+import { formatSass, parseSassCsv, reasonByOpcode, sharedWavefronts, summarizeSass } from "../../bench/sass_stalls.ts";
 
 const HEADER = '"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)",' +
   '"Instructions Executed","stall_barrier","stall_long_sb","stall_wait","stall_barrier (Not Issued)"';
@@ -88,6 +89,19 @@ Deno.test("sass_stalls --wavefronts sums shared-memory wavefronts per mnemonic, 
   assert.throws(() => sharedWavefronts(parseSassCsv(PAGE)), /no column "L1 Wavefronts Shared"/);
 });
 
+Deno.test("sass_stalls --reason gives one stall reason's samples per opcode over the page, most first", () => {
+  const rows = parseSassCsv(PAGE);
+  const s = summarizeSass(rows, { reason: "wait" });
+  assert.deepEqual(s.byOpcode, { reason: "wait", samples: 5, opcodes: [["FFMA", 4], ["LDC", 1]] });
+  assert.match(formatSass(s), /^samples of wait by opcode \(5\): FFMA 4, LDC 1$/m);
+  assert.match(
+    formatSass(summarizeSass(rows, { reason: "long_sb" })),
+    /^samples of long_sb by opcode \(12\): BRA 12$/m,
+  );
+  assert.equal(summarizeSass(rows).byOpcode, undefined, "no listing without --reason");
+  assert.throws(() => reasonByOpcode(rows, "math"), /no stall reason "math" \(the page's: barrier, long_sb, wait\)/);
+});
+
 Deno.test("sass_stalls' command exits 2 naming the file that is not a SASS page", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -112,6 +126,9 @@ Deno.test("sass_stalls' command exits 2 naming the file that is not a SASS page"
       noWave.stderr,
       /p1\.sass\.csv: SASS page CSV: no column "L1 Wavefronts Shared"/,
     );
+    const noReason = await runBench("sass_stalls.ts", `${dir}/p1.sass.csv`, "--reason", "gmma");
+    assert.equal(noReason.code, 2, "--reason the page does not have");
+    assert.match(noReason.stderr, /p1\.sass\.csv: SASS page CSV: no stall reason "gmma" \(the page's: barrier, /);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
