@@ -26,3 +26,21 @@ export async function withRunDirs<T>(prefix: string, body: (out: string, b: stri
     for (const d of [out, b]) await Deno.remove(d, { recursive: true });
   }
 }
+
+/**
+ * run.sh's ab step alone, one run a side and no check, against one B side whose library is an empty stand-in where
+ * the build step puts it ($BUILD_DIR/ab/1); `env` adds to those settings or overrides them.
+ */
+export async function runAbStep(out: string, b: string, env: Record<string, string>): Promise<void> {
+  await Deno.mkdir(`${b}/ab/1`, { recursive: true });
+  await Deno.writeTextFile(`${b}/ab/1/libgo_cuda.so`, "");
+  await runRunSh({
+    OUT: out,
+    BUILD_DIR: b,
+    STEPS: "ab",
+    AB_SOURCES: ".ab/x/kernels",
+    AB_RUNS: "1",
+    AB_CHECK: "0",
+    ...env,
+  });
+}

@@ -23,7 +23,7 @@
 # one process on the same operands, interleaved, see H2H_*, the table issue 26 gates on; also "profile": ncu, see
 # PROFILE_*; "sass": cuobjdump of JIT kernels, see SASS_GREP; "trace": the profiling build's cycle traces, see TRACE_*;
 # "ab": the working tree's kernels against copies of kernels/ in AB_SOURCES (AB_NULL=1: and an unmodified copy), timed in
-# turn in the same call, see AB_*;
+# turn in the same call, and with AB_PROFILE profiled by Nsight Compute side by side, see AB_*;
 # "clocks": ours and DeepGEMM under sustained load, time, SM clock, power and cycles per call, see CLOCK_*;
 # "probe": the K loop's parts against the tensor cores, tests/gpu/ffma_wgmma_probe.cu, PROBE_ARGS).
 set -u
@@ -424,6 +424,60 @@ if has ab && [ -z "${HUNG:-}" ]; then
       note "ab check [${ab_dirs[$((${side#b} - 1))]}]: exit $?; $(last_run_line "$OUT/ab/check.log" SUMMARY "$NO_SUMMARY")"
     done
   fi
+  # AB_PROFILE: shapes (';'-separated, named as the tables name them: "dense 4096x7168x2048") where each side's kernel
+  # is profiled by Nsight Compute, one launch, the full set, clocks left alone, after a run outside the tool has
+  # JIT-compiled it (as the sanitize step's warm-up does): ab/ncu/<side>.<n>.{details.txt,sass.csv,raw.csv} in ab.tgz,
+  # and ab_profile.md, each B against A: bench/ncu_diff.ts (headline metrics; stall samples apart by more than 1.1x)
+  # and bench/sass_stalls.ts's reasons. The thirty-seventh round profiled a variant this way (docs/performance-history.md).
+  IFS=';' read -r -a ab_profiles <<<"${AB_PROFILE:-}"
+  pn=0
+  : >"$OUT/ab_profile.md"
+  for s in ${ab_profiles[@]+"${ab_profiles[@]}"}; do
+    [ -z "$s" ] && continue
+    pn=$((pn + 1))
+    mkdir -p "$OUT/ab/ncu"
+    for side in "${sides[@]}"; do
+      so=$CUDA_SO cfg=${AB_CFG_A:-}
+      [ "$side" != a ] && so=$B/ab/${side#b}/libgo_cuda.so cfg=${AB_CFG_B:-}
+      tag=$OUT/ab/ncu/$side.$pn
+      env ${cfg:+GO_CUDA_FAST_CFG=$cfg} timeout "${AB_TIMEOUT:-120}" "$B/bench" "$so" --shape "$s" --samples 1 \
+        --stall 0 >"$tag.warmup.txt" 2>&1
+      env ${cfg:+GO_CUDA_FAST_CFG=$cfg} timeout "${AB_PROFILE_TIMEOUT:-150}" ncu --clock-control none --set full \
+        --import-source no -f -o "$tag" --kernel-name go_fp8_fast --launch-count 1 "$B/bench" "$so" --shape "$s" \
+        --samples 1 --no-prepare --stall 0 >"$tag.run.txt" 2>&1
+      rc=$?
+      # As in the profile step: after a timeout the ncu process still writes its report; wait for it (up to 60 s).
+      if [ "$rc" = 124 ]; then
+        for i in $(seq 60); do pgrep -x ncu >/dev/null || break; sleep 1; done
+      fi
+      if [ -f "$tag.ncu-rep" ]; then
+        ncu -i "$tag.ncu-rep" --page details >"$tag.details.txt" 2>&1
+        ncu -i "$tag.ncu-rep" --page source --print-source sass --csv >"$tag.sass.csv" 2>&1
+        ncu -i "$tag.ncu-rep" --page raw --csv >"$tag.raw.csv" 2>&1
+        rm -f "$tag.ncu-rep"
+        note "ab profile $s [$side]: ncu exit $rc, pages written"
+      else
+        note "ab profile $s [$side]: ncu exit $rc, NO REPORT (see ab/ncu/$side.$pn.run.txt)"
+      fi
+    done
+    for side in "${sides[@]:1}"; do
+      [ -f "$OUT/ab/ncu/a.$pn.raw.csv" ] && [ -f "$OUT/ab/ncu/$side.$pn.raw.csv" ] || continue
+      if [ -x .device/enter.sh ]; then
+        {
+          echo "## $s: B${side#b} (${ab_dirs[$((${side#b} - 1))]}) against A (the tree): ncu_diff, A first"
+          timeout 45 bash .device/enter.sh deno run -A bench/ncu_diff.ts "$OUT/ab/ncu/a.$pn.raw.csv" \
+            "$OUT/ab/ncu/$side.$pn.raw.csv" --grep pcsamp_warps_issue_stalled --factor 1.1
+          for x in a "$side"; do
+            echo "### $x: sass_stalls"
+            timeout 45 bash .device/enter.sh deno run -A bench/sass_stalls.ts "$OUT/ab/ncu/$x.$pn.sass.csv" --top 12
+          done
+        } >>"$OUT/ab_profile.md" 2>&1
+      else
+        note "ab profile: .device/enter.sh not carried: no comparison for $s (the pages are in ab.tgz)"
+      fi
+    done
+  done
+  [ -s "$OUT/ab_profile.md" ] || rm -f "$OUT/ab_profile.md"
   : >"$OUT/ab_table.md"
   for side in "${sides[@]:1}"; do
     label="B${side#b} (${ab_dirs[$((${side#b} - 1))]})"

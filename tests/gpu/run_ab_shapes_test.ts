@@ -2,7 +2,7 @@
 // the 45 (bench.cpp), so a variant can be timed where the benchmark's shapes do not reach. A stand-in bench records its
 // arguments; a stand-in B library stands where the build step puts it.
 import assert from "node:assert/strict";
-import { runRunSh, withRunDirs } from "./_run_sh.ts";
+import { runAbStep, withRunDirs } from "./_run_sh.ts";
 
 /** The stand-in bench's argument lists (one line per call, arguments joined by "|"), after run.sh's ab step. */
 async function benchCalls(env: Record<string, string>): Promise<string[]> {
@@ -13,17 +13,7 @@ async function benchCalls(env: Record<string, string>): Promise<string[]> {
       `#!/bin/bash\n(IFS='|'; echo "$*") >> "${calls}"\n`,
     );
     await Deno.chmod(`${b}/bench`, 0o755);
-    await Deno.mkdir(`${b}/ab/1`, { recursive: true });
-    await Deno.writeTextFile(`${b}/ab/1/libgo_cuda.so`, "");
-    await runRunSh({
-      OUT: out,
-      BUILD_DIR: b,
-      STEPS: "ab",
-      AB_SOURCES: ".ab/x/kernels",
-      AB_RUNS: "1",
-      AB_CHECK: "0",
-      ...env,
-    });
+    await runAbStep(out, b, env);
     return (await Deno.readTextFile(calls)).trim().split("\n");
   });
 }
