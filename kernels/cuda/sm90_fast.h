@@ -143,7 +143,7 @@ bool choose_fast_config(const FastParams& p, int sms, const char* override_text,
 
 /// "bm=256 bn=128 stages=3 multicast=1 acc=single sfa=tma" plus `how` (and ktma=, spread=1, split=, dbg=).
 std::string describe_fast_config(const FastChoice& c, const char* how);
-/// Bytes of dynamic shared memory of a configuration (its layout plus 1024 for the alignment).
+/// Bytes of dynamic shared memory of a configuration (its layout plus kFastSmemAlignSlack, 1024, for the alignment).
 int fast_smem_bytes(int bn, int stages, int bm);
 /// The most stages that fit in 227 KB; by_box: counting those of BLOCK_M 256 whose epilogue stages one box at a time
 /// (FastSmem::by_box), which the heuristic takes at 256 x 128 with multicast from 24 K blocks.

@@ -119,7 +119,7 @@ constexpr int kFastMaxSmem = 232448;
 constexpr int kFastSmemAlignSlack = 1024;
 
 /// Shared-memory layout (bytes from a 1024-aligned base) of one configuration. One function for the kernel (at compile
-/// time) and the launcher (at run time, which adds 1024 for the alignment).
+/// time) and the launcher (at run time, which adds kFastSmemAlignSlack for the alignment).
 struct FastSmem {
   int stage_a;  // bytes of one A stage
   int stage_b;  // bytes of one B stage

@@ -45,6 +45,24 @@ last_run_line() {
     'index($0, "==== ") == 1 { s = "" } $0 ~ p { s = $0 } END { print (s == "" ? none : s) }' "$1"
 }
 NO_SUMMARY="no SUMMARY line: the run ended before its summary"
+# Nsight Compute, shared by the profile step and the ab step's AB_PROFILE. ncu_settle RC: on a timeout (RC 124)
+# `timeout` ends the ncu launcher script at once, while the ncu process it started shuts the profiled program down and
+# writes its results after (a metrics run at 4096x7168x16384 under a 90 s limit: its rows landed after the step had read
+# the CSV); wait for it (up to 60 s), so that its results are read and no profile overlaps it.
+ncu_settle() {
+  [ "$1" = 124 ] || return 0
+  local i
+  for i in $(seq 60); do pgrep -x ncu >/dev/null || break; sleep 1; done
+}
+# ncu_report_pages BASE: BASE.ncu-rep's pages as text beside it (BASE.details.txt, BASE.sass.csv with the stall samples,
+# BASE.raw.csv with every metric), then the report is dropped; status 1 where there is no report.
+ncu_report_pages() {
+  [ -f "$1.ncu-rep" ] || return 1
+  ncu -i "$1.ncu-rep" --page details >"$1.details.txt" 2>&1
+  ncu -i "$1.ncu-rep" --page source --print-source sass --csv >"$1.sass.csv" 2>&1
+  ncu -i "$1.ncu-rep" --page raw --csv >"$1.raw.csv" 2>&1
+  rm -f "$1.ncu-rep"
+}
 
 {
   date -u
@@ -446,15 +464,8 @@ if has ab && [ -z "${HUNG:-}" ]; then
         --import-source no -f -o "$tag" --kernel-name go_fp8_fast --launch-count 1 "$B/bench" "$so" --shape "$s" \
         --samples 1 --no-prepare --stall 0 >"$tag.run.txt" 2>&1
       rc=$?
-      # As in the profile step: after a timeout the ncu process still writes its report; wait for it (up to 60 s).
-      if [ "$rc" = 124 ]; then
-        for i in $(seq 60); do pgrep -x ncu >/dev/null || break; sleep 1; done
-      fi
-      if [ -f "$tag.ncu-rep" ]; then
-        ncu -i "$tag.ncu-rep" --page details >"$tag.details.txt" 2>&1
-        ncu -i "$tag.ncu-rep" --page source --print-source sass --csv >"$tag.sass.csv" 2>&1
-        ncu -i "$tag.ncu-rep" --page raw --csv >"$tag.raw.csv" 2>&1
-        rm -f "$tag.ncu-rep"
+      ncu_settle "$rc"
+      if ncu_report_pages "$tag"; then
         note "ab profile $s [$side]: ncu exit $rc, pages written"
       else
         note "ab profile $s [$side]: ncu exit $rc, NO REPORT (see ab/ncu/$side.$pn.run.txt)"
@@ -537,17 +548,11 @@ if has profile && [ -z "${HUNG:-}" ]; then
   # watchdog is off there (--stall 0): the profiled launch's replay passes took longer than its 30 s, and it exited 3
   # after the report was written; the step's timeout still bounds it (the profiled launch's figures are written first).
   mkdir -p "$OUT/ncu"
-  # A report's pages as text (details, SASS with stall samples, raw metrics as CSV), its headline metrics into
-  # summary.txt; the report itself is dropped.
+  # A report's pages (ncu_report_pages), its headline metrics into summary.txt.
   ncu_pages() {
-    local rep=$OUT/ncu/$1.ncu-rep
-    [ -f "$rep" ] || return 0
-    ncu -i "$rep" --page details >"$OUT/ncu/$1.details.txt" 2>&1
-    ncu -i "$rep" --page source --print-source sass --csv >"$OUT/ncu/$1.sass.csv" 2>&1
-    ncu -i "$rep" --page raw --csv >"$OUT/ncu/$1.raw.csv" 2>&1
+    ncu_report_pages "$OUT/ncu/$1" || return 0
     grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|L2 Cache Throughput|Issue Slots Busy|Eligible Warps" \
       "$OUT/ncu/$1.details.txt" | head -12 >>"$OUT/ncu/summary.txt"
-    rm -f "$rep"
   }
   # A metrics run's values (PROFILE_METRICS), one "name = value unit" per line, into summary.txt (ncu's CSV rows among
   # the profiled program's own output; a kernel name may hold commas, never '","').
@@ -572,13 +577,7 @@ if has profile && [ -z "${HUNG:-}" ]; then
     fi
     local rc=$?
     note "ncu $tag $title: exit $rc"
-    # On a timeout `timeout` ends the ncu launcher script at once, while the ncu process it started shuts the profiled
-    # program down and writes its results after (a metrics run at 4096x7168x16384 under a 90 s limit: its rows landed
-    # after the step had read the CSV). Wait for it (up to 60 s), so that its rows are read and no profile overlaps it.
-    if [ "$rc" = 124 ]; then
-      local i
-      for i in $(seq 60); do pgrep -x ncu >/dev/null || break; sleep 1; done
-    fi
+    ncu_settle "$rc"
     ncu_pages "$tag"
     ncu_metrics "$tag"
   }
