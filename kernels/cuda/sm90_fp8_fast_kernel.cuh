@@ -15,7 +15,11 @@
 //     kStages-deep shared-memory ring on mbarriers; its last warp copies each tile's B scales, a window of up to 128
 //     K blocks at a time, into a double buffer (fast_sfb_loader);
 //   - two math warpgroups (fast_math) of 64 rows per wave (BLOCK_M 128: one wave, 256: two; BLOCK_M 64: one math
-//     warpgroup, the other idles), which run the wgmmas and promote each K block's result into the f32 accumulators;
+//     warpgroup, the other idles), which run the wgmmas and promote each K block's result into the f32 accumulators.
+//     Three, at BLOCK_M 192 with one wave each (512 threads; branch bm192), gave the same bits and ran 0.87x over 5
+//     dense M = 4096 and 3 masked shapes: per unit of tensor work no faster than two (Nsight Compute at 4096 x 4096 x
+//     7168: the tensor pipe active 86.4 % of the SM's active cycles against 86.6 %), with more row blocks to walk
+//     (docs/performance-history.md, "Issue 26, thirty-eighth round");
 //   - whose epilogue (fast_epilogue) rounds to bf16 and stores D through shared memory (stmatrix) with TMA stores.
 //     A wave whose rows nothing reads (fast_idle_waves) issues no wgmmas; at masked BLOCK_M 128 (and 256 where a
 //     group is one row tile) its A rows are not loaded either (fast_a_by_chunk).
@@ -248,6 +252,8 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   }
   const int nkb = (K + kFBK - 1) / kFBK;
   const int cluster = blockIdx.x / MC, clusters = gridDim.x / MC;
+  // The producer is warpgroup 0. Placed last, as DeepGEMM places its, it timed level (H200, tests/gpu/run.sh's ab
+  // step, 3 runs a side, 8 shapes of 256 x 128: 1.004x, an unmodified copy 1.002x, none apart).
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs) : "memory");
     GO_FAST_TRACE_AT(0, 11, clock64());

@@ -447,6 +447,8 @@ if has ab && [ -z "${HUNG:-}" ]; then
   # JIT-compiled it (as the sanitize step's warm-up does): ab/ncu/<side>.<n>.{details.txt,sass.csv,raw.csv} in ab.tgz,
   # and ab_profile.md, each B against A: bench/ncu_diff.ts (headline metrics; stall samples apart by more than 1.1x)
   # and bench/sass_stalls.ts's reasons. The thirty-seventh round profiled a variant this way (docs/performance-history.md).
+  # At 4096x7168x2048 one side's full set outlived AB_PROFILE_TIMEOUT's 150 s (thirty-eighth round): two sides with the
+  # build need a device call of about 600 s to themselves.
   IFS=';' read -r -a ab_profiles <<<"${AB_PROFILE:-}"
   pn=0
   : >"$OUT/ab_profile.md"
