@@ -1,9 +1,11 @@
 /**
- * Two kernels' Nsight Compute raw pages side by side (tests/gpu/run.sh's profile step writes one per report as
- * `<tag>.raw.csv`: ours `p1.raw.csv`, DeepGEMM's `dg_<shape>.raw.csv`): a headline set of metrics (time, clock, tensor
- * pipe, instructions, TMA copies, L2 and DRAM), then every metric whose name holds one of the `--grep` substrings and
- * whose values differ by more than `--factor` (default 1.16), largest difference first. Per-unit minima and maxima
- * and `.sum.pct` duplicates are left out of the list.
+ * Two kernels' Nsight Compute profiles side by side: raw pages (tests/gpu/run.sh's profile step writes one per report
+ * as `<tag>.raw.csv`: ours `p1.raw.csv`, DeepGEMM's `dg_<shape>.raw.csv`) or the CSV of a metrics run (`ncu --metrics
+ * ... --csv`, one row per metric among the profiled program's own lines: the ab step's AB_PROFILE_METRICS and the
+ * profile step's PROFILE_METRICS write `<tag>.metrics.csv`). A headline set of metrics (time, clock, tensor pipe,
+ * instructions, TMA copies, L2 and DRAM) where both have them, then every metric whose name holds one of the `--grep`
+ * substrings and whose values differ by more than `--factor` (default 1.16), largest difference first. Per-unit
+ * minima and maxima and `.sum.pct` duplicates are left out of the list.
  *
  *     deno run -A bench/ncu_diff.ts ncu/p1.raw.csv ncu/dg_2048x8448x32768.raw.csv [--factor 1.16]
  *       [--grep stall,tensor,tma] [--top 60]
@@ -48,6 +50,53 @@ export function parseRawPage(text: string): Map<string, RawMetric> {
     out.set(name, { value: t !== "" && Number.isFinite(x) ? x : undefined, text: t, unit: units[i] ?? "" });
   });
   return out;
+}
+
+/**
+ * Parses the CSV of a metrics run (`ncu --metrics ... --csv`): a header line starting with "ID" that names the columns
+ * "Metric Name", "Metric Unit" and "Metric Value", then one line per launch and metric, among ncu's notes and the
+ * profiled program's own lines. Reads the first launch; throws a TypeError where there is no such header or no row.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseMetricRows } from "./ncu_diff.ts";
+ * const csv = ['==PROF== Connected', '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"',
+ *   'dense 4096x4096x7168 called once', '"0","k","sm__cycles_active.avg","cycle","256,909.36"'].join("\n");
+ * assert.equal(parseMetricRows(csv).get("sm__cycles_active.avg")!.value, 256909.36);
+ * ```
+ */
+export function parseMetricRows(text: string): Map<string, RawMetric> {
+  const lines = text.split("\n");
+  const at = lines.findIndex((l) => l.startsWith('"ID"') && l.includes('"Metric Name"'));
+  if (at < 0) throw new TypeError('metrics CSV: no header line starting with "ID" that names "Metric Name"');
+  const header = csvFields(lines[at]);
+  const [id, name, unit, value] = ["ID", "Metric Name", "Metric Unit", "Metric Value"].map((c) => header.indexOf(c));
+  if ([unit, value].includes(-1)) throw new TypeError('metrics CSV: no "Metric Unit" or "Metric Value" column');
+  const rows = lines.slice(at + 1).filter((l) => /^"\d/.test(l)).map(csvFields);
+  if (rows.length === 0) throw new TypeError("metrics CSV: no metric rows after the header");
+  const out = new Map<string, RawMetric>();
+  for (const r of rows.filter((r) => r[id] === rows[0][id])) {
+    const t = (r[value] ?? "").trim(), x = Number(t.replaceAll(",", ""));
+    out.set(r[name], { value: t !== "" && Number.isFinite(x) ? x : undefined, text: t, unit: r[unit] ?? "" });
+  }
+  return out;
+}
+
+/**
+ * Either form of a profile: a metrics run's CSV where its header names "Metric Name", else a raw page.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseProfile } from "./ncu_diff.ts";
+ * const page = ['"ID","gpu__time_duration.sum"', '"","us"', '"0","177.76"'].join("\n");
+ * assert.equal(parseProfile(page).get("gpu__time_duration.sum")!.value, 177.76);
+ * ```
+ */
+export function parseProfile(text: string): Map<string, RawMetric> {
+  return text.split("\n").some((l) => l.startsWith('"ID"') && l.includes('"Metric Name"'))
+    ? parseMetricRows(text)
+    : parseRawPage(text);
 }
 
 /** The headline metrics, in this order, where both pages have them. */
@@ -128,7 +177,8 @@ export function formatDiff(d: { headline: MetricPair[]; differing: MetricPair[] 
 }
 
 async function main() {
-  const usage = "usage: deno run -A bench/ncu_diff.ts OURS.raw.csv THEIRS.raw.csv [--factor F > 1] " +
+  const usage =
+    "usage: deno run -A bench/ncu_diff.ts OURS.{raw,metrics}.csv THEIRS.{raw,metrics}.csv [--factor F > 1] " +
     "[--grep SUBSTR,...] [--top N]";
   const { values, positionals } = benchArgs(usage, {
     options: { factor: { type: "string" }, grep: { type: "string" }, top: { type: "string" } },
@@ -143,7 +193,7 @@ async function main() {
   const pages: Map<string, RawMetric>[] = [];
   for (const file of positionals) {
     try {
-      pages.push(parseRawPage(await Deno.readTextFile(file)));
+      pages.push(parseProfile(await Deno.readTextFile(file)));
     } catch (e) {
       console.error(`${file}: ${e instanceof Error ? e.message : e}`);
       Deno.exit(2);

@@ -62,3 +62,39 @@ Deno.test("ncu_diff's command exits 2 naming the file that is not a raw page, or
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+// What `ncu --metrics ... --csv bench ... --once` prints: ncu's notes, the program's own lines, the header, one row per
+// metric (the thirty-eighth round's call at 4096x4096x7168, BLOCK_M 192 forced; two metrics of it).
+const metricsRun = (active: string, tensor: string) =>
+  [
+    "==WARNING== Note: Running with unmodified GPU clocks. If not controlled otherwise, profiling results may be inconsistent.",
+    "device 0: NVIDIA H200, 132 SMs, L2 60.0 MB; rotating inputs >= 240 MB per shape; median of 25 samples",
+    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device",' +
+    '"CC","Section Name","Metric Name","Metric Unit","Metric Value"',
+    "dense 4096x4096x7168               called once  bm=192 bn=128 stages=4 multicast=2 acc=single sfa=tma jit=shape",
+    `"0","77","bench","127.0.0.1","go_fp8_fast","1","7","(512, 1, 1)","(132, 1, 1)","0","9.0",` +
+    `"Command line profiler metrics","sm__cycles_active.avg","cycle","${active}"`,
+    `"0","77","bench","127.0.0.1","go_fp8_fast","1","7","(512, 1, 1)","(132, 1, 1)","0","9.0",` +
+    `"Command line profiler metrics","sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active","%","${tensor}"`,
+  ].join("\n");
+
+Deno.test("ncu_diff reads a metrics run's CSV among the program's own lines and compares it like a raw page", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/a.1.metrics.csv`, metricsRun("256,909.36", "86.58"));
+    await Deno.writeTextFile(`${dir}/b1.1.metrics.csv`, metricsRun("257,311.14", "86.44"));
+    await Deno.writeTextFile(`${dir}/none.metrics.csv`, metricsRun("1", "1").split("\n").slice(0, 4).join("\n"));
+    const r = await runBench("ncu_diff.ts", `${dir}/a.1.metrics.csv`, `${dir}/b1.1.metrics.csv`, "--grep", "__");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^\| sm__cycles_active\.avg \| 2\.569e\+5 \| 2\.573e\+5 \| cycle \| 0\.998× \|$/m);
+    assert.match(
+      r.stdout,
+      /^\| sm__pipe_tensor_cycles_active\.avg\.pct_of_peak_sustained_active \| 86\.58 \| 86\.44 \| % \|/m,
+    );
+    const none = await runBench("ncu_diff.ts", `${dir}/a.1.metrics.csv`, `${dir}/none.metrics.csv`);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /none\.metrics\.csv: metrics CSV: no metric rows after the header/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

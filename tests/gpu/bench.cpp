@@ -20,7 +20,7 @@
 // (go_ext_jit_stats) and each shape's kernel configuration (go_ext_fast_last_config) are printed when exported.
 //
 // usage: bench CUDA_SO [--quick] [--json PATH] [--filter "SUBSTR|SUBSTR"] [--sweep "cfg1;cfg2;..."] [--sweep-only]
-//                      [--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--shape NAME ...]
+//                      [--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--once] [--shape NAME ...]
 //   --shape: a shape outside the 45, named as the tables name them ("dense 4096x4224x32768", "masked 32x20x4096x2048";
 //            the rules of tests/gpu/shapes.py's parse_shape_name); repeatable; with --shape only the named shapes run
 //            (and those --filter picks from the 45), so that run.sh's profile step can profile any shape.
@@ -29,6 +29,9 @@
 //   --stall: a watchdog ends the process (exit 3, naming what it was timing) after S seconds without progress
 //            (default 30; 0: off), so that a kernel that never finishes (a profiling build, a bug) does not hold the
 //            GPU run until its outer timeout; the rows finished so far are already in the JSON.
+//   --once: each shape called once on one input set and not timed (no rows in the JSON), for a profiler that sees
+//            one launch: --samples takes at least 20, so the profiled runs that passed --samples 1 also filled the
+//            rotating sets (> 200 MB) and timed 20 samples of batches under the tool. Not with --sweep or --floor.
 //   --sweep: for each config string, GO_CUDA_FAST_CFG=<cfg> (setenv) while timing every dense shape: rows of kind
 //            "dense-sweep" whose "config" is the swept string.
 // build: nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o bench tests/gpu/bench.cpp -ldl
@@ -684,7 +687,7 @@ int main(int argc, char** argv) {
                  "[--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--shape NAME ...]\n");
     return 2;
   }
-  bool quick = false, sweep_only = false, no_prepare = false, time_floor = false;
+  bool quick = false, sweep_only = false, no_prepare = false, time_floor = false, once = false;
   std::string json_path, filter, sweep_arg;
   std::vector<Shape> named;  // --shape
   int samples = 25, stall_s = 30;
@@ -703,6 +706,7 @@ int main(int argc, char** argv) {
     else if (a == "--sweep") sweep_arg = val();
     else if (a == "--sweep-only") sweep_only = true;
     else if (a == "--no-prepare") no_prepare = true;
+    else if (a == "--once") once = true;
     else if (a == "--floor") time_floor = true;
     else if (a == "--no-floor") time_floor = false;
     else if (a == "--samples") samples = std::max(20, std::atoi(val().c_str()));
@@ -721,6 +725,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
     }
+  }
+  if (once && (!sweep_arg.empty() || time_floor)) {
+    std::fprintf(stderr, "--once calls each shape once for a profiler: not with --sweep or --floor\n");
+    return 2;
   }
   start_watchdog(stall_s);
   void* h = dlopen(argv[1], RTLD_NOW);
@@ -922,7 +930,20 @@ int main(int argc, char** argv) {
         noted = true;
       }
       live.clear();
-      Prepared P = make_sets(api, sh, target);
+      Prepared P = make_sets(api, sh, once ? 0 : target);  // --once: one set
+      if (once && P.ok) {
+        doing(sh.name() + " (once)");
+        const int st = call_shape(api, sh, P.sets[0]);
+        const int ss = api.sync();
+        if (st != 0 || ss != 0)
+          std::printf("%-34s status %d, synchronize %d: %s\n", sh.name().c_str(), st, ss, api.last_error());
+        else
+          std::printf("%-34s called once  %s\n", sh.name().c_str(), last_config(api).c_str());
+        std::fflush(stdout);
+        for (void* p : live) api.free_(p);
+        live.clear();
+        continue;
+      }
       Row r;
       if (!P.ok) {
         r.kind = kind_name(sh.kind);

@@ -73,6 +73,30 @@ for n in sys.argv[2:]:
       }
     },
   );
+  await t.step(
+    "bench --once (one call a shape, for a profiler) refuses --floor and --sweep before it loads the backend",
+    async () => {
+      const run = async (...extra: string[]) => {
+        const out = await new Deno.Command(`${dir}/bench`, {
+          args: ["/nonexistent/libgo_cuda.so", "--once", ...extra],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        return { code: out.code, err: new TextDecoder().decode(out.stderr) };
+      };
+      for (const extra of [["--floor"], ["--sweep", "bn=64"]]) {
+        const r = await run(...extra);
+        assert.equal(r.code, 2, r.err);
+        assert.match(r.err, /--once calls each shape once for a profiler: not with --sweep or --floor/);
+      }
+      const alone = await run("--shape", "dense 4096x7168x2048");
+      assert.equal(alone.code, 2, alone.err);
+      assert.ok(
+        alone.err.includes("/nonexistent/libgo_cuda.so"),
+        `--once alone goes on to load the library: ${alone.err}`,
+      );
+    },
+  );
 });
 
 await nvccTest(

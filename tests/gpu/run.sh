@@ -447,8 +447,12 @@ if has ab && [ -z "${HUNG:-}" ]; then
   # JIT-compiled it (as the sanitize step's warm-up does): ab/ncu/<side>.<n>.{details.txt,sass.csv,raw.csv} in ab.tgz,
   # and ab_profile.md, each B against A: bench/ncu_diff.ts (headline metrics; stall samples apart by more than 1.1x)
   # and bench/sass_stalls.ts's reasons. The thirty-seventh round profiled a variant this way (docs/performance-history.md).
-  # At 4096x7168x2048 one side's full set outlived AB_PROFILE_TIMEOUT's 150 s (thirty-eighth round): two sides with the
-  # build need a device call of about 600 s to themselves.
+  # AB_PROFILE_METRICS (comma-separated metric names): a metrics run instead of the full set (a few replay passes),
+  # ab/ncu/<side>.<n>.metrics.csv, and ab_profile.md compares every metric that differs (bench/ncu_diff.ts reads both
+  # forms); the thirty-eighth round's cycles, clock and tensor-pipe figures of BLOCK_M 192 came from such a run.
+  # The profiled program calls the shape once on one input set (bench.cpp's --once). With --samples 1, which bench takes
+  # as 20 after filling > 200 MB of rotating sets, one side's full set at 4096x7168x2048 outlived AB_PROFILE_TIMEOUT's
+  # 150 s (thirty-eighth round); how much of that was the program's own run is not measured.
   IFS=';' read -r -a ab_profiles <<<"${AB_PROFILE:-}"
   pn=0
   : >"$OUT/ab_profile.md"
@@ -460,11 +464,24 @@ if has ab && [ -z "${HUNG:-}" ]; then
       so=$CUDA_SO cfg=${AB_CFG_A:-}
       [ "$side" != a ] && so=$B/ab/${side#b}/libgo_cuda.so cfg=${AB_CFG_B:-}
       tag=$OUT/ab/ncu/$side.$pn
-      env ${cfg:+GO_CUDA_FAST_CFG=$cfg} timeout "${AB_TIMEOUT:-120}" "$B/bench" "$so" --shape "$s" --samples 1 \
+      env ${cfg:+GO_CUDA_FAST_CFG=$cfg} timeout "${AB_TIMEOUT:-120}" "$B/bench" "$so" --shape "$s" --once \
         --stall 0 >"$tag.warmup.txt" 2>&1
+      program=("$B/bench" "$so" --shape "$s" --once --no-prepare --stall 0)
+      if [ -n "${AB_PROFILE_METRICS:-}" ]; then
+        env ${cfg:+GO_CUDA_FAST_CFG=$cfg} timeout "${AB_PROFILE_TIMEOUT:-150}" ncu --clock-control none \
+          --metrics "$AB_PROFILE_METRICS" --csv --kernel-name go_fp8_fast --launch-count 1 "${program[@]}" \
+          >"$tag.metrics.csv" 2>&1
+        rc=$?
+        ncu_settle "$rc"
+        if grep -q '^"[0-9]' "$tag.metrics.csv"; then
+          note "ab profile $s [$side]: ncu exit $rc, metrics written"
+        else
+          note "ab profile $s [$side]: ncu exit $rc, NO METRICS (see ab/ncu/$side.$pn.metrics.csv)"
+        fi
+        continue
+      fi
       env ${cfg:+GO_CUDA_FAST_CFG=$cfg} timeout "${AB_PROFILE_TIMEOUT:-150}" ncu --clock-control none --set full \
-        --import-source no -f -o "$tag" --kernel-name go_fp8_fast --launch-count 1 "$B/bench" "$so" --shape "$s" \
-        --samples 1 --no-prepare --stall 0 >"$tag.run.txt" 2>&1
+        --import-source no -f -o "$tag" --kernel-name go_fp8_fast --launch-count 1 "${program[@]}" >"$tag.run.txt" 2>&1
       rc=$?
       ncu_settle "$rc"
       if ncu_report_pages "$tag"; then
@@ -473,11 +490,18 @@ if has ab && [ -z "${HUNG:-}" ]; then
         note "ab profile $s [$side]: ncu exit $rc, NO REPORT (see ab/ncu/$side.$pn.run.txt)"
       fi
     done
+    page=raw
+    [ -n "${AB_PROFILE_METRICS:-}" ] && page=metrics
     for side in "${sides[@]:1}"; do
-      [ -f "$OUT/ab/ncu/a.$pn.raw.csv" ] && [ -f "$OUT/ab/ncu/$side.$pn.raw.csv" ] || continue
+      [ -f "$OUT/ab/ncu/a.$pn.$page.csv" ] && [ -f "$OUT/ab/ncu/$side.$pn.$page.csv" ] || continue
       if [ -x .device/enter.sh ]; then
         {
           echo "## $s: B${side#b} (${ab_dirs[$((${side#b} - 1))]}) against A (the tree): ncu_diff, A first"
+          if [ "$page" = metrics ]; then
+            timeout 45 bash .device/enter.sh deno run -A bench/ncu_diff.ts "$OUT/ab/ncu/a.$pn.metrics.csv" \
+              "$OUT/ab/ncu/$side.$pn.metrics.csv" --grep __ --factor 1.0001
+            continue
+          fi
           timeout 45 bash .device/enter.sh deno run -A bench/ncu_diff.ts "$OUT/ab/ncu/a.$pn.raw.csv" \
             "$OUT/ab/ncu/$side.$pn.raw.csv" --grep pcsamp_warps_issue_stalled --factor 1.1
           for x in a "$side"; do
@@ -593,7 +617,7 @@ if has profile && [ -z "${HUNG:-}" ]; then
       (
         [ "$cfg" != default ] && export GO_CUDA_FAST_CFG=$cfg
         ncu_run "p$n" "dense $shape [$cfg]" --kernel-name go_fp8_fast --launch-count 1 \
-          "$B/bench" "$lib" --shape "dense $shape" --samples 1 --no-prepare --stall 0
+          "$B/bench" "$lib" --shape "dense $shape" --once --no-prepare --stall 0
       )
     done
     if python3 -c 'import deep_gemm' >/dev/null 2>&1; then
