@@ -684,7 +684,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: bench CUDA_SO [--quick] [--json PATH] [--filter \"SUBSTR|SUBSTR\"] [--sweep \"cfg1;cfg2\"] [--sweep-only] "
-                 "[--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--shape NAME ...]\n");
+                 "[--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--once] [--shape NAME ...]\n");
     return 2;
   }
   bool quick = false, sweep_only = false, no_prepare = false, time_floor = false, once = false;
