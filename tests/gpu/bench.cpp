@@ -755,6 +755,10 @@ int main(int argc, char** argv) {
   }
   std::vector<void*> live;
   g_live = &live;
+  auto free_live = [&] {  // one shape's buffers (make_sets records them in live)
+    for (void* p : live) api.free_(p);
+    live.clear();
+  };
   init_pools();
 
   // Device: the backend uses device 0 unless told otherwise; one allocation creates its context first.
@@ -940,8 +944,7 @@ int main(int argc, char** argv) {
         else
           std::printf("%-34s called once  %s\n", sh.name().c_str(), last_config(api).c_str());
         std::fflush(stdout);
-        for (void* p : live) api.free_(p);
-        live.clear();
+        free_live();
         continue;
       }
       Row r;
@@ -989,8 +992,7 @@ int main(int argc, char** argv) {
       print_row(sh.name(), r, r.config);
       rows.push_back(r);
       write_json(rows, false);
-      for (void* p : live) api.free_(p);
-      live.clear();
+      free_live();
     }
   }
 
@@ -1030,8 +1032,7 @@ int main(int argc, char** argv) {
         rows.push_back(r);
         write_json(rows, false);
       }
-      for (void* p : live) api.free_(p);
-      live.clear();
+      free_live();
     }
     if (old)
       setenv("GO_CUDA_FAST_CFG", saved.c_str(), 1);

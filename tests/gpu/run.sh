@@ -54,6 +54,22 @@ ncu_settle() {
   local i
   for i in $(seq 60); do pgrep -x ncu >/dev/null || break; sleep 1; done
 }
+# ncu_profile BASE METRICS SET LIMIT NCU-KERNEL-OPTIONS... PROGRAM ARGS...: one profiled run, clocks left alone, within
+# LIMIT seconds: with METRICS (comma-separated names) a metrics run, its CSV in BASE.metrics.csv among the program's own
+# lines; else the section set SET into BASE.ncu-rep (ncu's log in BASE.run.txt). Waits for an ncu that outlived LIMIT
+# (ncu_settle); status: the run's (124: timed out).
+ncu_profile() {
+  local base=$1 metrics=$2 set=$3 limit=$4 rc
+  shift 4
+  if [ -n "$metrics" ]; then
+    timeout "$limit" ncu --clock-control none --metrics "$metrics" --csv "$@" >"$base.metrics.csv" 2>&1
+  else
+    timeout "$limit" ncu --clock-control none --set "$set" --import-source no -f -o "$base" "$@" >"$base.run.txt" 2>&1
+  fi
+  rc=$?
+  ncu_settle "$rc"
+  return "$rc"
+}
 # ncu_report_pages BASE: BASE.ncu-rep's pages as text beside it (BASE.details.txt, BASE.sass.csv with the stall samples,
 # BASE.raw.csv with every metric), then the report is dropped; status 1 where there is no report.
 ncu_report_pages() {
@@ -466,25 +482,19 @@ if has ab && [ -z "${HUNG:-}" ]; then
       tag=$OUT/ab/ncu/$side.$pn
       env ${cfg:+GO_CUDA_FAST_CFG=$cfg} timeout "${AB_TIMEOUT:-120}" "$B/bench" "$so" --shape "$s" --once \
         --stall 0 >"$tag.warmup.txt" 2>&1
-      program=("$B/bench" "$so" --shape "$s" --once --no-prepare --stall 0)
+      (
+        [ -n "$cfg" ] && export GO_CUDA_FAST_CFG=$cfg
+        ncu_profile "$tag" "${AB_PROFILE_METRICS:-}" full "${AB_PROFILE_TIMEOUT:-150}" --kernel-name go_fp8_fast \
+          --launch-count 1 "$B/bench" "$so" --shape "$s" --once --no-prepare --stall 0
+      )
+      rc=$?
       if [ -n "${AB_PROFILE_METRICS:-}" ]; then
-        env ${cfg:+GO_CUDA_FAST_CFG=$cfg} timeout "${AB_PROFILE_TIMEOUT:-150}" ncu --clock-control none \
-          --metrics "$AB_PROFILE_METRICS" --csv --kernel-name go_fp8_fast --launch-count 1 "${program[@]}" \
-          >"$tag.metrics.csv" 2>&1
-        rc=$?
-        ncu_settle "$rc"
         if grep -q '^"[0-9]' "$tag.metrics.csv"; then
           note "ab profile $s [$side]: ncu exit $rc, metrics written"
         else
           note "ab profile $s [$side]: ncu exit $rc, NO METRICS (see ab/ncu/$side.$pn.metrics.csv)"
         fi
-        continue
-      fi
-      env ${cfg:+GO_CUDA_FAST_CFG=$cfg} timeout "${AB_PROFILE_TIMEOUT:-150}" ncu --clock-control none --set full \
-        --import-source no -f -o "$tag" --kernel-name go_fp8_fast --launch-count 1 "${program[@]}" >"$tag.run.txt" 2>&1
-      rc=$?
-      ncu_settle "$rc"
-      if ncu_report_pages "$tag"; then
+      elif ncu_report_pages "$tag"; then
         note "ab profile $s [$side]: ncu exit $rc, pages written"
       else
         note "ab profile $s [$side]: ncu exit $rc, NO REPORT (see ab/ncu/$side.$pn.run.txt)"
@@ -591,19 +601,13 @@ if has profile && [ -z "${HUNG:-}" ]; then
   # One profiled run: ncu_run TAG TITLE NCU-KERNEL-OPTIONS... -- PROGRAM ARGS..., with the full set (or PROFILE_SET)
   # into a report and its pages, or with PROFILE_METRICS into a CSV; its title and figures go into summary.txt.
   ncu_run() {
-    local tag=$1 title=$2
+    local tag=$1 title=$2 limit=${PROFILE_TIMEOUT:-120} rc
     shift 2
+    [ -n "${PROFILE_METRICS:-}" ] && limit=${PROFILE_TIMEOUT:-150}
     echo "==== ncu $tag: $title ====" >>"$OUT/ncu/summary.txt"
-    if [ -n "${PROFILE_METRICS:-}" ]; then
-      timeout "${PROFILE_TIMEOUT:-150}" ncu --clock-control none --metrics "$PROFILE_METRICS" --csv "$@" \
-        >"$OUT/ncu/$tag.metrics.csv" 2>&1
-    else
-      timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --set "${PROFILE_SET:-full}" --import-source no -f \
-        -o "$OUT/ncu/$tag" "$@" >"$OUT/ncu/$tag.run.txt" 2>&1
-    fi
-    local rc=$?
+    ncu_profile "$OUT/ncu/$tag" "${PROFILE_METRICS:-}" "${PROFILE_SET:-full}" "$limit" "$@"
+    rc=$?
     note "ncu $tag $title: exit $rc"
-    ncu_settle "$rc"
     ncu_pages "$tag"
     ncu_metrics "$tag"
   }

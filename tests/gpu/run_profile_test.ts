@@ -4,17 +4,22 @@ import assert from "node:assert/strict";
 
 const root = new URL("../../", import.meta.url).pathname;
 
-/** run.sh's Nsight Compute functions: the shared ones (ncu_settle, ncu_report_pages, at the top level) and the
- * profile step's (ncu_pages, ncu_metrics, ncu_run), as the script defines them. */
+/** run.sh's Nsight Compute functions: the shared ones (ncu_settle, ncu_profile, ncu_report_pages, at the top level)
+ * and the profile step's (ncu_pages, ncu_metrics, ncu_run), as the script defines them. */
 async function profileFunctions(): Promise<string> {
   const runSh = await Deno.readTextFile(`${root}tests/gpu/run.sh`);
   const fns = [
-    ...["ncu_settle", "ncu_report_pages"].map((f) => new RegExp(`\\n(${f}\\(\\) \\{[\\s\\S]*?\\n\\}\\n)`).exec(runSh)),
+    ...["ncu_settle", "ncu_profile", "ncu_report_pages"].map((f) =>
+      new RegExp(`\\n(${f}\\(\\) \\{[\\s\\S]*?\\n\\}\\n)`).exec(runSh)
+    ),
     ...["ncu_pages", "ncu_metrics", "ncu_run"].map((f) =>
       new RegExp(`\\n( {2}${f}\\(\\) \\{[\\s\\S]*?\\n {2}\\}\\n)`).exec(runSh)
     ),
   ];
-  assert.ok(fns.every((m) => m), "run.sh lacks ncu_settle, ncu_report_pages, ncu_pages, ncu_metrics or ncu_run");
+  assert.ok(
+    fns.every((m) => m),
+    "run.sh lacks ncu_settle, ncu_profile, ncu_report_pages, ncu_pages, ncu_metrics or ncu_run",
+  );
   return fns.map((m) => m![1]).join("");
 }
 
