@@ -175,6 +175,8 @@ export function formatAb(rows: AbRow[], labelA: string, labelB: string): string 
       `- runs apart (every run of one side faster than every run of the other): ${n("faster")} faster, ` +
         `${n("slower")} slower, ${n("overlap")} overlapping`,
     );
+  } else {
+    lines.push("- runs apart: not judged (one run a side)");
   }
   return lines.join("\n") + "\n";
 }

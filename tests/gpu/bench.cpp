@@ -20,7 +20,11 @@
 // (go_ext_jit_stats) and each shape's kernel configuration (go_ext_fast_last_config) are printed when exported.
 //
 // usage: bench CUDA_SO [--quick] [--json PATH] [--filter "SUBSTR|SUBSTR"] [--sweep "cfg1;cfg2;..."] [--sweep-only]
-//                      [--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--once] [--shape NAME ...]
+//                      [--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--once] [--rotate-mb MB]
+//                      [--shape NAME ...]
+//   --rotate-mb: rotate each shape's inputs over at least MB megabytes instead of max(200 MB, 4 x L2); 0: one input
+//            set, so that the inputs, and the kernel's code and parameters, can stay in L2 from one call to the next
+//            (what a trace of a kernel timed on one operand set saw; the tables always rotate).
 //   --shape: a shape outside the 45, named as the tables name them ("dense 4096x4224x32768", "masked 32x20x4096x2048";
 //            the rules of tests/gpu/shapes.py's parse_shape_name); repeatable; with --shape only the named shapes run
 //            (and those --filter picks from the 45), so that run.sh's profile step can profile any shape.
@@ -684,13 +688,15 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: bench CUDA_SO [--quick] [--json PATH] [--filter \"SUBSTR|SUBSTR\"] [--sweep \"cfg1;cfg2\"] [--sweep-only] "
-                 "[--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--once] [--shape NAME ...]\n");
+                 "[--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--once] [--rotate-mb MB] "
+                 "[--shape NAME ...]\n");
     return 2;
   }
   bool quick = false, sweep_only = false, no_prepare = false, time_floor = false, once = false;
   std::string json_path, filter, sweep_arg;
   std::vector<Shape> named;  // --shape
   int samples = 25, stall_s = 30;
+  long long rotate_mb = -1;  // --rotate-mb; -1: the default target
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto val = [&]() -> std::string {
@@ -711,6 +717,15 @@ int main(int argc, char** argv) {
     else if (a == "--no-floor") time_floor = false;
     else if (a == "--samples") samples = std::max(20, std::atoi(val().c_str()));
     else if (a == "--stall") stall_s = std::atoi(val().c_str());
+    else if (a == "--rotate-mb") {
+      const std::string v = val();
+      char* end = nullptr;
+      rotate_mb = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || rotate_mb < 0 || rotate_mb > (1 << 20)) {
+        std::fprintf(stderr, "--rotate-mb \"%s\": not a count of megabytes from 0 to 1048576\n", v.c_str());
+        return 2;
+      }
+    }
     else if (a == "--shape") {
       const std::string v = val();
       std::string why;
@@ -774,7 +789,8 @@ int main(int argc, char** argv) {
   std::memset(&prop, 0, sizeof prop);
   cudaGetDeviceProperties(&prop, dev);
   const size_t l2 = static_cast<size_t>(std::max(prop.l2CacheSize, 0));
-  const size_t target = std::max<size_t>(size_t{200} << 20, 4 * l2);
+  const size_t target =
+      rotate_mb >= 0 ? static_cast<size_t>(rotate_mb) << 20 : std::max<size_t>(size_t{200} << 20, 4 * l2);
   std::printf("device %d: %s, %d SMs, L2 %.1f MB; rotating inputs >= %.0f MB per shape; median of %d samples\n", dev,
               prop.name, prop.multiProcessorCount, l2 / 1048576.0, target / 1048576.0, samples);
   std::printf("GO_CUDA_ASYNC=%s (1: calls queue on the legacy default stream, events time the GPU work)\n",

@@ -97,6 +97,26 @@ for n in sys.argv[2:]:
       );
     },
   );
+  await t.step("bench --rotate-mb takes a count of megabytes and refuses anything else with exit 2", async () => {
+    const run = async (v: string) => {
+      const out = await new Deno.Command(`${dir}/bench`, {
+        args: ["/nonexistent/libgo_cuda.so", "--rotate-mb", v],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return { code: out.code, err: new TextDecoder().decode(out.stderr) };
+    };
+    for (const bad of ["", "-1", "12x", "2097152"]) {
+      const r = await run(bad);
+      assert.equal(r.code, 2, r.err);
+      assert.ok(r.err.includes(`--rotate-mb "${bad}": not a count of megabytes`), `${bad}: ${r.err}`);
+    }
+    for (const good of ["0", "512"]) {
+      const r = await run(good);
+      assert.equal(r.code, 2, r.err);
+      assert.ok(r.err.includes("/nonexistent/libgo_cuda.so"), `${good} goes on to load the library: ${r.err}`);
+    }
+  });
 });
 
 await nvccTest(
