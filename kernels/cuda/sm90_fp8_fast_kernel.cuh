@@ -209,6 +209,11 @@ __device__ __forceinline__ void fp8_fast_body(const CUtensorMap& map_a, const CU
   // start while the kernel before it on the stream still runs, and sets up its barriers and tensor maps. The wait is
   // below, for every thread, or, in dense shape-class kernels (fast_late_wait), in the producer's loading threads
   // just before their first read.
+  // Thread 0's setup is the first step of the prologue at small M (kernel top to first copies 1765-2480 cycles in the
+  // light trace of CTA 0 at 64 x 576 / 64 x 7168 / 128 x 2112 / 128 x 4096, whether the inputs rotate or not). The
+  // parameter block's cold constant lines are not what makes it long: with FastParams's lines loaded by the idle math
+  // warps at the top the prologue took what it took and the 14 small-M shapes timed level (1.000x), and prefetchu of
+  // the block's lines lost (0.953x) (docs/performance-history.md, "Issue 26, thirty-ninth round").
   if (threadIdx.x == 0) {
     // The maps are kernel parameters (__grid_constant__), which no earlier kernel writes.
     tma_prefetch_map(&map_a);
