@@ -20,8 +20,8 @@
 // (go_ext_jit_stats) and each shape's kernel configuration (go_ext_fast_last_config) are printed when exported.
 //
 // usage: bench CUDA_SO [--quick] [--json PATH] [--filter "SUBSTR|SUBSTR"] [--sweep "cfg1;cfg2;..."] [--sweep-only]
-//                      [--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--once] [--rotate-mb MB]
-//                      [--shape NAME ...]
+//                      [--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--once | --calls N]
+//                      [--rotate-mb MB] [--shape NAME ...]
 //   --rotate-mb: rotate each shape's inputs over at least MB megabytes instead of max(200 MB, 4 x L2); 0: one input
 //            set, so that the inputs, and the kernel's code and parameters, can stay in L2 from one call to the next
 //            (what a trace of a kernel timed on one operand set saw; the tables always rotate).
@@ -36,6 +36,8 @@
 //   --once: each shape called once on one input set and not timed (no rows in the JSON), for a profiler that sees
 //            one launch: --samples takes at least 20, so the profiled runs that passed --samples 1 also filled the
 //            rotating sets (> 200 MB) and timed 20 samples of batches under the tool. Not with --sweep or --floor.
+//   --calls N: as --once (which is --calls 1), N calls back to back on the one input set (1 to 1000), so that a
+//            profiler can skip N - 1 of them and see a launch that follows its own kernel, as a timed call does.
 //   --sweep: for each config string, GO_CUDA_FAST_CFG=<cfg> (setenv) while timing every dense shape: rows of kind
 //            "dense-sweep" whose "config" is the swept string.
 // build: nvcc -x cu -gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17 -o bench tests/gpu/bench.cpp -ldl
@@ -688,11 +690,12 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: bench CUDA_SO [--quick] [--json PATH] [--filter \"SUBSTR|SUBSTR\"] [--sweep \"cfg1;cfg2\"] [--sweep-only] "
-                 "[--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--once] [--rotate-mb MB] "
+                 "[--samples N] [--no-prepare] [--stall S] [--floor | --no-floor] [--once | --calls N] [--rotate-mb MB] "
                  "[--shape NAME ...]\n");
     return 2;
   }
-  bool quick = false, sweep_only = false, no_prepare = false, time_floor = false, once = false;
+  bool quick = false, sweep_only = false, no_prepare = false, time_floor = false;
+  int once = 0;  // --once / --calls N: N untimed calls a shape, 0: timed
   std::string json_path, filter, sweep_arg;
   std::vector<Shape> named;  // --shape
   int samples = 25, stall_s = 30;
@@ -712,7 +715,17 @@ int main(int argc, char** argv) {
     else if (a == "--sweep") sweep_arg = val();
     else if (a == "--sweep-only") sweep_only = true;
     else if (a == "--no-prepare") no_prepare = true;
-    else if (a == "--once") once = true;
+    else if (a == "--once") once = 1;
+    else if (a == "--calls") {
+      const std::string v = val();
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 1 || n > 1000) {
+        std::fprintf(stderr, "--calls \"%s\": not a count of calls from 1 to 1000\n", v.c_str());
+        return 2;
+      }
+      once = static_cast<int>(n);
+    }
     else if (a == "--floor") time_floor = true;
     else if (a == "--no-floor") time_floor = false;
     else if (a == "--samples") samples = std::max(20, std::atoi(val().c_str()));
@@ -742,7 +755,7 @@ int main(int argc, char** argv) {
     }
   }
   if (once && (!sweep_arg.empty() || time_floor)) {
-    std::fprintf(stderr, "--once calls each shape once for a profiler: not with --sweep or --floor\n");
+    std::fprintf(stderr, "--once / --calls call each shape untimed for a profiler: not with --sweep or --floor\n");
     return 2;
   }
   start_watchdog(stall_s);
@@ -950,15 +963,17 @@ int main(int argc, char** argv) {
         noted = true;
       }
       live.clear();
-      Prepared P = make_sets(api, sh, once ? 0 : target);  // --once: one set
+      Prepared P = make_sets(api, sh, once ? 0 : target);  // --once / --calls: one set
       if (once && P.ok) {
-        doing(sh.name() + " (once)");
-        const int st = call_shape(api, sh, P.sets[0]);
+        doing(sh.name() + " (untimed calls)");
+        int st = 0;
+        for (int c = 0; c < once && st == 0; ++c) st = call_shape(api, sh, P.sets[0]);
         const int ss = api.sync();
         if (st != 0 || ss != 0)
           std::printf("%-34s status %d, synchronize %d: %s\n", sh.name().c_str(), st, ss, api.last_error());
         else
-          std::printf("%-34s called once  %s\n", sh.name().c_str(), last_config(api).c_str());
+          std::printf("%-34s called %d time%s  %s\n", sh.name().c_str(), once, once == 1 ? "" : "s",
+                      last_config(api).c_str());
         std::fflush(stdout);
         free_live();
         continue;

@@ -87,7 +87,7 @@ for n in sys.argv[2:]:
       for (const extra of [["--floor"], ["--sweep", "bn=64"]]) {
         const r = await run(...extra);
         assert.equal(r.code, 2, r.err);
-        assert.match(r.err, /--once calls each shape once for a profiler: not with --sweep or --floor/);
+        assert.match(r.err, /--once \/ --calls call each shape untimed for a profiler: not with --sweep or --floor/);
       }
       const alone = await run("--shape", "dense 4096x7168x2048");
       assert.equal(alone.code, 2, alone.err);
@@ -95,6 +95,30 @@ for n in sys.argv[2:]:
         alone.err.includes("/nonexistent/libgo_cuda.so"),
         `--once alone goes on to load the library: ${alone.err}`,
       );
+    },
+  );
+  await t.step(
+    "bench --calls takes a count of calls from 1 to 1000, refuses anything else, and is --once's kind",
+    async () => {
+      const run = async (...args: string[]) => {
+        const out = await new Deno.Command(`${dir}/bench`, {
+          args: ["/nonexistent/libgo_cuda.so", ...args],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        return { code: out.code, err: new TextDecoder().decode(out.stderr) };
+      };
+      for (const bad of ["", "0", "1001", "3x"]) {
+        const r = await run("--calls", bad);
+        assert.equal(r.code, 2, r.err);
+        assert.ok(r.err.includes(`--calls "${bad}": not a count of calls from 1 to 1000`), `${bad}: ${r.err}`);
+      }
+      const floor = await run("--calls", "11", "--floor");
+      assert.equal(floor.code, 2, floor.err);
+      assert.match(floor.err, /--once \/ --calls call each shape untimed for a profiler/);
+      const good = await run("--calls", "11");
+      assert.equal(good.code, 2, good.err);
+      assert.ok(good.err.includes("/nonexistent/libgo_cuda.so"), `--calls 11 goes on to load the library: ${good.err}`);
     },
   );
   await t.step("bench --rotate-mb takes a count of megabytes and refuses anything else with exit 2", async () => {

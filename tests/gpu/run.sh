@@ -56,7 +56,8 @@ ncu_settle() {
 }
 # ncu_profile BASE METRICS SET LIMIT NCU-KERNEL-OPTIONS... PROGRAM ARGS...: one profiled run, clocks left alone, within
 # LIMIT seconds: with METRICS (comma-separated names) a metrics run, its CSV in BASE.metrics.csv among the program's own
-# lines; else the section set SET into BASE.ncu-rep (ncu's log in BASE.run.txt). Waits for an ncu that outlived LIMIT
+# lines; else the section set SET (none where SET is empty: --section options among the kernel options name what to
+# collect) into BASE.ncu-rep (ncu's log in BASE.run.txt). Waits for an ncu that outlived LIMIT
 # (ncu_settle); status: the run's (124: timed out).
 ncu_profile() {
   local base=$1 metrics=$2 set=$3 limit=$4 rc
@@ -64,7 +65,7 @@ ncu_profile() {
   if [ -n "$metrics" ]; then
     timeout "$limit" ncu --clock-control none --metrics "$metrics" --csv "$@" >"$base.metrics.csv" 2>&1
   else
-    timeout "$limit" ncu --clock-control none --set "$set" --import-source no -f -o "$base" "$@" >"$base.run.txt" 2>&1
+    timeout "$limit" ncu --clock-control none ${set:+--set "$set"} --import-source no -f -o "$base" "$@" >"$base.run.txt" 2>&1
   fi
   rc=$?
   ncu_settle "$rc"
@@ -578,7 +579,12 @@ if has profile && [ -z "${HUNG:-}" ]; then
   # PROFILE_CFGS (GO_CUDA_FAST_CFG strings, ';'-separated, "default" for the heuristic; one with dbg= runs on the
   # profiling build: dbg=1 times the feed alone, dbg=4 without promotion and wgmmas) pick them; PROFILE_SET (default
   # "full") the sections, or PROFILE_METRICS a comma-separated metric list (a few passes instead of the full set's
-  # dozens: one CSV per run, ncu/<tag>.metrics.csv, no report pages).
+  # dozens: one CSV per run, ncu/<tag>.metrics.csv, no report pages). PROFILE_SECTIONS (space-separated section names,
+  # "SourceCounters WarpStateStats") in place of the set. By default the profiled launch is the kernel's first, with
+  # ncu's cache flush before each replay pass; PROFILE_WARM=N profiles its (N+1)-th, after N calls back to back
+  # (bench.cpp --calls N+1), with the caches left as the launch before left them (--cache-control none), as in a timed
+  # call, whose launch before is the same kernel. PROFILE_SAMPLING=N: a warp sample every 2^(5+N) cycles (ncu's
+  # --sampling-interval, 0 to 31), for the stall samples of code that runs once a CTA, such as the prologue.
   # Where python3 imports deep_gemm, DeepGEMM's kernel on the same dense shapes too (tests/gpu/profile_deepgemm.py, the
   # benchmark's call). Everything comes back in ncu.tgz, with ncu/summary.txt's headline figures per run. bench's
   # watchdog is off there (--stall 0): the profiled launch's replay passes took longer than its 30 s, and it exited 3
@@ -605,30 +611,63 @@ if has profile && [ -z "${HUNG:-}" ]; then
     shift 2
     [ -n "${PROFILE_METRICS:-}" ] && limit=${PROFILE_TIMEOUT:-150}
     echo "==== ncu $tag: $title ====" >>"$OUT/ncu/summary.txt"
-    ncu_profile "$OUT/ncu/$tag" "${PROFILE_METRICS:-}" "${PROFILE_SET:-full}" "$limit" "$@"
+    ncu_profile "$OUT/ncu/$tag" "${PROFILE_METRICS:-}" "${pro_set-${PROFILE_SET:-full}}" "$limit" "$@"
     rc=$?
     note "ncu $tag $title: exit $rc"
     ncu_pages "$tag"
     ncu_metrics "$tag"
   }
-  IFS=';' read -r -a pcfgs <<<"${PROFILE_CFGS:-default}"
-  n=0
-  for shape in ${PROFILE_SHAPES:-4096x7168x16384 128x7168x16384}; do
+  # The options PROFILE_WARM, PROFILE_SECTIONS and PROFILE_SAMPLING give every run (profile_options).
+  profile_options() {
+    pro_warm=${PROFILE_WARM:-0} pro_opts=()
+    unset pro_set
+    if ! [[ "$pro_warm" =~ ^[0-9]{1,3}$ ]]; then
+      note "profile: PROFILE_WARM=\"$pro_warm\" is not a count of launches from 0 to 999: profiling the first launch"
+      pro_warm=0
+    fi
+    [ "$pro_warm" -gt 0 ] && pro_opts+=(--cache-control none)
+    if [ -n "${PROFILE_SECTIONS:-}" ]; then
+      pro_set=
+      for sec in $PROFILE_SECTIONS; do pro_opts+=(--section "$sec"); done
+    fi
+    if [ -n "${PROFILE_SAMPLING:-}" ]; then
+      if ! [[ "$PROFILE_SAMPLING" =~ ^[0-9]{1,2}$ ]] || [ "$PROFILE_SAMPLING" -gt 31 ]; then
+        note "profile: PROFILE_SAMPLING=\"$PROFILE_SAMPLING\" is not from 0 to 31: ncu's own sampling period"
+      elif ncu --help 2>/dev/null | grep -q -- '--sampling-interval'; then
+        pro_opts+=(--sampling-interval "$PROFILE_SAMPLING")
+      else
+        note "profile: this ncu has no --sampling-interval: PROFILE_SAMPLING ignored"
+      fi
+    fi
+  }
+  # One shape: ours under each of PROFILE_CFGS (tags p<n>, n counted across shapes), then DeepGEMM's kernel where
+  # deep_gemm imports. With PROFILE_WARM=N the profiled launch is each kernel's (N+1)-th, after N calls back to back.
+  profile_shape() {
+    local shape=$1 cfg lib skip=()
+    [ "$pro_warm" -gt 0 ] && skip=(--launch-skip "$pro_warm")
     for cfg in "${pcfgs[@]}"; do
       n=$((n + 1))
       lib=$CUDA_SO
       [[ "$cfg" == *dbg=* ]] && lib=$PROF_SO
       (
         [ "$cfg" != default ] && export GO_CUDA_FAST_CFG=$cfg
-        ncu_run "p$n" "dense $shape [$cfg]" --kernel-name go_fp8_fast --launch-count 1 \
-          "$B/bench" "$lib" --shape "dense $shape" --once --no-prepare --stall 0
+        ncu_run "p$n" "dense $shape [$cfg]" --kernel-name go_fp8_fast ${skip[@]+"${skip[@]}"} --launch-count 1 \
+          ${pro_opts[@]+"${pro_opts[@]}"} "$B/bench" "$lib" --shape "dense $shape" --calls $((pro_warm + 1)) \
+          --no-prepare --stall 0
       )
     done
     if python3 -c 'import deep_gemm' >/dev/null 2>&1; then
-      ncu_run "dg_$shape" "DeepGEMM dense $shape" --kernel-name regex:sm90_fp8_gemm_1d2d --launch-skip 1 --launch-count 1 \
-        python3 tests/gpu/profile_deepgemm.py "dense $shape"
+      # Its first launch is skipped even so (the script's first call).
+      local dg_skip=$((pro_warm > 0 ? pro_warm : 1))
+      ncu_run "dg_$shape" "DeepGEMM dense $shape" --kernel-name regex:sm90_fp8_gemm_1d2d --launch-skip "$dg_skip" \
+        --launch-count 1 ${pro_opts[@]+"${pro_opts[@]}"} python3 tests/gpu/profile_deepgemm.py "dense $shape" \
+        --calls $((dg_skip + 2))
     fi
-  done
+  }
+  IFS=';' read -r -a pcfgs <<<"${PROFILE_CFGS:-default}"
+  n=0
+  profile_options
+  for shape in ${PROFILE_SHAPES:-4096x7168x16384 128x7168x16384}; do profile_shape "$shape"; done
   (cd "$OUT" && tar czf ncu.tgz ncu && rm -rf ncu)
 fi
 

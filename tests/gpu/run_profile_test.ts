@@ -5,20 +5,21 @@ import assert from "node:assert/strict";
 const root = new URL("../../", import.meta.url).pathname;
 
 /** run.sh's Nsight Compute functions: the shared ones (ncu_settle, ncu_profile, ncu_report_pages, at the top level)
- * and the profile step's (ncu_pages, ncu_metrics, ncu_run), as the script defines them. */
+ * and the profile step's (ncu_pages, ncu_metrics, ncu_run, profile_options, profile_shape), as the script defines them. */
 async function profileFunctions(): Promise<string> {
   const runSh = await Deno.readTextFile(`${root}tests/gpu/run.sh`);
   const fns = [
     ...["ncu_settle", "ncu_profile", "ncu_report_pages"].map((f) =>
       new RegExp(`\\n(${f}\\(\\) \\{[\\s\\S]*?\\n\\}\\n)`).exec(runSh)
     ),
-    ...["ncu_pages", "ncu_metrics", "ncu_run"].map((f) =>
+    ...["ncu_pages", "ncu_metrics", "ncu_run", "profile_options", "profile_shape"].map((f) =>
       new RegExp(`\\n( {2}${f}\\(\\) \\{[\\s\\S]*?\\n {2}\\}\\n)`).exec(runSh)
     ),
   ];
   assert.ok(
     fns.every((m) => m),
-    "run.sh lacks ncu_settle, ncu_profile, ncu_report_pages, ncu_pages, ncu_metrics or ncu_run",
+    "run.sh lacks ncu_settle, ncu_profile, ncu_report_pages, ncu_pages, ncu_metrics, ncu_run, profile_options or " +
+      "profile_shape",
   );
   return fns.map((m) => m![1]).join("");
 }
@@ -120,4 +121,91 @@ Deno.test("run.sh's profile step reads a timed-out run's rows once the ncu proce
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+/** Runs the profile step's loop for one shape with stand-ins for ncu (recording each run's arguments and
+ * GO_CUDA_FAST_CFG; `ncu --help` names --sampling-interval where `sampling` is true) and python3 (deep_gemm imports
+ * where `deepgemm` is true), under `env`; returns the recorded lines and summary.txt. */
+async function profileShape(
+  env: Record<string, string>,
+  opts: { sampling: boolean; deepgemm: boolean },
+): Promise<{ runs: string[]; notes: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "go-ncu-shape-" });
+  try {
+    await Deno.mkdir(`${dir}/ncu`);
+    await Deno.mkdir(`${dir}/bin`);
+    const help = opts.sampling ? "  --sampling-interval arg  Set the sampling period" : "  --set arg";
+    await Deno.writeTextFile(
+      `${dir}/bin/ncu`,
+      `#!/bin/sh\nif [ "$1" = --help ]; then echo "${help}"; exit 0; fi\n` +
+        `echo "[\${GO_CUDA_FAST_CFG:-}] $*" >>"${dir}/runs.txt"\n`,
+    );
+    await Deno.writeTextFile(`${dir}/bin/python3`, `#!/bin/sh\nexit ${opts.deepgemm ? 0 : 1}\n`);
+    await Deno.chmod(`${dir}/bin/ncu`, 0o755);
+    await Deno.chmod(`${dir}/bin/python3`, 0o755);
+    const script = `note() { echo "$*" >>"$OUT/summary.txt"; }\n${await profileFunctions()}` +
+      `B=/b CUDA_SO=/b/libgo_cuda.so PROF_SO=/b/prof.so\npcfgs=(default "bn=64")\nn=0\n` +
+      `profile_options\nprofile_shape 128x4096x7168\n`;
+    const out = await new Deno.Command("bash", {
+      args: ["-c", script],
+      env: { OUT: dir, ...env, PATH: `${dir}/bin:${Deno.env.get("PATH")}` },
+      stderr: "piped",
+    }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const read = async (f: string) => {
+      try {
+        return await Deno.readTextFile(`${dir}/${f}`);
+      } catch {
+        return "";
+      }
+    };
+    return {
+      runs: (await read("runs.txt")).trimEnd().split("\n").map((l) => l.replaceAll(dir, "$OUT")),
+      notes: await read("summary.txt"),
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("run.sh's profile step profiles each kernel's first launch with the full set unless told otherwise", async () => {
+  const { runs } = await profileShape({}, { sampling: true, deepgemm: true });
+  assert.deepEqual(runs, [
+    "[] --clock-control none --set full --import-source no -f -o $OUT/ncu/p1 --kernel-name go_fp8_fast " +
+    "--launch-count 1 /b/bench /b/libgo_cuda.so --shape dense 128x4096x7168 --calls 1 --no-prepare --stall 0",
+    "[bn=64] --clock-control none --set full --import-source no -f -o $OUT/ncu/p2 --kernel-name go_fp8_fast " +
+    "--launch-count 1 /b/bench /b/libgo_cuda.so --shape dense 128x4096x7168 --calls 1 --no-prepare --stall 0",
+    "[] --clock-control none --set full --import-source no -f -o $OUT/ncu/dg_128x4096x7168 " +
+    "--kernel-name regex:sm90_fp8_gemm_1d2d --launch-skip 1 --launch-count 1 python3 tests/gpu/profile_deepgemm.py " +
+    "dense 128x4096x7168 --calls 3",
+  ]);
+});
+
+Deno.test("run.sh's profile step with PROFILE_WARM, PROFILE_SECTIONS and PROFILE_SAMPLING profiles a launch that follows its own kernel, caches unflushed", async () => {
+  const env = { PROFILE_WARM: "10", PROFILE_SECTIONS: "SourceCounters WarpStateStats", PROFILE_SAMPLING: "0" };
+  const opts = "--cache-control none --section SourceCounters --section WarpStateStats --sampling-interval 0";
+  const { runs, notes } = await profileShape(env, { sampling: true, deepgemm: true });
+  assert.equal(runs.length, 3, runs.join("\n"));
+  assert.equal(
+    runs[0],
+    `[] --clock-control none --import-source no -f -o $OUT/ncu/p1 --kernel-name go_fp8_fast --launch-skip 10 ` +
+      `--launch-count 1 ${opts} /b/bench /b/libgo_cuda.so --shape dense 128x4096x7168 --calls 11 --no-prepare --stall 0`,
+  );
+  assert.equal(
+    runs[2],
+    `[] --clock-control none --import-source no -f -o $OUT/ncu/dg_128x4096x7168 --kernel-name regex:sm90_fp8_gemm_1d2d ` +
+      `--launch-skip 10 --launch-count 1 ${opts} python3 tests/gpu/profile_deepgemm.py dense 128x4096x7168 --calls 12`,
+  );
+  assert.equal(notes.split("\n").filter((l) => l.startsWith("profile:")).length, 0, notes);
+});
+
+Deno.test("run.sh's profile step says which of PROFILE_WARM and PROFILE_SAMPLING it could not take, and goes on", async () => {
+  const bad = await profileShape({ PROFILE_WARM: "ten", PROFILE_SAMPLING: "40" }, { sampling: true, deepgemm: false });
+  assert.match(bad.notes, /profile: PROFILE_WARM="ten" is not a count of launches from 0 to 999: profiling the first/);
+  assert.match(bad.notes, /profile: PROFILE_SAMPLING="40" is not from 0 to 31: ncu's own sampling period/);
+  assert.equal(bad.runs.length, 2, "no DeepGEMM run where deep_gemm does not import");
+  assert.ok(bad.runs.every((r) => r.includes("--calls 1 ") && !r.includes("--launch-skip")), bad.runs.join("\n"));
+  const old = await profileShape({ PROFILE_SAMPLING: "0" }, { sampling: false, deepgemm: false });
+  assert.match(old.notes, /profile: this ncu has no --sampling-interval: PROFILE_SAMPLING ignored/);
+  assert.ok(old.runs.every((r) => !r.includes("--sampling-interval")), old.runs.join("\n"));
 });
