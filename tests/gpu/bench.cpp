@@ -695,7 +695,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   bool quick = false, sweep_only = false, no_prepare = false, time_floor = false;
-  int once = 0;  // --once / --calls N: N untimed calls a shape, 0: timed
+  int untimed_calls = 0;  // --once / --calls N: N untimed calls a shape; 0: timed
   std::string json_path, filter, sweep_arg;
   std::vector<Shape> named;  // --shape
   int samples = 25, stall_s = 30;
@@ -715,7 +715,7 @@ int main(int argc, char** argv) {
     else if (a == "--sweep") sweep_arg = val();
     else if (a == "--sweep-only") sweep_only = true;
     else if (a == "--no-prepare") no_prepare = true;
-    else if (a == "--once") once = 1;
+    else if (a == "--once") untimed_calls = 1;
     else if (a == "--calls") {
       const std::string v = val();
       char* end = nullptr;
@@ -724,7 +724,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "--calls \"%s\": not a count of calls from 1 to 1000\n", v.c_str());
         return 2;
       }
-      once = static_cast<int>(n);
+      untimed_calls = static_cast<int>(n);
     }
     else if (a == "--floor") time_floor = true;
     else if (a == "--no-floor") time_floor = false;
@@ -754,7 +754,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (once && (!sweep_arg.empty() || time_floor)) {
+  if (untimed_calls && (!sweep_arg.empty() || time_floor)) {
     std::fprintf(stderr, "--once / --calls call each shape untimed for a profiler: not with --sweep or --floor\n");
     return 2;
   }
@@ -963,17 +963,17 @@ int main(int argc, char** argv) {
         noted = true;
       }
       live.clear();
-      Prepared P = make_sets(api, sh, once ? 0 : target);  // --once / --calls: one set
-      if (once && P.ok) {
+      Prepared P = make_sets(api, sh, untimed_calls ? 0 : target);  // --once / --calls: one set
+      if (untimed_calls && P.ok) {
         doing(sh.name() + " (untimed calls)");
         int st = 0;
-        for (int c = 0; c < once && st == 0; ++c) st = call_shape(api, sh, P.sets[0]);
+        for (int c = 0; c < untimed_calls && st == 0; ++c) st = call_shape(api, sh, P.sets[0]);
         const int ss = api.sync();
         if (st != 0 || ss != 0)
           std::printf("%-34s status %d, synchronize %d: %s\n", sh.name().c_str(), st, ss, api.last_error());
         else
-          std::printf("%-34s called %d time%s  %s\n", sh.name().c_str(), once, once == 1 ? "" : "s",
-                      last_config(api).c_str());
+          std::printf("%-34s called %d time%s  %s\n", sh.name().c_str(), untimed_calls,
+                      untimed_calls == 1 ? "" : "s", last_config(api).c_str());
         std::fflush(stdout);
         free_live();
         continue;

@@ -57,15 +57,16 @@ ncu_settle() {
 # ncu_profile BASE METRICS SET LIMIT NCU-KERNEL-OPTIONS... PROGRAM ARGS...: one profiled run, clocks left alone, within
 # LIMIT seconds: with METRICS (comma-separated names) a metrics run, its CSV in BASE.metrics.csv among the program's own
 # lines; else the section set SET (none where SET is empty: --section options among the kernel options name what to
-# collect) into BASE.ncu-rep (ncu's log in BASE.run.txt). Waits for an ncu that outlived LIMIT
-# (ncu_settle); status: the run's (124: timed out).
+# collect) into BASE.ncu-rep (ncu's log in BASE.run.txt). Waits for an ncu that outlived LIMIT (ncu_settle); status:
+# the run's (124: timed out).
 ncu_profile() {
   local base=$1 metrics=$2 set=$3 limit=$4 rc
   shift 4
   if [ -n "$metrics" ]; then
     timeout "$limit" ncu --clock-control none --metrics "$metrics" --csv "$@" >"$base.metrics.csv" 2>&1
   else
-    timeout "$limit" ncu --clock-control none ${set:+--set "$set"} --import-source no -f -o "$base" "$@" >"$base.run.txt" 2>&1
+    timeout "$limit" ncu --clock-control none ${set:+--set "$set"} --import-source no -f -o "$base" "$@" \
+      >"$base.run.txt" 2>&1
   fi
   rc=$?
   ncu_settle "$rc"
@@ -657,7 +658,7 @@ if has profile && [ -z "${HUNG:-}" ]; then
       )
     done
     if python3 -c 'import deep_gemm' >/dev/null 2>&1; then
-      # Its first launch is skipped even so (the script's first call).
+      # Without PROFILE_WARM its second launch, as before: the script's first call is not the one profiled.
       local dg_skip=$((pro_warm > 0 ? pro_warm : 1))
       ncu_run "dg_$shape" "DeepGEMM dense $shape" --kernel-name regex:sm90_fp8_gemm_1d2d --launch-skip "$dg_skip" \
         --launch-count 1 ${pro_opts[@]+"${pro_opts[@]}"} python3 tests/gpu/profile_deepgemm.py "dense $shape" \
