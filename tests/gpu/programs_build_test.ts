@@ -16,6 +16,15 @@ function buildCommand(runSh: string, program: string): string[] {
 
 await nvccTest("the GPU test programs build with run.sh's command lines", "go-gpu-programs-", async (t, dir) => {
   const runSh = await Deno.readTextFile(`${root}tests/gpu/run.sh`);
+  /** The built bench on a library that does not exist: its arguments are judged before the library is loaded. */
+  const bench = async (...args: string[]) => {
+    const out = await new Deno.Command(`${dir}/bench`, {
+      args: ["/nonexistent/libgo_cuda.so", ...args],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return { code: out.code, err: new TextDecoder().decode(out.stderr) };
+  };
   for (const program of ["check.cpp", "bench.cpp", "pdl_check.cu", "ffma_wgmma_probe.cu", "cluster_occupancy.cu"]) {
     await t.step(program, async () => {
       const [cmd, ...args] = buildCommand(runSh, program);
@@ -60,13 +69,8 @@ for n in sys.argv[2:]:
       assert.equal(verdicts.length, names.length, verdicts.join("\n"));
       assert.equal(verdicts.filter((v) => v === "ok").length, 3, "three names are valid");
       for (const [i, name] of names.entries()) {
-        const out = await new Deno.Command(`${dir}/bench`, {
-          args: ["/nonexistent/libgo_cuda.so", "--shape", name],
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        const err = new TextDecoder().decode(out.stderr);
-        assert.equal(out.code, 2, err); // a refused name, or a valid one and then the missing library
+        const { code, err } = await bench("--shape", name);
+        assert.equal(code, 2, err); // a refused name, or a valid one and then the missing library
         if (verdicts[i] === "ok") {
           assert.ok(err.includes("/nonexistent/libgo_cuda.so") && !err.includes("--shape"), err);
         } else assert.ok(err.includes(`--shape "${name}": ${verdicts[i]}`), `${name}: bench said ${err}`);
@@ -76,14 +80,7 @@ for n in sys.argv[2:]:
   await t.step(
     "bench --once (one call a shape, for a profiler) refuses --floor and --sweep before it loads the backend",
     async () => {
-      const run = async (...extra: string[]) => {
-        const out = await new Deno.Command(`${dir}/bench`, {
-          args: ["/nonexistent/libgo_cuda.so", "--once", ...extra],
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        return { code: out.code, err: new TextDecoder().decode(out.stderr) };
-      };
+      const run = (...extra: string[]) => bench("--once", ...extra);
       for (const extra of [["--floor"], ["--sweep", "bn=64"]]) {
         const r = await run(...extra);
         assert.equal(r.code, 2, r.err);
@@ -100,36 +97,21 @@ for n in sys.argv[2:]:
   await t.step(
     "bench --calls takes a count of calls from 1 to 1000, refuses anything else, and is --once's kind",
     async () => {
-      const run = async (...args: string[]) => {
-        const out = await new Deno.Command(`${dir}/bench`, {
-          args: ["/nonexistent/libgo_cuda.so", ...args],
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        return { code: out.code, err: new TextDecoder().decode(out.stderr) };
-      };
       for (const bad of ["", "0", "1001", "3x"]) {
-        const r = await run("--calls", bad);
+        const r = await bench("--calls", bad);
         assert.equal(r.code, 2, r.err);
         assert.ok(r.err.includes(`--calls "${bad}": not a count of calls from 1 to 1000`), `${bad}: ${r.err}`);
       }
-      const floor = await run("--calls", "11", "--floor");
+      const floor = await bench("--calls", "11", "--floor");
       assert.equal(floor.code, 2, floor.err);
       assert.match(floor.err, /--once \/ --calls call each shape untimed for a profiler/);
-      const good = await run("--calls", "11");
+      const good = await bench("--calls", "11");
       assert.equal(good.code, 2, good.err);
       assert.ok(good.err.includes("/nonexistent/libgo_cuda.so"), `--calls 11 goes on to load the library: ${good.err}`);
     },
   );
   await t.step("bench --rotate-mb takes a count of megabytes and refuses anything else with exit 2", async () => {
-    const run = async (v: string) => {
-      const out = await new Deno.Command(`${dir}/bench`, {
-        args: ["/nonexistent/libgo_cuda.so", "--rotate-mb", v],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      return { code: out.code, err: new TextDecoder().decode(out.stderr) };
-    };
+    const run = (v: string) => bench("--rotate-mb", v);
     for (const bad of ["", "-1", "12x", "2097152"]) {
       const r = await run(bad);
       assert.equal(r.code, 2, r.err);
