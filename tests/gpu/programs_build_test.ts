@@ -126,7 +126,8 @@ for n in sys.argv[2:]:
 });
 
 await nvccTest(
-  "run.sh's ab step builds one library per copy of kernels/ in AB_SOURCES, each with its copy's headers for the JIT",
+  "run.sh's ab step builds one library per copy of kernels/ in AB_SOURCES, each with its copy's headers for the JIT, " +
+    "and with TRACE_AB=1 its profiling build",
   "go-gpu-ab-",
   async (_t, dir) => {
     const runSh = await Deno.readTextFile(`${root}tests/gpu/run.sh`);
@@ -147,18 +148,22 @@ await nvccTest(
         }
       }
     }
+    // With the trace step and TRACE_AB=1 each copy's profiling build too (run.sh's `has` as the script defines it).
     const out = await new Deno.Command("bash", {
-      args: ["-c", `${fn[1]}${dirs[1]}${m[1]}wait`],
+      args: ["-c", `has() { [[ " $STEPS " == *" $1 "* ]]; }\n${fn[1]}${dirs[1]}${m[1]}wait`],
       cwd: root,
-      env: { B: `${dir}/build`, AB_SOURCES: copies.join(":") },
+      env: { B: `${dir}/build`, AB_SOURCES: copies.join(":"), STEPS: "build ab trace", TRACE_AB: "1" },
       stdout: "piped",
       stderr: "piped",
     }).output();
     const log = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
     for (const [i, src] of copies.entries()) {
       assert.match(log, new RegExp(`ab library ${i + 1} ok`), log);
-      const lib = new TextDecoder("latin1").decode(await Deno.readFile(`${dir}/build/ab/${i + 1}/libgo_cuda.so`));
-      assert.ok(lib.includes(`${src}/cuda`), `library ${i + 1}'s JIT reads ${src}/cuda`);
+      assert.match(log, new RegExp(`ab profiling library ${i + 1} ok`), log);
+      for (const so of ["libgo_cuda.so", "prof/libgo_cuda_prof.so"]) {
+        const lib = new TextDecoder("latin1").decode(await Deno.readFile(`${dir}/build/ab/${i + 1}/${so}`));
+        assert.ok(lib.includes(`${src}/cuda`), `library ${i + 1}'s ${so} JIT reads ${src}/cuda`);
+      }
     }
   },
 );

@@ -148,6 +148,12 @@ if has build; then
         (ab_src=$(cd "${ab_dirs[$i]}" && pwd) &&
           build_cuda_so "$ab_src/cuda" "$B/ab/$((i + 1))" "$B/ab/$((i + 1))/libgo_cuda.so" &&
           echo "ab library $((i + 1)) ok ($ab_src)") &
+        # TRACE_AB=1 with the trace step: each copy's profiling build too, which the trace step traces.
+        if has trace && [ "${TRACE_AB:-0}" = 1 ]; then
+          (ab_src=$(cd "${ab_dirs[$i]}" && pwd) &&
+            build_cuda_so "$ab_src/cuda" "$B/ab/$((i + 1))/prof" "$B/ab/$((i + 1))/prof/libgo_cuda_prof.so" \
+              -DGO_FAST_PROFILING && echo "ab profiling library $((i + 1)) ok ($ab_src)") &
+        fi
       done
     fi
     built=""
@@ -679,17 +685,34 @@ if has trace && [ -z "${HUNG:-}" ]; then
   # summarised by bench/trace_table.ts into trace_table.md; trace.log holds the raw lines. TRACE_DBG=128: the light
   # trace (the first 4 iterations and the tiles, which slows the kernel less). Needs the build step in the same STEPS
   # (the profiling library is built only where a step that uses it is asked for).
+  # TRACE_AB=1: each copy of AB_SOURCES too, on its profiling build (made by the build step in the same call), into
+  # trace.b<i>.log and trace_table.b<i>.md.
+  trace_lib() {
+    local tag=$1 so=$2 log=$OUT/trace$1.log
+    GO_CUDA_FAST_CFG=dbg=${TRACE_DBG:-64}${TRACE_CFG:+,$TRACE_CFG} GO_CUDA_ASYNC=1 timeout "${TRACE_TIMEOUT:-120}" \
+      "$B/bench" "$so" \
+      --filter "${TRACE_FILTER:-dense 4096x7168x2048|dense 4096x32768x512|contiguous 4x8192x4096x2048}" >"$log" 2>&1
+    note "trace$tag: exit $?, $(grep -c '^fast trace' "$log") traces"
+    if [ -x .device/enter.sh ]; then
+      timeout 45 bash .device/enter.sh deno run -A bench/trace_table.ts "$log" >"$OUT/trace_table$tag.md" 2>&1
+      note "trace table$tag: exit $? (trace_table$tag.md)"
+    fi
+  }
   if [ ! -f "$PROF_SO" ]; then
     note "trace: skipped: no profiling library ($PROF_SO): run the build step with trace in the same STEPS"
   else
-    GO_CUDA_FAST_CFG=dbg=${TRACE_DBG:-64}${TRACE_CFG:+,$TRACE_CFG} GO_CUDA_ASYNC=1 timeout "${TRACE_TIMEOUT:-120}" \
-      "$B/bench" "$PROF_SO" \
-      --filter "${TRACE_FILTER:-dense 4096x7168x2048|dense 4096x32768x512|contiguous 4x8192x4096x2048}" >"$OUT/trace.log" 2>&1
-    note "trace: exit $?, $(grep -c '^fast trace' "$OUT/trace.log") traces"
-    if [ -x .device/enter.sh ]; then
-      timeout 45 bash .device/enter.sh deno run -A bench/trace_table.ts "$OUT/trace.log" >"$OUT/trace_table.md" 2>&1
-      note "trace table: exit $? (trace_table.md)"
-    fi
+    trace_lib "" "$PROF_SO"
+  fi
+  if [ "${TRACE_AB:-0}" = 1 ]; then
+    for i in "${!ab_dirs[@]}"; do
+      so=$B/ab/$((i + 1))/prof/libgo_cuda_prof.so
+      if [ -f "$so" ]; then
+        trace_lib ".b$((i + 1))" "$so"
+      else
+        note "trace.b$((i + 1)): skipped: no profiling library for ${ab_dirs[$i]} ($so): run the build step with trace" \
+          "and TRACE_AB=1 in the same STEPS"
+      fi
+    done
   fi
 fi
 
