@@ -68,7 +68,7 @@ export function parseRawPage(text: string): Map<string, RawMetric> {
  */
 export function parseMetricRows(text: string): Map<string, RawMetric> {
   const lines = text.split("\n");
-  const at = lines.findIndex((l) => l.startsWith('"ID"') && l.includes('"Metric Name"'));
+  const at = lines.findIndex(isMetricsHeader);
   if (at < 0) throw new TypeError('metrics CSV: no header line starting with "ID" that names "Metric Name"');
   const header = csvFields(lines[at]);
   const [id, name, unit, value] = ["ID", "Metric Name", "Metric Unit", "Metric Value"].map((c) => header.indexOf(c));
@@ -94,9 +94,12 @@ export function parseMetricRows(text: string): Map<string, RawMetric> {
  * ```
  */
 export function parseProfile(text: string): Map<string, RawMetric> {
-  return text.split("\n").some((l) => l.startsWith('"ID"') && l.includes('"Metric Name"'))
-    ? parseMetricRows(text)
-    : parseRawPage(text);
+  return text.split("\n").some(isMetricsHeader) ? parseMetricRows(text) : parseRawPage(text);
+}
+
+/** Whether a line is a metrics run's CSV header: it starts with "ID" and names "Metric Name". */
+function isMetricsHeader(line: string): boolean {
+  return line.startsWith('"ID"') && line.includes('"Metric Name"');
 }
 
 /** The headline metrics, in this order, where both pages have them. */

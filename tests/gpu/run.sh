@@ -145,14 +145,13 @@ if has build; then
     if [ "${#ab_dirs[@]}" -gt 0 ]; then
       rm -rf "$B/ab"
       for i in "${!ab_dirs[@]}"; do
-        (ab_src=$(cd "${ab_dirs[$i]}" && pwd) &&
-          build_cuda_so "$ab_src/cuda" "$B/ab/$((i + 1))" "$B/ab/$((i + 1))/libgo_cuda.so" &&
+        ab_src=$(cd "${ab_dirs[$i]}" && pwd) || continue  # a missing copy: its library's note says FAILED
+        (build_cuda_so "$ab_src/cuda" "$B/ab/$((i + 1))" "$B/ab/$((i + 1))/libgo_cuda.so" &&
           echo "ab library $((i + 1)) ok ($ab_src)") &
         # TRACE_AB=1 with the trace step: each copy's profiling build too, which the trace step traces.
         if has trace && [ "${TRACE_AB:-0}" = 1 ]; then
-          (ab_src=$(cd "${ab_dirs[$i]}" && pwd) &&
-            build_cuda_so "$ab_src/cuda" "$B/ab/$((i + 1))/prof" "$B/ab/$((i + 1))/prof/libgo_cuda_prof.so" \
-              -DGO_FAST_PROFILING && echo "ab profiling library $((i + 1)) ok ($ab_src)") &
+          (build_cuda_so "$ab_src/cuda" "$B/ab/$((i + 1))/prof" "$B/ab/$((i + 1))/prof/libgo_cuda_prof.so" \
+            -DGO_FAST_PROFILING && echo "ab profiling library $((i + 1)) ok ($ab_src)") &
         fi
       done
     fi
