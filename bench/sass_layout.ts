@@ -27,6 +27,8 @@ export const SM90_OPCODES = {
   /** FFMA with all-register operands (bench/sass_banks.ts decodes its registers, bench/sass_control.ts its control
    * bits). */
   ffma: 0x223,
+  /** LDGSTS, a copy from global to shared memory (cp.async): the fast kernel's SFB loader and SFA copies. */
+  cpAsync: 0xfae,
   /** STL and LDL, a store to and a load from local memory: where ptxas spills registers. */
   stl: 0x387,
   ldl: 0x983,
@@ -116,6 +118,8 @@ export interface SassLayout {
   /** Each setmaxnreg and the register count it sets. */
   setmaxnreg: { at: number; regs: number }[];
   tmaLoads: number[];
+  /** Each cp.async copy (LDGSTS). */
+  cpAsyncs: number[];
   /** Each LDC and its constant bank (0: the kernel's parameters; 4: global symbols' addresses). */
   constLoads: { at: number; bank: number }[];
   /** Each clock64 read. */
@@ -143,6 +147,7 @@ export function sassLayout(cubin: Uint8Array): SassLayout[] {
       instructions: instructions.length,
       setmaxnreg: [],
       tmaLoads: [],
+      cpAsyncs: [],
       constLoads: [],
       clockReads: [],
       localStores: [],
@@ -152,6 +157,7 @@ export function sassLayout(cubin: Uint8Array): SassLayout[] {
       const op = opcodeOf(w);
       if (op === SM90_OPCODES.setmaxnreg) l.setmaxnreg.push({ at, regs: w[4] });
       else if (op === SM90_OPCODES.tmaLoad) l.tmaLoads.push(at);
+      else if (op === SM90_OPCODES.cpAsync) l.cpAsyncs.push(at);
       else if (op === SM90_OPCODES.ldc) l.constLoads.push({ at, bank: (w[6] >> 6 | w[7] << 2) & 0x1f });
       else if (op === SM90_OPCODES.cs2r && w[9] === 0x50) l.clockReads.push(at);
       else if (op === SM90_OPCODES.stl) l.localStores.push(at);
@@ -162,18 +168,20 @@ export function sassLayout(cubin: Uint8Array): SassLayout[] {
 }
 
 /**
- * One line of a layout: the instruction count, each setmaxnreg, the first TMA copy, the first clock read, the
- * first load from constant bank 4 and the spills (local stores and loads) where there are any.
+ * One line of a layout: the instruction count, each setmaxnreg, the first TMA copy, the span of the cp.async copies,
+ * the first clock read, the first load from constant bank 4 and the spills (local stores and loads) where there are
+ * any.
  * @param l the layout
  * @returns the line
  * @example
  * ```ts
  * import { describeLayout } from "./sass_layout.ts";
  * const l = {
- *   fn: "k", instructions: 9, setmaxnreg: [{ at: 1, regs: 64 }], tmaLoads: [5], constLoads: [], clockReads: [],
- *   localStores: [7], localLoads: [8],
+ *   fn: "k", instructions: 9, setmaxnreg: [{ at: 1, regs: 64 }], tmaLoads: [5], cpAsyncs: [2, 3], constLoads: [],
+ *   clockReads: [], localStores: [7], localLoads: [8],
  * };
- * const want = "k: 9 instructions; setmaxnreg 64 at 1; first TMA copy at 5; 1 local stores and 1 local loads (spills) from 7";
+ * const want = "k: 9 instructions; setmaxnreg 64 at 1; first TMA copy at 5; 2 cp.async copies at 2-3; " +
+ *   "1 local stores and 1 local loads (spills) from 7";
  * if (describeLayout(l) !== want) throw new Error(describeLayout(l));
  * ```
  */
@@ -183,6 +191,9 @@ export function describeLayout(l: SassLayout): string {
     `${l.fn}: ${l.instructions} instructions`,
     ...l.setmaxnreg.map((s) => `setmaxnreg ${s.regs} at ${s.at}`),
     ...(l.tmaLoads.length ? [`first TMA copy at ${l.tmaLoads[0]}`] : []),
+    ...(l.cpAsyncs.length
+      ? [`${l.cpAsyncs.length} cp.async copies at ${l.cpAsyncs[0]}-${l.cpAsyncs[l.cpAsyncs.length - 1]}`]
+      : []),
     ...(l.clockReads.length ? [`first clock read at ${l.clockReads[0]}`] : []),
     ...(bank4 ? [`first load from constant bank 4 at ${bank4.at}`] : []),
     ...(l.localStores.length || l.localLoads.length

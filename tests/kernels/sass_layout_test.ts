@@ -1,6 +1,6 @@
 // bench/sass_layout.ts reads instructions by opcode: kernels of one instruction each, compiled with nvcc, are read back
-// at the opcodes SM90_OPCODES names (setmaxnreg and its register count, a TMA copy, a clock read, a load from constant
-// bank 4, local memory's stores and loads). And what the layout showed of the fast FP8 kernel stays true: its
+// at the opcodes SM90_OPCODES names (setmaxnreg and its register count, a TMA copy, a cp.async copy, a clock read, a
+// load from constant bank 4, local memory's stores and loads). And what the layout showed of the fast FP8 kernel stays true: its
 // producer's setmaxnreg and first TMA copy lie past the math's code, and the profiling build loads the trace buffer's
 // address before its first clock read (docs/performance-history.md, twenty-sixth round). Runs wherever nvcc exists.
 import assert from "node:assert/strict";
@@ -21,7 +21,7 @@ async function layoutOf(dir: string, name: string, source: string): Promise<Sass
 
 await nvccTest("sass_layout", "go-sass-layout-", async (t, dir) => {
   await t.step(
-    "reads setmaxnreg with its count, a TMA copy, a clock read, a bank-4 load and local memory at their opcodes",
+    "reads setmaxnreg with its count, a TMA copy, a cp.async copy, a clock read, a bank-4 load and local memory",
     async () => {
       const regs = await layoutOf(
         dir,
@@ -47,6 +47,18 @@ extern "C" __global__ void k(const __grid_constant__ CUtensorMap m, int x, int y
 }`,
       );
       assert.equal(tma.tmaLoads.length, 1);
+      const cp = await layoutOf(
+        dir,
+        "cp",
+        `#include <cstdint>
+extern "C" __global__ void k(const float* src) {
+  __shared__ alignas(16) float buf[32];
+  const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(buf + threadIdx.x));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(dst), "l"(src + threadIdx.x) : "memory");
+  asm volatile("cp.async.wait_all;" ::: "memory");
+}`,
+      );
+      assert.equal(cp.cpAsyncs.length, 1, JSON.stringify(cp));
       const clock = await layoutOf(
         dir,
         "clock",
@@ -70,7 +82,8 @@ extern "C" __global__ void k() { if (threadIdx.x == 0) trace[3] = clock64(); }`,
   );
 
   await t.step(
-    "the fast kernel's producer lies past the math; its profiling build loads the trace address first",
+    "the fast kernel's producer lies past the math, the SFB loader's copies before its first TMA copy; its profiling " +
+      "build loads the trace address first",
     async () => {
       const c = { bm: 128, bn: 32, stages: 10, ktma: 2, spread: true, n: 4096, k: 7168, mode: 0, sfa: 1 };
       const normal = await compileFastKernel(c, `${dir}/fast.cubin`);
@@ -79,6 +92,11 @@ extern "C" __global__ void k() { if (threadIdx.x == 0) trace[3] = clock64(); }`,
       const math = l.setmaxnreg.find((s) => s.regs === 216), producer = l.setmaxnreg.find((s) => s.regs === 64);
       assert.ok(math && producer, JSON.stringify(l.setmaxnreg));
       assert.ok(math.at < producer.at && producer.at < l.tmaLoads[0], JSON.stringify(l));
+      // Between them lies the SFB loader's code, its cp.async copies (docs/performance-history.md, thirty-ninth round).
+      assert.ok(
+        l.cpAsyncs.length > 0 && producer.at < l.cpAsyncs[0] && l.cpAsyncs[l.cpAsyncs.length - 1] < l.tmaLoads[0],
+        JSON.stringify(l),
+      );
       assert.deepEqual([l.localStores.length, l.localLoads.length], [0, 0], "no spills");
       const traced = await compileFastKernel({ ...c, debug: 128 }, `${dir}/traced.cubin`);
       assert.ok(traced.ok, traced.log);
