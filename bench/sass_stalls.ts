@@ -15,10 +15,15 @@
  * it showed ours' and DeepGEMM's wgmmas reading 12 wavefronts each, with no excess anywhere (docs/performance-history.md,
  * fifteenth round). With `--reason NAME`, that stall reason's samples per opcode over the whole page, most first
  * (`--reason math`: at 4096×7168×2048 the staging moved into the K loop took the zero-chunk `FSEL`s' math-pipe
- * throttle samples from 23 to 85, docs/performance-history.md, thirty-seventh round).
+ * throttle samples from 23 to 85, docs/performance-history.md, thirty-seventh round). With `--bands N`, the N execution
+ * counts that hold the most samples, each a band: its instructions, samples and leading reasons. Code that each warp of
+ * a CTA runs once has the count CTAs × warps (the producer's elected thread: CTAs), so a prologue or an epilogue shows
+ * as its own band beside the K loop's without knowing the grid beforehand (for the prologue's stall samples, ours
+ * against DeepGEMM's, docs/performance-history.md, thirty-ninth round: a wait for instruction fetch reads
+ * `no_instruction`).
  *
  *     deno run -A bench/sass_stalls.ts ncu/p1.sass.csv [--hot 16000] [--executions 32000-34000] [--top 20]
- *       [--grep REGEX] [--sequence] [--wavefronts] [--reason math]
+ *       [--grep REGEX] [--sequence] [--wavefronts] [--reason math] [--bands 12]
  *
  * @module
  */
@@ -145,6 +150,16 @@ export interface SassSummary {
   shared?: { total: number; ideal: number; kinds: SharedKind[] };
   /** With `reason`: that reason's samples in all, and per opcode, most first (opcodes with none left out). */
   byOpcode?: { reason: string; samples: number; opcodes: [string, number][] };
+  /** With `bands`: the execution counts with the most samples, most first (executionBands). */
+  bands?: ExecutionBand[];
+}
+
+/** The instructions executed one number of times: their count, samples and the samples' reasons, largest first. */
+export interface ExecutionBand {
+  executed: number;
+  instructions: number;
+  samples: number;
+  reasons: [string, number][];
 }
 
 /** The shared-memory wavefronts of one instruction kind (mnemonic) over a page. */
@@ -187,6 +202,7 @@ export function summarizeSass(
     sequence?: boolean;
     wavefronts?: boolean;
     reason?: string;
+    bands?: number;
   } = {},
 ): SassSummary {
   const hotThreshold = options.hot ?? 16000;
@@ -215,7 +231,38 @@ export function summarizeSass(
     ...(options.grep ? { matches: rows.filter((r) => options.grep!.test(r.source)) } : {}),
     ...(options.wavefronts ? { shared: sharedWavefronts(rows) } : {}),
     ...(options.reason !== undefined ? { byOpcode: reasonByOpcode(rows, options.reason) } : {}),
+    ...(options.bands !== undefined ? { bands: executionBands(rows, options.bands) } : {}),
   };
+}
+
+/**
+ * The `count` execution counts whose instructions hold the most samples, most first (ties: fewer executions first);
+ * instructions never executed are left out. Each band's reasons are shares of its own samples.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { executionBands } from "./sass_stalls.ts";
+ * const i = (executed: number, no_instruction: number, wait: number) => ({ address: "", source: "X", opcode: "X",
+ *   executed, samples: no_instruction + wait, reasons: { no_instruction, wait } });
+ * const b = executionBands([i(128, 6, 2), i(1024, 1, 1), i(128, 2, 0), i(0, 0, 0), i(57344, 30, 10)], 2);
+ * assert.deepEqual(b.map((x) => [x.executed, x.instructions, x.samples]), [[57344, 1, 40], [128, 2, 10]]);
+ * assert.deepEqual(b[1].reasons, [["no_instruction", 0.8], ["wait", 0.2]]);
+ * ```
+ */
+export function executionBands(rows: SassInstruction[], count: number): ExecutionBand[] {
+  const bands = new Map<number, { rows: SassInstruction[]; samples: number }>();
+  for (const r of rows) {
+    if (r.executed === 0) continue;
+    const b = bands.get(r.executed) ?? { rows: [], samples: 0 };
+    b.rows.push(r), b.samples += r.samples;
+    bands.set(r.executed, b);
+  }
+  return [...bands].sort((a, b) => b[1].samples - a[1].samples || a[0] - b[0]).slice(0, count).map(([executed, b]) => {
+    const byReason = new Map<string, number>();
+    for (const r of b.rows) for (const [k, v] of Object.entries(r.reasons)) add(byReason, k, v);
+    return { executed, instructions: b.rows.length, samples: b.samples, reasons: shares(byReason, b.samples) };
+  });
 }
 
 /**
@@ -349,6 +396,15 @@ export function formatSass(s: SassSummary): string {
         (b.opcodes.length ? b.opcodes.slice(0, 12).map(([op, v]) => `${op} ${v}`).join(", ") : "none"),
     );
   }
+  if (s.bands) {
+    lines.push("", "| executed | instructions | samples | share | leading reasons |", "|---|---|---|---|---|");
+    for (const b of s.bands) {
+      lines.push(
+        `| ${b.executed} | ${b.instructions} | ${b.samples} | ${pct(s.samples ? b.samples / s.samples : 0)} | ` +
+          `${b.reasons.slice(0, 4).map(([k, v]) => `${k} ${pct(v)}`).join(", ")} |`,
+      );
+    }
+  }
   if (s.shared) {
     const sci = (x: number) => x.toExponential(3);
     lines.push(
@@ -370,7 +426,7 @@ export function formatSass(s: SassSummary): string {
 
 async function main() {
   const usage = "usage: deno run -A bench/sass_stalls.ts PAGE.sass.csv [--hot N] [--executions LO-HI] [--top N] " +
-    "[--grep REGEX] [--sequence (with --executions)] [--wavefronts] [--reason NAME]";
+    "[--grep REGEX] [--sequence (with --executions)] [--wavefronts] [--reason NAME] [--bands N]";
   const { values, positionals } = benchArgs(usage, {
     options: {
       hot: { type: "string" },
@@ -380,15 +436,18 @@ async function main() {
       sequence: { type: "boolean" },
       wavefronts: { type: "boolean" },
       reason: { type: "string" },
+      bands: { type: "string" },
     },
     allowPositionals: true,
   });
   const band = values.executions?.match(/^(\d+)-(\d+)$/);
   const hot = values.hot === undefined ? undefined : Number(values.hot);
   const top = values.top === undefined ? undefined : Number(values.top);
+  const bands = values.bands === undefined ? undefined : Number(values.bands);
   if (
     positionals.length !== 1 || (values.executions !== undefined && !band) ||
     (hot !== undefined && !Number.isInteger(hot)) || (top !== undefined && !Number.isInteger(top)) ||
+    (bands !== undefined && !(Number.isInteger(bands) && bands >= 1)) ||
     (values.sequence && !band)
   ) {
     console.error(usage);
@@ -419,6 +478,7 @@ async function main() {
       sequence: values.sequence,
       wavefronts: values.wavefronts,
       reason: values.reason,
+      bands,
     });
   } catch (e) {
     console.error(`${positionals[0]}: ${e instanceof Error ? e.message : e}`);

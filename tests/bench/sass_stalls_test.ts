@@ -1,11 +1,19 @@
 // bench/sass_stalls.ts: an Nsight Compute SASS page becomes the kernel's size, its stall reasons' shares, the opcode
 // and reason shares of one execution band (the math warps' per-tile code), the instructions with the most samples and,
-// where the page has the SourceCounters columns, the shared-memory wavefronts per instruction kind, and one stall
-// reason's samples per opcode; a file that is not a SASS page, a --wavefronts page without those columns, or a --reason
+// where the page has the SourceCounters columns, the shared-memory wavefronts per instruction kind, one stall
+// reason's samples per opcode, and the execution counts that hold the most samples (a prologue's band beside the K
+// loop's); a file that is not a SASS page, a --wavefronts page without those columns, or a --reason
 // the page does not have, is refused with its name and what is missing.
 import assert from "node:assert/strict";
 import { runBench } from "./_run.ts";
-import { formatSass, parseSassCsv, reasonByOpcode, sharedWavefronts, summarizeSass } from "../../bench/sass_stalls.ts";
+import {
+  executionBands,
+  formatSass,
+  parseSassCsv,
+  reasonByOpcode,
+  sharedWavefronts,
+  summarizeSass,
+} from "../../bench/sass_stalls.ts";
 
 const HEADER = '"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)",' +
   '"Instructions Executed","stall_barrier","stall_long_sb","stall_wait","stall_barrier (Not Issued)"';
@@ -102,6 +110,20 @@ Deno.test("sass_stalls --reason gives one stall reason's samples per opcode over
   assert.throws(() => reasonByOpcode(rows, "math"), /no stall reason "math" \(the page's: barrier, long_sb, wait\)/);
 });
 
+Deno.test("sass_stalls --bands gives the execution counts with the most samples, each with its leading reasons", () => {
+  // Once per CTA (1,584: the prologue's band) beside the K loop's 32,768.
+  const page = PAGE.replace(
+    '"0x40","      EXIT","0"',
+    '"0x38","      UTMALDG.2D [UR8], [UR4]","9","9","1,584","0","0","9","0"\n"0x40","      EXIT","0"',
+  );
+  const s = summarizeSass(parseSassCsv(page), { bands: 5 });
+  assert.deepEqual(s.bands!.map((b) => [b.executed, b.instructions, b.samples]), [[32768, 3, 46], [1584, 2, 10]]);
+  assert.deepEqual(s.bands![1].reasons, [["wait", 1]]);
+  assert.match(formatSass(s), /^\| 1584 \| 2 \| 10 \| 17\.9 % \| wait 100\.0 % \|$/m);
+  assert.deepEqual(executionBands(parseSassCsv(page), 1).map((b) => b.executed), [32768], "the count is a limit");
+  assert.equal(summarizeSass(parseSassCsv(page)).bands, undefined, "no bands without --bands");
+});
+
 Deno.test("sass_stalls' command exits 2 naming the file that is not a SASS page", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -126,6 +148,11 @@ Deno.test("sass_stalls' command exits 2 naming the file that is not a SASS page"
       noWave.stderr,
       /p1\.sass\.csv: SASS page CSV: no column "L1 Wavefronts Shared"/,
     );
+    for (const n of ["0", "two", "1.5"]) {
+      const badBands = await runBench("sass_stalls.ts", `${dir}/p1.sass.csv`, "--bands", n);
+      assert.equal(badBands.code, 2, `--bands ${n}`);
+      assert.match(badBands.stderr, /\[--bands N\]/);
+    }
     const noReason = await runBench("sass_stalls.ts", `${dir}/p1.sass.csv`, "--reason", "gmma");
     assert.equal(noReason.code, 2, "--reason the page does not have");
     assert.match(noReason.stderr, /p1\.sass\.csv: SASS page CSV: no stall reason "gmma" \(the page's: barrier, /);
