@@ -50,6 +50,11 @@ export interface FastKernelConfig {
   sfa?: number;
   /** Profiling switches (`dbg=N`): the profiling build's `#define`s. */
   debug?: number;
+  /** FastParams passed `__grid_constant__` (`gridparams=1`), for a copy of kernels/ whose JIT text passes it so: where
+   * device code takes the block's address for a call that is not inlined, a plain parameter is copied to local memory
+   * first (128 x 32 ktma=2 with the SFB loader out of line: 34 local stores at the kernel's top; docs/performance-
+   * history.md, fortieth round). */
+  gridParams?: boolean;
 }
 
 /**
@@ -78,6 +83,7 @@ export function fastKernelSource(c: FastKernelConfig): string {
     spread = false,
     mode = -1,
     sfa = -1,
+    gridParams = false,
   } = c;
   if (sfa >= 0 && mode < 0) throw new Error(SFA_NEEDS_MODE);
   return [
@@ -86,7 +92,7 @@ export function fastKernelSource(c: FastKernelConfig): string {
     `extern "C" __global__ void __launch_bounds__(go_sm90::kFastThreads, 1)`,
     `go_fp8_fast(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,`,
     `            const __grid_constant__ CUtensorMap sfa, const __grid_constant__ CUtensorMap d,`,
-    `            const go_sm90::FastParams p) {`,
+    `            const ${gridParams ? "__grid_constant__ " : ""}go_sm90::FastParams p) {`,
     `  go_sm90::fp8_fast_body<go_sm90::FastConfig<${bm}, ${bn}, ${stages}, ${mc}, ${sets}, ${n}, ${k}, ${split}, ${ktma}, ${spread}${
       mode >= 0 ? `, ${mode}` : ""
     }${sfa >= 0 ? `, ${sfa}` : ""}>>(a, b, sfa, d, p);`,
@@ -151,17 +157,20 @@ export async function compileFastKernel(
   };
 }
 
-/** Parses "bm=128 bn=208 stages=3 ..." (every field of FastKernelConfig; dbg=N: debug) into a configuration. */
+/** Parses "bm=128 bn=208 stages=3 ..." (every field of FastKernelConfig; dbg=N: debug, gridparams=0|1: gridParams) into
+ * a configuration. */
 export function parseFastKernelConfig(args: string[]): FastKernelConfig {
   const c: Record<string, number | boolean> = {};
   for (const a of args) {
-    const m = a.match(/^(bm|bn|stages|mc|sets|n|k|ktma|split|spread|mode|sfa|dbg)=(\d+)$/);
+    const m = a.match(/^(bm|bn|stages|mc|sets|n|k|ktma|split|spread|mode|sfa|dbg|gridparams)=(\d+)$/);
     if (!m) {
       throw new Error(
-        `${a}: expected bm=, bn=, stages=, mc=, sets=, n=, k=, ktma=, split=0|1, spread=0|1, mode=0..3, sfa=0|1 or dbg=`,
+        `${a}: expected bm=, bn=, stages=, mc=, sets=, n=, k=, ktma=, split=0|1, spread=0|1, mode=0..3, sfa=0|1, ` +
+          "gridparams=0|1 or dbg=",
       );
     }
-    c[m[1] === "dbg" ? "debug" : m[1]] = m[1] === "split" || m[1] === "spread" ? m[2] === "1" : Number(m[2]);
+    const key = m[1] === "dbg" ? "debug" : m[1] === "gridparams" ? "gridParams" : m[1];
+    c[key] = ["split", "spread", "gridparams"].includes(m[1]) ? m[2] === "1" : Number(m[2]);
   }
   if (typeof c.bn !== "number" || typeof c.stages !== "number") throw new Error("bn= and stages= are needed");
   if (c.sfa !== undefined && c.mode === undefined) throw new Error(SFA_NEEDS_MODE);

@@ -221,7 +221,7 @@ Deno.test("the JIT cache key hashes every header a JIT kernel includes (jit.cu's
   assert.deepEqual([...reached].filter((h) => !hashed.has(h)).sort(), [], "headers the JIT cache key leaves out");
 });
 
-Deno.test("a configuration names SFA's path only next to its mode, as FastConfig's template takes them, and dbg= its profiling switches", () => {
+Deno.test("a configuration names SFA's path only next to its mode, as FastConfig's template takes them, dbg= its profiling switches and gridparams=1 a __grid_constant__ parameter block", () => {
   assert.match(
     fastKernelSource({ bn: 32, stages: 10, mode: 0, sfa: 1 }),
     /FastConfig<128, 32, 10, 1, 2, 0, 0, false, 1, false, 0, 1>/,
@@ -242,4 +242,9 @@ Deno.test("a configuration names SFA's path only next to its mode, as FastConfig
   const traced = parseFastKernelConfig(["bn=32", "stages=10", "dbg=128"]);
   assert.deepEqual(traced, { bn: 32, stages: 10, debug: 128 });
   assert.match(fastKernelSource(traced), /#define GO_FAST_PROFILING 1\n#define GO_FAST_DBG 128\n/);
+  // gridparams=1: the parameter block __grid_constant__, as a copy of kernels/ may pass it
+  const grid = parseFastKernelConfig(["bn=32", "stages=10", "gridparams=1"]);
+  assert.deepEqual(grid, { bn: 32, stages: 10, gridParams: true });
+  assert.match(fastKernelSource(grid), /const __grid_constant__ go_sm90::FastParams p\) \{/);
+  assert.match(fastKernelSource({ bn: 32, stages: 10 }), /const go_sm90::FastParams p\) \{/);
 });
