@@ -32,6 +32,14 @@ export const SM90_OPCODES = {
   /** STL and LDL, a store to and a load from local memory: where ptxas spills registers. */
   stl: 0x387,
   ldl: 0x983,
+  /** The control instructions bench/sass_flow.ts follows: BRA and CALL.REL (their target in 4-byte units, bits 16-23
+   * and 34-81), BSSY (a reconvergence point, in bytes, bits 32-81), BSYNC, EXIT and RET. */
+  bra: 0x947,
+  call: 0x944,
+  bssy: 0x945,
+  bsync: 0x941,
+  exit: 0x94d,
+  ret: 0x950,
 } as const;
 
 /**
