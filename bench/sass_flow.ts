@@ -3,8 +3,10 @@
  * reconvergence point (BSSY), decoded from the instruction's bits as tests/kernels/sass_flow_test.ts pins them on PTX
  * kernels whose branches it places (a forward branch over N stores, a loop, the self-branch that ends every kernel),
  * and the shortest path between two points: how many instructions a thread runs at the least, over how many 128-byte
- * lines of code and how many taken branches. The path from the producer's setmaxnreg to its first TMA copy is the code
- * the small-M prologue runs once per launch, cold (docs/performance-history.md, thirty-ninth and fortieth rounds).
+ * lines of code and how many taken branches. The command prints, per function, the four paths a CTA runs once at small
+ * M, cold (kernelPaths: the prologue's two, the math's way to its first wgmma, the last K block's way to the TMA store
+ * of D), so that two kernels (ours and DeepGEMM's, docs/performance-history.md, fortieth round) can be set side by
+ * side.
  *
  *     deno run -A bench/sass_flow.ts kernel.cubin [other.cubin ...]
  *
@@ -162,20 +164,91 @@ export function shortestPath(ins: Uint8Array[], from: number, goal: (at: number)
   return undefined;
 }
 
+/** The setmaxnreg with the fewest (the producer's) or the most (the math's) registers; -1 where there is none. */
+function setmaxnregAt(ins: Uint8Array[], fewest: boolean): number {
+  let from = -1, regs = fewest ? Infinity : -1;
+  ins.forEach((w, at) => {
+    if (opcodeOf(w) === SM90_OPCODES.setmaxnreg && (fewest ? w[4] < regs : w[4] > regs)) from = at, regs = w[4];
+  });
+  return from;
+}
+
+/** A path with its start. */
+export type PathFrom = Path & { from: number };
+
+/** The shortest path from `from` to an instruction of opcode `to`, or undefined. */
+function pathTo(ins: Uint8Array[], from: number, to: number): PathFrom | undefined {
+  if (from < 0) return undefined;
+  const p = shortestPath(ins, from, (at) => opcodeOf(ins[at]) === to);
+  return p && { ...p, from };
+}
+
 /**
  * The producer's path of one function: from its setmaxnreg with the fewest registers (the producer warpgroup's) to
  * the nearest TMA copy, or undefined where the function has no such pair.
  * @param ins the function's instructions
  * @returns the path and where it starts
  */
-export function producerPath(ins: Uint8Array[]): (Path & { from: number }) | undefined {
-  let from = -1, regs = Infinity;
+export function producerPath(ins: Uint8Array[]): PathFrom | undefined {
+  return pathTo(ins, setmaxnregAt(ins, true), SM90_OPCODES.tmaLoad);
+}
+
+/**
+ * The four paths of a warp-specialised GEMM kernel that run cold once a CTA at small M (docs/performance-history.md,
+ * fortieth round): the kernel's entry to a TMA copy; the producer's setmaxnreg to a TMA copy; the math's setmaxnreg
+ * (the most registers) to a wgmma; and from a wgmma to a TMA store of D (the last K block's wait and promotion and
+ * the epilogue), the shortest over every wgmma. A path the kernel lacks is undefined.
+ * @param ins the function's instructions
+ * @returns the paths
+ * @example
+ * ```ts
+ * import { kernelPaths } from "./sass_flow.ts";
+ * const nop = new Uint8Array(16); nop[0] = 0x18; nop[1] = 0x79;
+ * if (kernelPaths([nop, nop]).entryToLoad !== undefined) throw new Error("no TMA copy");
+ * ```
+ */
+export function kernelPaths(ins: Uint8Array[]): Record<
+  "entryToLoad" | "producer" | "mathToWgmma" | "wgmmaToStore",
+  PathFrom | undefined
+> {
+  let epilogue: PathFrom | undefined;
   ins.forEach((w, at) => {
-    if (opcodeOf(w) === SM90_OPCODES.setmaxnreg && w[4] < regs) from = at, regs = w[4];
+    if (opcodeOf(w) !== SM90_OPCODES.qgmma) return;
+    const p = pathTo(ins, at, SM90_OPCODES.tmaStore);
+    if (p && (!epilogue || p.instructions < epilogue.instructions)) epilogue = p;
   });
-  if (from < 0) return undefined;
-  const p = shortestPath(ins, from, (at) => opcodeOf(ins[at]) === SM90_OPCODES.tmaLoad);
-  return p && { ...p, from };
+  return {
+    entryToLoad: pathTo(ins, 0, SM90_OPCODES.tmaLoad),
+    producer: producerPath(ins),
+    mathToWgmma: pathTo(ins, setmaxnregAt(ins, false), SM90_OPCODES.qgmma),
+    wgmmaToStore: epilogue,
+  };
+}
+
+/**
+ * One line of a function's paths: each as its ends, then instructions / 128-byte lines / branches taken.
+ * @param fn the function's name
+ * @param count its instructions
+ * @param paths its kernelPaths
+ * @returns the line
+ * @example
+ * ```ts
+ * import { describePaths } from "./sass_flow.ts";
+ * const p = { instructions: 10, lines: 2, taken: 1, end: 12, from: 3 };
+ * const line = describePaths("k", 20, { entryToLoad: p, producer: undefined, mathToWgmma: p, wgmmaToStore: p });
+ * if (!line.startsWith("k: 20 instructions; entry -> TMA copy (3-12): 10 / 2 / 1; producer: none;")) throw new Error(line);
+ * ```
+ */
+export function describePaths(fn: string, count: number, paths: ReturnType<typeof kernelPaths>): string {
+  const one = (name: string, p: PathFrom | undefined) =>
+    p ? `${name} (${p.from}-${p.end}): ${p.instructions} / ${p.lines} / ${p.taken}` : `${name}: none`;
+  return [
+    `${fn}: ${count} instructions`,
+    one("entry -> TMA copy", paths.entryToLoad),
+    one("producer", paths.producer),
+    one("math setmaxnreg -> wgmma", paths.mathToWgmma),
+    one("wgmma -> TMA store", paths.wgmmaToStore),
+  ].join("; ") + " (shortest paths: instructions / 128-byte lines / branches taken)";
 }
 
 if (import.meta.main) {
@@ -192,15 +265,7 @@ if (import.meta.main) {
       Deno.exit(2);
     }
     for (const { fn, instructions } of fns) {
-      const branches = instructions.map((w, at) => branchOf(w, at)).filter((b) => b !== undefined);
-      const p = producerPath(instructions);
-      console.log(
-        `${path}: ${fn}: ${instructions.length} instructions, ${branches.length} branches; ` +
-          (p
-            ? `producer's path from its setmaxnreg (${p.from}) to a TMA copy (${p.end}): ${p.instructions} ` +
-              `instructions on ${p.lines} lines of 128 bytes, ${p.taken} branches taken`
-            : "no producer setmaxnreg with a TMA copy after it"),
-      );
+      console.log(`${path}: ${describePaths(fn, instructions.length, kernelPaths(instructions))}`);
     }
   }
 }

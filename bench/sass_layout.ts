@@ -20,6 +20,10 @@ export const SM90_OPCODES = {
   setmaxnreg: 0x9c8,
   /** UTMALDG, a TMA copy (cp.async.bulk.tensor) from global memory. */
   tmaLoad: 0x5b4,
+  /** UTMASTG, a TMA copy from shared to global memory: the epilogue's store of D. */
+  tmaStore: 0x3b5,
+  /** QGMMA, a wgmma of FP8 operands (wgmma.mma_async ... e4m3). */
+  qgmma: 0x9f3,
   /** LDC, a load from a constant bank; the bank is bits 54-58. */
   ldc: 0xb82,
   /** CS2R; reading SR_CLOCKLO (clock64) where byte 9 is 0x50. */

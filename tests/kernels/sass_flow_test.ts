@@ -94,7 +94,9 @@ await nvccTest("sass_flow", "go-sass-flow-", async (t, dir) => {
       assert.ok(p.instructions < p.end - p.from + 1, `${JSON.stringify(p)}: shorter than the code in between`);
       const cli = await runBench("sass_flow.ts", `${dir}/fast.cubin`);
       assert.equal(cli.code, 0, cli.stderr);
-      assert.match(cli.stdout, /producer's path from its setmaxnreg \(\d+\) to a TMA copy \(\d+\): \d+ instructions/);
+      assert.match(cli.stdout, /; producer \(\d+-\d+\): \d+ \/ \d+ \/ \d+;/);
+      // The epilogue's path: from a wgmma to the TMA store of D.
+      assert.match(cli.stdout, /; wgmma -> TMA store \(\d+-\d+\): \d+ \/ \d+ \/ \d+ /);
     },
   );
 

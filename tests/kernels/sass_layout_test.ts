@@ -1,10 +1,18 @@
 // bench/sass_layout.ts reads instructions by opcode: kernels of one instruction each, compiled with nvcc, are read back
-// at the opcodes SM90_OPCODES names (setmaxnreg and its register count, a TMA copy, a cp.async copy, a clock read, a
-// load from constant bank 4, local memory's stores and loads). And what the layout showed of the fast FP8 kernel stays true: its
-// producer's setmaxnreg and first TMA copy lie past the math's code, and the profiling build loads the trace buffer's
-// address before its first clock read (docs/performance-history.md, twenty-sixth round). Runs wherever nvcc exists.
+// at the opcodes SM90_OPCODES names (setmaxnreg and its register count, a TMA copy each way, an FP8 wgmma, a cp.async
+// copy, a clock read, a load from constant bank 4, local memory's stores and loads). And what the layout showed of the
+// fast FP8 kernel stays true: its producer's setmaxnreg and first TMA copy lie past the math's code, and the profiling
+// build loads the trace buffer's address before its first clock read (docs/performance-history.md, twenty-sixth
+// round). Runs wherever nvcc exists.
 import assert from "node:assert/strict";
-import { type SassLayout, sassLayout } from "../../bench/sass_layout.ts";
+import {
+  elfSections,
+  opcodeOf,
+  type SassLayout,
+  sassLayout,
+  SM90_OPCODES,
+  textFunctions,
+} from "../../bench/sass_layout.ts";
 import { nvccTest, runNvcc } from "./_nvcc.ts";
 import { compileFastKernel } from "./_fast_kernel_source.ts";
 
@@ -21,7 +29,8 @@ async function layoutOf(dir: string, name: string, source: string): Promise<Sass
 
 await nvccTest("sass_layout", "go-sass-layout-", async (t, dir) => {
   await t.step(
-    "reads setmaxnreg with its count, a TMA copy, a cp.async copy, a clock read, a bank-4 load and local memory",
+    "reads setmaxnreg with its count, a TMA copy each way, an FP8 wgmma, a cp.async copy, a clock read, a bank-4 load " +
+      "and local memory",
     async () => {
       const regs = await layoutOf(
         dir,
@@ -47,6 +56,48 @@ extern "C" __global__ void k(const __grid_constant__ CUtensorMap m, int x, int y
 }`,
       );
       assert.equal(tma.tmaLoads.length, 1);
+      const ops = async (name: string, source: string) => {
+        await Deno.writeTextFile(`${dir}/${name}.cu`, source);
+        const out = await runNvcc([
+          "-cubin",
+          "-O3",
+          "-gencode=arch=compute_90a,code=sm_90a",
+          "-I",
+          new URL("../../kernels/cuda/", import.meta.url).pathname,
+          "-o",
+          `${dir}/${name}.cubin`,
+          `${dir}/${name}.cu`,
+        ]);
+        assert.ok(out.ok, out.log);
+        const [f] = textFunctions(elfSections(await Deno.readFile(`${dir}/${name}.cubin`)));
+        return f.instructions.map(opcodeOf);
+      };
+      const store = await ops(
+        "tmastore",
+        `#include <cuda.h>
+#include <cstdint>
+extern "C" __global__ void k(const __grid_constant__ CUtensorMap m, int x, int y) {
+  __shared__ alignas(128) uint8_t buf[4096];
+  const uint32_t src = static_cast<uint32_t>(__cvta_generic_to_shared(buf));
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+               :: "l"(&m), "r"(src), "r"(x), "r"(y) : "memory");
+}`,
+      );
+      assert.equal(store.filter((o) => o === SM90_OPCODES.tmaStore).length, 1, "one UTMASTG");
+      const mma = await ops(
+        "wgmma",
+        `#include "sm90_wgmma.cuh"
+extern "C" __global__ void k(float* out, uint64_t da, uint64_t db) {
+  float acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = 0.f;
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  go_sm90::WgmmaFp8<32>::mma(acc, da, db, 0);
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  for (int i = 0; i < 16; ++i) out[threadIdx.x * 16 + i] = acc[i];
+}`,
+      );
+      assert.equal(mma.filter((o) => o === SM90_OPCODES.qgmma).length, 1, "one QGMMA");
       const cp = await layoutOf(
         dir,
         "cp",
