@@ -19,8 +19,9 @@
  * counts that hold the most samples, each a band: its instructions, samples and leading reasons. Code that each warp of
  * a CTA runs once has the count CTAs × warps (the producer's elected thread: CTAs), so a prologue or an epilogue shows
  * as its own band beside the K loop's without knowing the grid beforehand (for the prologue's stall samples, ours
- * against DeepGEMM's, docs/performance-history.md, thirty-ninth round: a wait for instruction fetch reads
- * `no_instruction`).
+ * against DeepGEMM's, docs/performance-history.md, fortieth round; a warp waiting for its instruction to be fetched,
+ * an instruction-cache miss among the causes, reads `no_instruction`: Nsight Compute's Kernel Profiling Guide, warp
+ * stall reasons).
  *
  *     deno run -A bench/sass_stalls.ts ncu/p1.sass.csv [--hot 16000] [--executions 32000-34000] [--top 20]
  *       [--grep REGEX] [--sequence] [--wavefronts] [--reason math] [--bands 12]
