@@ -16,15 +16,33 @@ import {
 import { nvccTest, runNvcc } from "./_nvcc.ts";
 import { compileFastKernel } from "./_fast_kernel_source.ts";
 
+/** The cubin of a kernel compiled from `source` (kernels/cuda on the include path). */
+async function cubinOf(dir: string, name: string, source: string): Promise<Uint8Array> {
+  await Deno.writeTextFile(`${dir}/${name}.cu`, source);
+  const out = await runNvcc([
+    "-cubin",
+    "-O3",
+    "-gencode=arch=compute_90a,code=sm_90a",
+    "-I",
+    new URL("../../kernels/cuda/", import.meta.url).pathname,
+    "-o",
+    `${dir}/${name}.cubin`,
+    `${dir}/${name}.cu`,
+  ]);
+  assert.ok(out.ok, out.log);
+  return await Deno.readFile(`${dir}/${name}.cubin`);
+}
+
 /** The one function of a kernel compiled from `source`. */
 async function layoutOf(dir: string, name: string, source: string): Promise<SassLayout> {
-  await Deno.writeTextFile(`${dir}/${name}.cu`, source);
-  const out = await runNvcc(
-    ["-cubin", "-O3", "-gencode=arch=compute_90a,code=sm_90a", "-o", `${dir}/${name}.cubin`, `${dir}/${name}.cu`],
-  );
-  assert.ok(out.ok, out.log);
-  const [l] = sassLayout(await Deno.readFile(`${dir}/${name}.cubin`));
+  const [l] = sassLayout(await cubinOf(dir, name, source));
   return l;
+}
+
+/** The opcodes of the one function of a kernel compiled from `source`, in code order. */
+async function opcodesOf(dir: string, name: string, source: string): Promise<number[]> {
+  const [f] = textFunctions(elfSections(await cubinOf(dir, name, source)));
+  return f.instructions.map(opcodeOf);
 }
 
 await nvccTest("sass_layout", "go-sass-layout-", async (t, dir) => {
@@ -56,23 +74,8 @@ extern "C" __global__ void k(const __grid_constant__ CUtensorMap m, int x, int y
 }`,
       );
       assert.equal(tma.tmaLoads.length, 1);
-      const ops = async (name: string, source: string) => {
-        await Deno.writeTextFile(`${dir}/${name}.cu`, source);
-        const out = await runNvcc([
-          "-cubin",
-          "-O3",
-          "-gencode=arch=compute_90a,code=sm_90a",
-          "-I",
-          new URL("../../kernels/cuda/", import.meta.url).pathname,
-          "-o",
-          `${dir}/${name}.cubin`,
-          `${dir}/${name}.cu`,
-        ]);
-        assert.ok(out.ok, out.log);
-        const [f] = textFunctions(elfSections(await Deno.readFile(`${dir}/${name}.cubin`)));
-        return f.instructions.map(opcodeOf);
-      };
-      const store = await ops(
+      const store = await opcodesOf(
+        dir,
         "tmastore",
         `#include <cuda.h>
 #include <cstdint>
@@ -84,7 +87,8 @@ extern "C" __global__ void k(const __grid_constant__ CUtensorMap m, int x, int y
 }`,
       );
       assert.equal(store.filter((o) => o === SM90_OPCODES.tmaStore).length, 1, "one UTMASTG");
-      const mma = await ops(
+      const mma = await opcodesOf(
+        dir,
         "wgmma",
         `#include "sm90_wgmma.cuh"
 extern "C" __global__ void k(float* out, uint64_t da, uint64_t db) {
