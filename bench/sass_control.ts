@@ -19,8 +19,8 @@
  *
  * @module
  */
-import { benchArgs, readInput } from "./_args.ts";
-import { elfSections, opcodeOf, SM90_OPCODES, textFunctions } from "./sass_layout.ts";
+import { benchArgs } from "./_args.ts";
+import { elfSections, opcodeOf, readCubins, SM90_OPCODES, textFunctions } from "./sass_layout.ts";
 
 /** The control fields of one instruction (the module doc says where each lies). */
 export interface SassControl {
@@ -185,14 +185,8 @@ if (import.meta.main) {
     Deno.exit(2);
   }
   const files: { path: string; fns: FfmaControl[] }[] = [];
-  for (const path of positionals) {
-    const bytes = await readInput(path);
-    const fns = ffmaControl(bytes, minRun, maxGap);
-    if (fns.length === 0) {
-      console.error(`${path}: not a cubin with a .text section`);
-      Deno.exit(2);
-    }
-    files.push({ path, fns });
+  for (const { path, bytes } of await readCubins(positionals)) {
+    files.push({ path, fns: ffmaControl(bytes, minRun, maxGap) });
   }
   console.log(
     "| file | function | FFMAs (yield bit 0 / 1) | runs | FFMAs in runs | yield patterns of the runs | stalls |",

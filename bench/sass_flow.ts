@@ -12,8 +12,8 @@
  *
  * @module
  */
-import { benchArgs, readInput } from "./_args.ts";
-import { elfSections, opcodeOf, SM90_OPCODES, textFunctions } from "./sass_layout.ts";
+import { benchArgs } from "./_args.ts";
+import { opcodeOf, readCubins, SM90_OPCODES } from "./sass_layout.ts";
 
 /** One branch: where it is, where it goes (instruction indices), and whether a predicate guards it. */
 export interface Branch {
@@ -258,12 +258,7 @@ if (import.meta.main) {
     console.error(`no cubin given\n${usage}`);
     Deno.exit(2);
   }
-  for (const path of positionals) {
-    const fns = textFunctions(elfSections(await readInput(path)));
-    if (fns.length === 0) {
-      console.error(`${path}: not a cubin with a .text section`);
-      Deno.exit(2);
-    }
+  for (const { path, fns } of await readCubins(positionals)) {
     for (const { fn, instructions } of fns) {
       console.log(`${path}: ${describePaths(fn, instructions.length, kernelPaths(instructions))}`);
     }

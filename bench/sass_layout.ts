@@ -123,6 +123,26 @@ export function textFunctions(sections: ElfSection[]): TextFunction[] {
   }));
 }
 
+/**
+ * A command's cubins: each file's bytes and functions, read in turn; a file that cannot be read or is not a cubin with
+ * a .text section ends the command with status 2 and a line naming it (the SASS scripts' inputs).
+ * @param paths the files
+ * @returns each file with its functions
+ */
+export async function readCubins(paths: string[]): Promise<{ path: string; bytes: Uint8Array; fns: TextFunction[] }[]> {
+  const out = [];
+  for (const path of paths) {
+    const bytes = await readInput(path);
+    const fns = textFunctions(elfSections(bytes));
+    if (fns.length === 0) {
+      console.error(`${path}: not a cubin with a .text section`);
+      Deno.exit(2);
+    }
+    out.push({ path, bytes, fns });
+  }
+  return out;
+}
+
 /** One function's layout: instruction indices (16 bytes each) from the section's start. */
 export interface SassLayout {
   fn: string;
@@ -225,13 +245,7 @@ if (import.meta.main) {
     console.error(`no cubin given\n${usage}`);
     Deno.exit(2);
   }
-  for (const path of positionals) {
-    const bytes = await readInput(path);
-    const layouts = sassLayout(bytes);
-    if (layouts.length === 0) {
-      console.error(`${path}: not a cubin with a .text section`);
-      Deno.exit(2);
-    }
-    for (const l of layouts) console.log(`${path}: ${describeLayout(l)}`);
+  for (const { path, bytes } of await readCubins(positionals)) {
+    for (const l of sassLayout(bytes)) console.log(`${path}: ${describeLayout(l)}`);
   }
 }
