@@ -12,8 +12,7 @@
  *
  * @module
  */
-import { benchArgs } from "./_args.ts";
-import { opcodeOf, readCubins, SM90_OPCODES } from "./sass_layout.ts";
+import { cubinInputs, opcodeOf, SM90_OPCODES } from "./sass_layout.ts";
 
 /** One branch: where it is, where it goes (instruction indices), and whether a predicate guards it. */
 export interface Branch {
@@ -120,11 +119,11 @@ export function successors(ins: Uint8Array[], at: number): number[] {
 }
 
 /** A shortest path: the instructions a thread runs along it (both ends counted), the 128-byte lines of code they lie
- * on, and the branches it takes. */
+ * on, and its runs of consecutive instructions (first, last), one more than the branches it takes. */
 export interface Path {
   instructions: number;
   lines: number;
-  taken: number;
+  runs: [number, number][];
   /** The instruction it ends at. */
   end: number;
 }
@@ -142,7 +141,7 @@ export interface Path {
  * import { shortestPath } from "./sass_flow.ts";
  * const nop = new Uint8Array(16); nop[0] = 0x18; nop[1] = 0x79;
  * const ins = Array.from({ length: 20 }, () => nop);
- * assert.deepEqual(shortestPath(ins, 3, (i) => i === 12), { instructions: 10, lines: 2, taken: 0, end: 12 });
+ * assert.deepEqual(shortestPath(ins, 3, (i) => i === 12), { instructions: 10, lines: 2, runs: [[3, 12]], end: 12 });
  * ```
  */
 export function shortestPath(ins: Uint8Array[], from: number, goal: (at: number) => boolean): Path | undefined {
@@ -154,8 +153,13 @@ export function shortestPath(ins: Uint8Array[], from: number, goal: (at: number)
     if (goal(at)) {
       const path = [at];
       while (path[0] !== from) path.unshift(prev[path[0]]);
-      const taken = path.slice(1).filter((p, i) => p !== path[i] + 1).length;
-      return { instructions: path.length, lines: new Set(path.map((p) => p >> 3)).size, taken, end: at };
+      const runs: [number, number][] = [];
+      for (const p of path) {
+        const last = runs[runs.length - 1];
+        if (last && p === last[1] + 1) last[1] = p;
+        else runs.push([p, p]);
+      }
+      return { instructions: path.length, lines: new Set(path.map((p) => p >> 3)).size, runs, end: at };
     }
     for (const s of successors(ins, at)) {
       if (prev[s] === -1) prev[s] = at, queue.push(s);
@@ -226,7 +230,8 @@ export function kernelPaths(ins: Uint8Array[]): Record<
 }
 
 /**
- * One line of a function's paths: each as its ends, then instructions / 128-byte lines / branches taken.
+ * One line of a function's paths: each as its ends, then instructions / 128-byte lines / branches taken, then its runs
+ * of consecutive instructions (a gap between two is code the path branches over).
  * @param fn the function's name
  * @param count its instructions
  * @param paths its kernelPaths
@@ -234,31 +239,32 @@ export function kernelPaths(ins: Uint8Array[]): Record<
  * @example
  * ```ts
  * import { describePaths } from "./sass_flow.ts";
- * const p = { instructions: 10, lines: 2, taken: 1, end: 12, from: 3 };
+ * const p = { instructions: 10, lines: 2, runs: [[3, 5], [6, 12]] as [number, number][], end: 12, from: 3 };
  * const line = describePaths("k", 20, { entryToLoad: p, producer: undefined, mathToWgmma: p, wgmmaToStore: p });
- * if (!line.startsWith("k: 20 instructions; entry -> TMA copy (3-12): 10 / 2 / 1; producer: none;")) throw new Error(line);
+ * if (!line.startsWith("k: 20 instructions; entry -> TMA copy (3-12): 10 / 2 / 1 [3-5 6-12]; producer: none;")) {
+ *   throw new Error(line);
+ * }
  * ```
  */
 export function describePaths(fn: string, count: number, paths: ReturnType<typeof kernelPaths>): string {
   const one = (name: string, p: PathFrom | undefined) =>
-    p ? `${name} (${p.from}-${p.end}): ${p.instructions} / ${p.lines} / ${p.taken}` : `${name}: none`;
+    p
+      ? `${name} (${p.from}-${p.end}): ${p.instructions} / ${p.lines} / ${p.runs.length - 1} ` +
+        `[${p.runs.map(([a, b]) => `${a}-${b}`).join(" ")}]`
+      : `${name}: none`;
   return [
     `${fn}: ${count} instructions`,
     one("entry -> TMA copy", paths.entryToLoad),
     one("producer", paths.producer),
     one("math setmaxnreg -> wgmma", paths.mathToWgmma),
     one("wgmma -> TMA store", paths.wgmmaToStore),
-  ].join("; ") + " (shortest paths: instructions / 128-byte lines / branches taken)";
+  ].join("; ") + " (shortest paths: instructions / 128-byte lines / branches taken [runs])";
 }
 
 if (import.meta.main) {
-  const usage = "usage: deno run -A bench/sass_flow.ts kernel.cubin [other.cubin ...]";
-  const { positionals } = benchArgs(usage, { options: {}, allowPositionals: true });
-  if (positionals.length === 0) {
-    console.error(`no cubin given\n${usage}`);
-    Deno.exit(2);
-  }
-  for (const { path, fns } of await readCubins(positionals)) {
+  for (
+    const { path, fns } of await cubinInputs("usage: deno run -A bench/sass_flow.ts kernel.cubin [other.cubin ...]")
+  ) {
     for (const { fn, instructions } of fns) {
       console.log(`${path}: ${describePaths(fn, instructions.length, kernelPaths(instructions))}`);
     }

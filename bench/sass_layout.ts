@@ -143,6 +143,20 @@ export async function readCubins(paths: string[]): Promise<{ path: string; bytes
   return out;
 }
 
+/**
+ * The cubins a command of no options names (readCubins); none named ends it with status 2 and its usage.
+ * @param usage the command's usage line
+ * @returns each file with its functions
+ */
+export async function cubinInputs(usage: string): Promise<Awaited<ReturnType<typeof readCubins>>> {
+  const { positionals } = benchArgs(usage, { options: {}, allowPositionals: true });
+  if (positionals.length === 0) {
+    console.error(`no cubin given\n${usage}`);
+    Deno.exit(2);
+  }
+  return await readCubins(positionals);
+}
+
 /** One function's layout: instruction indices (16 bytes each) from the section's start. */
 export interface SassLayout {
   fn: string;
@@ -239,13 +253,9 @@ export function describeLayout(l: SassLayout): string {
 }
 
 if (import.meta.main) {
-  const usage = "usage: deno run -A bench/sass_layout.ts kernel.cubin [other.cubin ...]";
-  const { positionals } = benchArgs(usage, { options: {}, allowPositionals: true });
-  if (positionals.length === 0) {
-    console.error(`no cubin given\n${usage}`);
-    Deno.exit(2);
-  }
-  for (const { path, bytes } of await readCubins(positionals)) {
+  for (
+    const { path, bytes } of await cubinInputs("usage: deno run -A bench/sass_layout.ts kernel.cubin [other.cubin ...]")
+  ) {
     for (const l of sassLayout(bytes)) console.log(`${path}: ${describeLayout(l)}`);
   }
 }

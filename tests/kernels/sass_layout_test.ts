@@ -59,10 +59,8 @@ await nvccTest("sass_layout", "go-sass-layout-", async (t, dir) => {
 }`,
       );
       assert.deepEqual(regs.setmaxnreg.map((s) => s.regs).sort((a, b) => a - b), [40, 232]);
-      const tma = await layoutOf(
-        dir,
-        "tma",
-        `#include <cuda.h>
+      // One TMA copy each way: global to shared (UTMALDG), then shared to global (UTMASTG).
+      const tmaSource = `#include <cuda.h>
 #include <cstdint>
 extern "C" __global__ void k(const __grid_constant__ CUtensorMap m, int x, int y) {
   __shared__ alignas(128) uint8_t buf[4096];
@@ -71,22 +69,14 @@ extern "C" __global__ void k(const __grid_constant__ CUtensorMap m, int x, int y
   const uint32_t b = static_cast<uint32_t>(__cvta_generic_to_shared(&bar));
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
                :: "r"(dst), "l"(&m), "r"(b), "r"(x), "r"(y) : "memory");
-}`,
-      );
-      assert.equal(tma.tmaLoads.length, 1);
-      const store = await opcodesOf(
-        dir,
-        "tmastore",
-        `#include <cuda.h>
-#include <cstdint>
-extern "C" __global__ void k(const __grid_constant__ CUtensorMap m, int x, int y) {
-  __shared__ alignas(128) uint8_t buf[4096];
-  const uint32_t src = static_cast<uint32_t>(__cvta_generic_to_shared(buf));
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
-               :: "l"(&m), "r"(src), "r"(x), "r"(y) : "memory");
-}`,
-      );
-      assert.equal(store.filter((o) => o === SM90_OPCODES.tmaStore).length, 1, "one UTMASTG");
+               :: "l"(&m), "r"(dst), "r"(x), "r"(y) : "memory");
+}`;
+      const tmaCubin = await cubinOf(dir, "tma", tmaSource);
+      const [tma] = sassLayout(tmaCubin);
+      assert.equal(tma.tmaLoads.length, 1);
+      const [tmaFn] = textFunctions(elfSections(tmaCubin));
+      assert.equal(tmaFn.instructions.filter((w) => opcodeOf(w) === SM90_OPCODES.tmaStore).length, 1, "one UTMASTG");
       const mma = await opcodesOf(
         dir,
         "wgmma",
