@@ -50,10 +50,11 @@ export interface FastKernelConfig {
   sfa?: number;
   /** Profiling switches (`dbg=N`): the profiling build's `#define`s. */
   debug?: number;
-  /** FastParams passed `__grid_constant__` (`gridparams=1`), for a copy of kernels/ whose JIT text passes it so: where
-   * device code takes the block's address for a call that is not inlined, a plain parameter is copied to local memory
-   * first (128 x 32 ktma=2 with the SFB loader out of line: 34 local stores at the kernel's top; docs/performance-
-   * history.md, fortieth round). */
+  /** FastParams passed `__grid_constant__` (`gridparams=1`), as a copy of kernels/ whose JIT text passes it so does:
+   * where device code takes the block's address for a call that is not inlined, a plain parameter is copied to local
+   * memory first (128 x 32 ktma=2 with the SFB loader out of line: 34 local stores at the kernel's top; docs/performance-
+   * history.md, fortieth round). Unset, compileFastKernel passes it as the kernel tree's JIT text does
+   * (jitGridParams). */
   gridParams?: boolean;
 }
 
@@ -130,10 +131,30 @@ export function elfSectionSize(elf: Uint8Array, name: string): number | undefine
 }
 
 /**
+ * Whether the kernel tree's JIT text (`sm90_fp8_fast.cu` in `cudaDir`) passes FastParams `__grid_constant__`, as a
+ * variant that calls device code out of line with the block's address does (bench/variants/ldni.patch).
+ * @param cudaDir kernels/cuda or a copy of it
+ * @returns true where it does; false where it passes a plain parameter or has no such file
+ * @example
+ * ```ts
+ * import { jitGridParams } from "./_fast_kernel_source.ts";
+ * if (jitGridParams("/nonexistent")) throw new Error();
+ * ```
+ */
+export function jitGridParams(cudaDir: string): boolean {
+  try {
+    return Deno.readTextFileSync(`${cudaDir}/sm90_fp8_fast.cu`).includes("__grid_constant__ go_sm90::FastParams");
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Compiles one configuration as the JIT does (nvcc -cubin for sm_90a, -O3) with ptxas -v, into `cubin`.
  * @param c the configuration
  * @param cubin where the cubin goes (its .cu is written beside it)
- * @param cudaDir the kernel headers' directory (kernels/cuda, or a copy of it)
+ * @param cudaDir the kernel headers' directory (kernels/cuda, or a copy of it), whose JIT text also says how the
+ *   parameter block is passed where `c.gridParams` does not
  * @returns whether it compiled, the log, the spill stores and the kernel's instruction count
  */
 export async function compileFastKernel(
@@ -142,7 +163,7 @@ export async function compileFastKernel(
   cudaDir = CUDA_DIR,
 ): Promise<FastKernelCompile> {
   const cu = cubin.replace(/\.cubin$/, "") + ".cu";
-  await Deno.writeTextFile(cu, fastKernelSource(c));
+  await Deno.writeTextFile(cu, fastKernelSource({ ...c, gridParams: c.gridParams ?? jitGridParams(cudaDir) }));
   const args = ["-cubin", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xptxas", "-v"];
   const { ok, log } = await runNvcc([...args, "-I", cudaDir, "-o", cubin, cu]);
   const spills = [...log.matchAll(/(\d+) bytes spill stores/g)].map((m) => Number(m[1]));
