@@ -3,7 +3,7 @@
 // finds it rotted; the compile checks run wherever nvcc exists.
 import assert from "node:assert/strict";
 import { variantNames, VARIANTS_DIR, writeVariant } from "../../bench/ab_variants.ts";
-import { compileFastKernel, type FastKernelConfig } from "../kernels/_fast_kernel_source.ts";
+import { compileFastKernel, type FastKernelConfig, jitGridParams } from "../kernels/_fast_kernel_source.ts";
 import { nvccTest } from "../kernels/_nvcc.ts";
 import { runBench } from "./_run.ts";
 
@@ -28,11 +28,21 @@ async function changedFiles(dir: string): Promise<string[]> {
 Deno.test("every kept variant applies to the tree's kernels/ and changes only CUDA sources", async () => {
   const names = variantNames();
   assert.ok(names.length > 0, "bench/variants/ holds no patch");
+  assert.equal(jitGridParams(`${KERNELS}cuda`), false);
   const into = await Deno.makeTempDir({ prefix: "go-variants-" });
   try {
     for (const name of names) {
       const r = await writeVariant(`${VARIANTS_DIR}/${name}.patch`, into);
       assert.ok("kernels" in r, `${name}: ${"error" in r ? r.error : ""}`);
+      // The tree passes FastParams as a plain parameter; a variant that calls device code out of line with the
+      // block's address passes it __grid_constant__, and the compile below follows its JIT text.
+      assert.equal(
+        jitGridParams(`${r.kernels}/cuda`),
+        /__grid_constant__ go_sm90::FastParams/.test(
+          await Deno.readTextFile(`${VARIANTS_DIR}/${name}.patch`),
+        ),
+        name,
+      );
       const changed = await changedFiles(r.kernels);
       assert.ok(changed.length > 0, `${name} leaves kernels/ as it is`);
       for (const f of changed) assert.match(f, /^cuda\//, `${name} changes ${f}`);

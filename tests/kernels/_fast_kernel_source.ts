@@ -214,6 +214,9 @@ if (import.meta.main) {
     );
     Deno.exit(2);
   }
+  // The parameter block as the tree's JIT text passes it, shown in the report's configuration where it is the grid
+  // constant.
+  if (config.gridParams === undefined && jitGridParams(cudaDir)) config.gridParams = true;
   const dir = await Deno.makeTempDir({ prefix: "go-fast-kernel-" });
   try {
     const r = await compileFastKernel(config, `${dir}/k.cubin`, cudaDir);
