@@ -3,7 +3,7 @@
 // finds it rotted; the compile checks run wherever nvcc exists.
 import assert from "node:assert/strict";
 import { variantNames, VARIANTS_DIR, writeVariant } from "../../bench/ab_variants.ts";
-import { compileFastKernel, type FastKernelConfig, jitGridParams } from "../kernels/_fast_kernel_source.ts";
+import { compileFastKernel, jitGridParams, SMALL_M_KERNEL } from "../kernels/_fast_kernel_source.ts";
 import { nvccTest } from "../kernels/_nvcc.ts";
 import { runBench } from "./_run.ts";
 
@@ -80,20 +80,6 @@ Deno.test("the command refuses a variant that is not kept, with status 2, naming
   }
 });
 
-/** The 128 x 32 ktma=2 kernel of dense 128 x 4096 x 7168, the prologue's figures' kernel (sass_flow_test). */
-const SMALL_M: FastKernelConfig = {
-  bm: 128,
-  bn: 32,
-  stages: 10,
-  sets: 2,
-  n: 4096,
-  k: 7168,
-  ktma: 2,
-  spread: true,
-  mode: 0,
-  sfa: 1,
-};
-
 await nvccTest(
   "every kept variant compiles the 128 x 32 ktma=2 kernel with no spills and no stack frame, its parameter block passed as its JIT text passes it",
   "go-variants-",
@@ -102,7 +88,7 @@ await nvccTest(
     for (const name of variantNames()) {
       const r = await writeVariant(`${VARIANTS_DIR}/${name}.patch`, into);
       assert.ok("kernels" in r);
-      const c = await compileFastKernel(SMALL_M, `${dir}/${name}.cubin`, `${r.kernels}/cuda`);
+      const c = await compileFastKernel(SMALL_M_KERNEL, `${dir}/${name}.cubin`, `${r.kernels}/cuda`);
       assert.ok(c.ok, `${name}: ${c.log}`);
       assert.equal(c.spillStores, 0, `${name}: ${c.log}`);
       assert.doesNotMatch(c.log, /[1-9]\d* bytes stack frame/, name);

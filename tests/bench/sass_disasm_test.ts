@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { disassemble, instructionTexts, parseNvdisasm } from "../../bench/sass_disasm.ts";
 import { elfSections, opcodeOf, SM90_OPCODES, textFunctions } from "../../bench/sass_layout.ts";
-import { compileFastKernel } from "../kernels/_fast_kernel_source.ts";
-import { hasNvcc, nvccTest } from "../kernels/_nvcc.ts";
+import { compileFastKernel, SMALL_M_KERNEL } from "../kernels/_fast_kernel_source.ts";
+import { nvccTest } from "../kernels/_nvcc.ts";
 import { runBench } from "./_run.ts";
 
 const NVDISASM = Deno.env.get("NVDISASM") ?? "nvdisasm";
@@ -18,9 +18,6 @@ async function hasNvdisasm(): Promise<boolean> {
   }
 }
 
-/** The 128 x 32 ktma=2 kernel of dense 128 x 4096 x 7168 (bench/sass_flow.ts's example). */
-const SMALL_M = { bm: 128, bn: 32, stages: 10, sets: 2, n: 4096, k: 7168, ktma: 2, spread: true, mode: 0, sfa: 1 };
-
 /** Mnemonics nvdisasm prints for the opcodes SM90_OPCODES names (those every nvdisasm that reads SM90 decodes). */
 const MNEMONICS: [number, RegExp][] = [
   [SM90_OPCODES.setmaxnreg, /^USETMAXREG\b/],
@@ -32,18 +29,18 @@ const MNEMONICS: [number, RegExp][] = [
   [SM90_OPCODES.ffma, /(^|\s)FFMA\b/],
 ];
 
-const missing = !(await hasNvcc()) ? "nvcc" : !(await hasNvdisasm()) ? `nvdisasm (${NVDISASM}; set NVDISASM)` : "";
-Deno.test({
-  name:
-    "the text agrees with the opcodes decoded from the bytes; what nvdisasm does not decode is named by its opcode" +
-    (missing ? ` (ignored: no ${missing} here)` : ""),
-  ignore: missing !== "",
-  async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "go-sass-disasm-" });
-    try {
-      const c = await compileFastKernel(SMALL_M, `${dir}/k.cubin`);
-      assert.ok(c.ok, c.log);
-      const cubin = await Deno.readFile(`${dir}/k.cubin`);
+const missing = !(await hasNvdisasm()) ? `no nvdisasm here (${NVDISASM}; set NVDISASM)` : "";
+
+await nvccTest("sass_disasm on the 128 x 32 kernel", "go-sass-disasm-", async (t, dir) => {
+  const c = await compileFastKernel(SMALL_M_KERNEL, `${dir}/k.cubin`);
+  assert.ok(c.ok, c.log);
+  const cubin = await Deno.readFile(`${dir}/k.cubin`);
+
+  await t.step({
+    name: "the text agrees with the opcodes decoded from the bytes; what nvdisasm does not decode is named by its " +
+      "opcode" + (missing ? ` (ignored: ${missing})` : ""),
+    ignore: missing !== "",
+    async fn() {
       const r = await disassemble(NVDISASM, cubin);
       assert.ok("text" in r, "error" in r ? r.error : "");
       const [fn] = textFunctions(elfSections(cubin));
@@ -58,20 +55,15 @@ Deno.test({
         if (mnemonic) assert.match(texts[i], mnemonic, `instruction ${i}, opcode 0x${op.toString(16)}`), ++checked;
       });
       assert.ok(checked > 100, `only ${checked} instructions checked`);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-});
+    },
+  });
 
-await nvccTest(
-  "the command names the cubin and nvdisasm's failure, with status 2, where nvdisasm gives no text",
-  "go-sass-disasm-",
-  async (_t, dir) => {
-    const c = await compileFastKernel(SMALL_M, `${dir}/k.cubin`);
-    assert.ok(c.ok, c.log);
-    const r = await runBench("sass_disasm.ts", `${dir}/k.cubin`, "--nvdisasm", `${dir}/no-such-nvdisasm`);
-    assert.equal(r.code, 2);
-    assert.match(r.stderr, /k\.cubin: nvdisasm gave no text: .*no-such-nvdisasm does not run/);
-  },
-);
+  await t.step(
+    "the command names the cubin and nvdisasm's failure, with status 2, where nvdisasm gives no text",
+    async () => {
+      const r = await runBench("sass_disasm.ts", `${dir}/k.cubin`, "--nvdisasm", `${dir}/no-such-nvdisasm`);
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, /k\.cubin: nvdisasm gave no text: .*no-such-nvdisasm does not run/);
+    },
+  );
+});

@@ -109,6 +109,15 @@ struct Shape {
 
 /// The shape a name stands for, by tests/gpu/shapes.py's rules (positive; M a multiple of 4, N of 64, K of 128; a
 /// contiguous group's rows of 128); false with *why naming the fault.
+// A decimal count from lo to hi, the whole string (the options that take one: --calls, --rotate-mb).
+static bool parse_count(const std::string& v, long long lo, long long hi, long long* out) {
+  char* end = nullptr;
+  const long long n = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n < lo || n > hi) return false;
+  *out = n;
+  return true;
+}
+
 static bool parse_shape(const std::string& raw, Shape* out, std::string* why) {
   const size_t first = raw.find_first_not_of(" \t"), last = raw.find_last_not_of(" \t");
   const std::string name = first == std::string::npos ? "" : raw.substr(first, last - first + 1);
@@ -718,9 +727,8 @@ int main(int argc, char** argv) {
     else if (a == "--once") untimed_calls = 1;
     else if (a == "--calls") {
       const std::string v = val();
-      char* end = nullptr;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 1 || n > 1000) {
+      long long n = 0;
+      if (!parse_count(v, 1, 1000, &n)) {
         std::fprintf(stderr, "--calls \"%s\": not a count of calls from 1 to 1000\n", v.c_str());
         return 2;
       }
@@ -732,9 +740,7 @@ int main(int argc, char** argv) {
     else if (a == "--stall") stall_s = std::atoi(val().c_str());
     else if (a == "--rotate-mb") {
       const std::string v = val();
-      char* end = nullptr;
-      rotate_mb = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || rotate_mb < 0 || rotate_mb > (1 << 20)) {
+      if (!parse_count(v, 0, 1 << 20, &rotate_mb)) {
         std::fprintf(stderr, "--rotate-mb \"%s\": not a count of megabytes from 0 to 1048576\n", v.c_str());
         return 2;
       }

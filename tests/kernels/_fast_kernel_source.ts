@@ -58,6 +58,21 @@ export interface FastKernelConfig {
   gridParams?: boolean;
 }
 
+/** The 128 x 32 ktma=2 kernel that the heuristic gives dense 128 x 4096 x 7168 (the small-M prologue's figures in
+ * docs/performance-history.md are read from it), which the SASS tests compile. */
+export const SMALL_M_KERNEL: FastKernelConfig = {
+  bm: 128,
+  bn: 32,
+  stages: 10,
+  sets: 2,
+  n: 4096,
+  k: 7168,
+  ktma: 2,
+  spread: true,
+  mode: 0,
+  sfa: 1,
+};
+
 /**
  * One configuration's .cu text.
  * @param c the configuration

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { branchOf, producerPath, shortestPath } from "../../bench/sass_flow.ts";
 import { elfSections, opcodeOf, SM90_OPCODES, textFunctions } from "../../bench/sass_layout.ts";
-import { compileFastKernel } from "./_fast_kernel_source.ts";
+import { compileFastKernel, SMALL_M_KERNEL } from "./_fast_kernel_source.ts";
 import { nvccTest, runNvcc } from "./_nvcc.ts";
 import { runBench } from "../bench/_run.ts";
 
@@ -80,7 +80,7 @@ await nvccTest("sass_flow", "go-sass-flow-", async (t, dir) => {
   await t.step(
     "the fast kernel's branches all land in it; its producer's shortest path to a TMA copy branches over the loader",
     async () => {
-      const c = { bm: 128, bn: 32, stages: 10, ktma: 2, spread: true, n: 4096, k: 7168, mode: 0, sfa: 1 };
+      const c = SMALL_M_KERNEL;
       const r = await compileFastKernel(c, `${dir}/fast.cubin`);
       assert.ok(r.ok, r.log);
       const [f] = textFunctions(elfSections(await Deno.readFile(`${dir}/fast.cubin`)));

@@ -14,7 +14,7 @@ import {
   textFunctions,
 } from "../../bench/sass_layout.ts";
 import { nvccTest, runNvcc } from "./_nvcc.ts";
-import { compileFastKernel } from "./_fast_kernel_source.ts";
+import { compileFastKernel, SMALL_M_KERNEL } from "./_fast_kernel_source.ts";
 
 /** The cubin of a kernel compiled from `source` (kernels/cuda on the include path). */
 async function cubinOf(dir: string, name: string, source: string): Promise<Uint8Array> {
@@ -130,7 +130,7 @@ extern "C" __global__ void k() { if (threadIdx.x == 0) trace[3] = clock64(); }`,
     "the fast kernel's producer lies past the math, the SFB loader's copies before its first TMA copy; its profiling " +
       "build loads the trace address first",
     async () => {
-      const c = { bm: 128, bn: 32, stages: 10, ktma: 2, spread: true, n: 4096, k: 7168, mode: 0, sfa: 1 };
+      const c = SMALL_M_KERNEL;
       const normal = await compileFastKernel(c, `${dir}/fast.cubin`);
       assert.ok(normal.ok, normal.log);
       const [l] = sassLayout(await Deno.readFile(`${dir}/fast.cubin`));
