@@ -127,6 +127,20 @@ export function parseH2h(text: string): H2hDoc {
 }
 
 /**
+ * head_to_head.py's JSON from a file, or exit 2 naming the file and the fault (unreadable, not JSON, a bad row).
+ * @param path the file
+ * @returns the parsed document
+ */
+export async function readH2h(path: string): Promise<H2hDoc> {
+  try {
+    return parseH2h(await Deno.readTextFile(path));
+  } catch (e) {
+    console.error(`${path}: ${e instanceof Error ? e.message : e}`);
+    Deno.exit(2);
+  }
+}
+
+/**
  * A timed shape's figures (undefined for a row with an error).
  *
  * @example
@@ -337,14 +351,7 @@ async function main() {
     console.error(usage);
     Deno.exit(2);
   }
-  let doc: H2hDoc;
-  try {
-    doc = parseH2h(await Deno.readTextFile(positionals[0]));
-  } catch (e) {
-    console.error(`${positionals[0]}: ${e instanceof Error ? e.message : e}`);
-    Deno.exit(2);
-  }
-  const md = formatH2h(doc);
+  const md = formatH2h(await readH2h(positionals[0]));
   console.log(md);
   if (values.out) await Deno.writeTextFile(values.out, md);
   if (values.write) await writeRegion(values.write, md, "<!-- h2h:begin -->", "<!-- h2h:end -->");

@@ -552,16 +552,32 @@ if has h2h && [ -z "${HUNG:-}" ]; then
   # Ours against DeepGEMM in one process on the same operands, in alternating rounds (tests/gpu/head_to_head.py;
   # H2H_FILTER, H2H_ROUNDS, H2H_SAMPLES, H2H_TIMEOUT; DeepGEMM on PYTHONPATH): h2h.json, and bench/h2h_table.ts's
   # report h2h.md, also written into bench/RESULTS.md's h2h region.
-  rm -f "$OUT/h2h.json" "$OUT/h2h.md"
+  # H2H_SHAPES: shapes outside the 45 (';'-separated, named as the tables name them), each a --shape of
+  # head_to_head.py; without H2H_FILTER only they run. Such a run is not the table issue 26 gates on: RESULTS is left
+  # alone, and bench/k_sweep.ts fits the shapes that differ only in K (its --shapes prints a sweep's H2H_SHAPES):
+  # k_sweep.md.
+  rm -f "$OUT/h2h.json" "$OUT/h2h.md" "$OUT/k_sweep.md"
+  h2h_shape_args=()
+  IFS=';' read -r -a h2h_shapes <<<"${H2H_SHAPES:-}"
+  for s in ${h2h_shapes[@]+"${h2h_shapes[@]}"}; do [ -n "$s" ] && h2h_shape_args+=(--shape "$s"); done
   timeout "${H2H_TIMEOUT:-420}" python3 tests/gpu/head_to_head.py --lib "$CUDA_SO" --json "$OUT/h2h.json" \
-    --rounds "${H2H_ROUNDS:-6}" --samples "${H2H_SAMPLES:-10}" ${H2H_FILTER:+--filter "$H2H_FILTER"} >"$OUT/h2h.log" 2>&1
+    --rounds "${H2H_ROUNDS:-6}" --samples "${H2H_SAMPLES:-10}" ${H2H_FILTER:+--filter "$H2H_FILTER"} \
+    ${h2h_shape_args[@]+"${h2h_shape_args[@]}"} >"$OUT/h2h.log" 2>&1
   note "h2h: exit $?; $(grep -c -E ' us, ratio ' "$OUT/h2h.log") shapes timed"
   grep -m1 'DeepGEMM unavailable' "$OUT/h2h.log" | while read -r line; do note "h2h skipped: $line"; done
   if [ -x .device/enter.sh ] && [ -f "$OUT/h2h.json" ]; then
-    timeout 45 bash .device/enter.sh deno run -A bench/h2h_table.ts "$OUT/h2h.json" --write bench/RESULTS.md \
+    h2h_write=(--write bench/RESULTS.md)
+    [ "${#h2h_shape_args[@]}" -gt 0 ] && h2h_write=()
+    timeout 45 bash .device/enter.sh deno run -A bench/h2h_table.ts "$OUT/h2h.json" ${h2h_write[@]+"${h2h_write[@]}"} \
       --out "$OUT/h2h.md" >/dev/null 2>>"$OUT/h2h.log"
     note "h2h table: exit $?"
     grep -E '^\| (dense M|m-grouped|all) ' "$OUT/h2h.md" | while read -r line; do note "h2h $line"; done
+    if [ "${#h2h_shape_args[@]}" -gt 0 ]; then
+      timeout 45 bash .device/enter.sh deno run -A bench/k_sweep.ts "$OUT/h2h.json" --out "$OUT/k_sweep.md" \
+        >/dev/null 2>>"$OUT/h2h.log"
+      note "k sweep: exit $?"
+      grep -E '^- ' "$OUT/k_sweep.md" | while read -r line; do note "k sweep $line"; done
+    fi
   fi
 fi
 
