@@ -101,11 +101,12 @@ export const SIDES = [
   { key: "deepgemm_us", label: "DeepGEMM" },
   { key: "deepgemm_pdl_us", label: "DeepGEMM, PDL" },
 ] as const;
-type SideKey = (typeof SIDES)[number]["key"];
 
 /** One side's fit over a group. */
 export interface SideFit {
   side: string;
+  /** The K values the side has times for. */
+  points: number;
   /** On the medians over the rounds: fixed µs, µs per K block, worst residual µs. */
   line: Line;
   /** The fixed part fitted round by round (round r of every shape): lowest and highest. */
@@ -153,14 +154,14 @@ export function sweepGroups(doc: H2hDoc): SweepGroup[] {
     if (ks.length < 3) continue;
     const fits: SideFit[] = [];
     for (const { key, label: side } of SIDES) {
-      const have = rows.filter((r) => (r[key as SideKey] ?? []).length > 0);
+      const have = rows.filter((r) => (r[key] ?? []).length > 0);
       if (new Set(have.map((r) => r.k)).size < 3) continue;
       const xs = have.map((r) => r.k / 128);
-      const times = have.map((r) => r[key as SideKey]!);
+      const times = have.map((r) => r[key]!);
       const line = fitLine(xs, times.map(median));
       const rounds = Math.min(...times.map((t) => t.length));
       const fixed = Array.from({ length: rounds }, (_, i) => fitLine(xs, times.map((t) => t[i])).a);
-      fits.push({ side, line, fixedLow: Math.min(...fixed), fixedHigh: Math.max(...fixed) });
+      fits.push({ side, points: have.length, line, fixedLow: Math.min(...fixed), fixedHigh: Math.max(...fixed) });
     }
     const configs = [...new Set(rows.map((r) => r.config ?? "?"))];
     out.push({ label, ks, configs, fits });
@@ -172,8 +173,8 @@ const us = (x: number) => x.toFixed(2);
 const ns = (x: number) => (1000 * x).toFixed(1);
 
 /**
- * The sweep as markdown: per group and side the fixed part and the part per K block, then ours against the faster
- * DeepGEMM setting (the lower fixed part plus 56 blocks' worth, i.e. at K = 7168).
+ * The sweep as markdown: per group and side the fixed part and the part per K block, then ours against the DeepGEMM
+ * setting that the fits make faster at the group's largest K.
  *
  * @example
  * ```ts
@@ -196,20 +197,21 @@ export function formatSweep(doc: H2hDoc): string {
   for (const g of groups) {
     for (const f of g.fits) {
       lines.push(
-        `| ${cell(g.label)} | ${f.side} | ${g.ks.length} | ${us(f.line.a)} (${us(f.fixedLow)}–${us(f.fixedHigh)}) | ` +
+        `| ${cell(g.label)} | ${f.side} | ${f.points} | ${us(f.line.a)} (${us(f.fixedLow)}–${us(f.fixedHigh)}) | ` +
           `${ns(f.line.b)} | ${us(f.line.worst)} |`,
       );
     }
     const ours = g.fits.find((f) => f.side === "ours");
     const peers = g.fits.filter((f) => f.side !== "ours");
-    const at = (f: SideFit) => f.line.a + f.line.b * 56;
+    const blocks = g.ks[g.ks.length - 1] / 128, kMax = g.ks[g.ks.length - 1];
+    const at = (f: SideFit) => f.line.a + f.line.b * blocks;
     const peer = peers.length ? peers.reduce((x, y) => (at(y) < at(x) ? y : x)) : undefined;
     const signed = (x: number, f: (x: number) => string) => (x < 0 ? "−" : "+") + f(Math.abs(x));
     if (ours && peer) {
       const da = ours.line.a - peer.line.a, db = ours.line.b - peer.line.b;
       notes.push(
         `- ${g.label} (K ${g.ks.join(", ")}): ours − ${peer.side}: fixed ${signed(da, us)} µs, ` +
-          `per K block ${signed(db, ns)} ns (at K = 7168: ${signed(da + 56 * db, us)} µs)` +
+          `per K block ${signed(db, ns)} ns (at K = ${kMax}: ${signed(da + blocks * db, us)} µs)` +
           (g.configs.length > 1 ? `; our kernels differ over the sweep: ${g.configs.map(cell).join(" / ")}` : ""),
       );
     } else if (g.configs.length > 1) {
