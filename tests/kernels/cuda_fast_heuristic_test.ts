@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { hasNvcc } from "./_nvcc.ts";
 import { cString, openCudaExt } from "./_cuda_ext.ts";
+import { DEFAULT_KS } from "../../bench/k_sweep.ts";
 
 const GO_ERR_INVALID_ARGUMENT = 1;
 const H200_SMS = 132;
@@ -421,6 +422,21 @@ Deno.test({
           const r = choose(Mode.Dense, 4096, 7168, 16384, 1, { override });
           assert.equal(r.status, GO_ERR_INVALID_ARGUMENT, override);
           assert.match(r.message, want, override);
+        }
+      });
+      await t.step("the K sweep's groups keep one configuration at every K of their sweep", () => {
+        // bench/k_sweep.ts fits a group's times over K as one line, which holds only where the kernel's configuration
+        // stays (the one-row-block rules need 8 K blocks, ktma=4 a multiple of 4, the 4-stage rule 24 K blocks).
+        const groups: [number, number, readonly number[]][] = [
+          [128, 4096, DEFAULT_KS],
+          [64, 576, DEFAULT_KS],
+          [64, 7168, DEFAULT_KS],
+          [128, 24576, DEFAULT_KS],
+          [4096, 4096, [3072, 4096, 5120, 6144, 7168]],
+        ];
+        for (const [m, n, ks] of groups) {
+          const configs = new Set(ks.map((k) => config(Mode.Dense, m, n, k)));
+          assert.equal(configs.size, 1, `${m} x ${n}: ${[...configs].join(" / ")}`);
         }
       });
       await t.step("profiling switches need the profiling build", () => {
