@@ -1,10 +1,10 @@
 /**
  * The instantiation text the CUDA backend's JIT compiles for one configuration of the fast SM90 FP8 kernel
  * (kernels/cuda/sm90_fp8_fast.cu, `jit_source`), for the tests that compile it without a GPU, and its compile with
- * ptxas's report. Run as a program, it prints that report for one configuration (the register spills and the
- * kernel's instruction count that docs/performance-history.md and the validity rules quote, a hash of its machine
- * code, so that a change meant to leave the kernel as it was can be shown to, and where its instructions lie:
- * bench/sass_layout.ts), from kernels/cuda or from a copy of it
+ * ptxas's report. Run as a program, it prints that report for one configuration (the register spills, ptxas's
+ * warnings and the kernel's instruction count that docs/performance-history.md and the validity rules quote, a hash of
+ * its machine code, so that a change meant to leave the kernel as it was can be shown to, and where its instructions
+ * lie: bench/sass_layout.ts), from kernels/cuda or from a copy of it
  * (`--cuda-dir`, e.g. a variant under .ab/ or `git archive` of an earlier commit), and keeps the cubin where
  * `--cubin` says (for bench/sass_control.ts, which reads the FFMAs' scheduling bits):
  *
@@ -235,7 +235,7 @@ if (import.meta.main) {
   const dir = await Deno.makeTempDir({ prefix: "go-fast-kernel-" });
   try {
     const r = await compileFastKernel(config, `${dir}/k.cubin`, cudaDir);
-    console.log(r.log.split("\n").filter((l) => /registers|spill|error/.test(l)).join("\n"));
+    console.log(r.log.split("\n").filter((l) => /registers|spill|error|warning/.test(l)).join("\n"));
     console.log(
       `${JSON.stringify(config)}: ${
         r.ok
