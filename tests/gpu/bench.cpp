@@ -107,9 +107,7 @@ struct Shape {
   }
 };
 
-/// The shape a name stands for, by tests/gpu/shapes.py's rules (positive; M a multiple of 4, N of 64, K of 128; a
-/// contiguous group's rows of 128); false with *why naming the fault.
-// A decimal count from lo to hi, the whole string (the options that take one: --calls, --rotate-mb).
+/// A decimal count from lo to hi, the whole string (the options that take one: --calls, --rotate-mb).
 static bool parse_count(const std::string& v, long long lo, long long hi, long long* out) {
   char* end = nullptr;
   const long long n = std::strtoll(v.c_str(), &end, 10);
@@ -118,6 +116,8 @@ static bool parse_count(const std::string& v, long long lo, long long hi, long l
   return true;
 }
 
+/// The shape a name stands for, by tests/gpu/shapes.py's rules (positive; M a multiple of 4, N of 64, K of 128; a
+/// contiguous group's rows of 128); false with *why naming the fault.
 static bool parse_shape(const std::string& raw, Shape* out, std::string* why) {
   const size_t first = raw.find_first_not_of(" \t"), last = raw.find_last_not_of(" \t");
   const std::string name = first == std::string::npos ? "" : raw.substr(first, last - first + 1);

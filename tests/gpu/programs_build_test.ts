@@ -134,9 +134,13 @@ await nvccTest(
     // run.sh's nvcc build function, the parsing of AB_SOURCES, and the build step's block for the B libraries (from
     // its comment to its closing `fi`).
     const fn = /\n(build_cuda_so\(\) \{[\s\S]*?\n\}\n)/.exec(runSh);
+    const has = /\n(has\(\) \{.*\}\n)/.exec(runSh);
     const dirs = /\n(IFS=':' read -r -a ab_dirs .*\n)/.exec(runSh);
     const m = /\n( *# The ab step's B libraries[\s\S]*?\n {4}fi\n)/.exec(runSh);
-    assert.ok(fn && dirs && m, "run.sh has no build_cuda_so, AB_SOURCES parsing or build block for the B libraries");
+    assert.ok(
+      fn && has && dirs && m,
+      "run.sh has no build_cuda_so, has, AB_SOURCES parsing or build block for the B libraries",
+    );
     // Two copies of kernels/ with one translation unit each: jit.cu, which compiles GO_CUDA_SOURCE_DIR in.
     const copies = [`${dir}/copy of kernels`, `${dir}/second copy`];
     for (const src of copies) {
@@ -148,9 +152,9 @@ await nvccTest(
         }
       }
     }
-    // With the trace step and TRACE_AB=1 each copy's profiling build too (run.sh's `has` as the script defines it).
+    // With the trace step and TRACE_AB=1 each copy's profiling build too (run.sh's own `has` reads STEPS).
     const out = await new Deno.Command("bash", {
-      args: ["-c", `has() { [[ " $STEPS " == *" $1 "* ]]; }\n${fn[1]}${dirs[1]}${m[1]}wait`],
+      args: ["-c", `${has[1]}${fn[1]}${dirs[1]}${m[1]}wait`],
       cwd: root,
       env: { B: `${dir}/build`, AB_SOURCES: copies.join(":"), STEPS: "build ab trace", TRACE_AB: "1" },
       stdout: "piped",
